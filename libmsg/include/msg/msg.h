@@ -1,0 +1,183 @@
+/* libmsg: thread-safe send/receive messaging over RDMA/VIA-style fabrics.
+ * The whole public API: opaque handles, negative status codes, msg_strerror. */
+#ifndef MSG_MSG_H
+#define MSG_MSG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- status codes: 0 is success, every error is negative ---- */
+enum msg_status {
+    MSG_OK = 0,
+    MSG_ERR_INVALID_ARG = -1,  /* NULL handle, negative length, bad option */
+    MSG_ERR_NO_MEMORY = -2,
+    MSG_ERR_TRUNCATED = -3,    /* receive buffer smaller than the message */
+    MSG_ERR_TIMEOUT = -4,      /* msg_cq_wait timed out; nothing completed */
+    MSG_ERR_PEER_FAILED = -5,  /* the peer exited or was killed */
+    MSG_ERR_UNKNOWN_RANK = -6, /* rank outside [0, size) */
+    MSG_ERR_FINALIZED = -7,    /* the context was finalized */
+    MSG_ERR_TRANSPORT = -8,    /* the fabric reported an error */
+    MSG_ERR_BOOTSTRAP = -9,    /* job start-up / rendezvous failed */
+    MSG_ERR_PROTOCOL = -10,    /* a malformed or unexpected protocol header */
+    MSG_ERR_BUSY = -11,        /* object still has operations in flight */
+    MSG_ERR_NOT_SUPPORTED = -12,
+    MSG_ERR_CONFIG = -13       /* an option or VIADUCT_* variable is invalid */
+};
+
+/* Readable text for a status code; never NULL. */
+const char *msg_strerror(int status);
+
+/* ---- wildcards and limits ---- */
+#define MSG_ANY_SOURCE (-1)
+#define MSG_ANY_TAG (-1)
+/* Tags given to send must be in [0, MSG_TAG_MAX]. */
+#define MSG_TAG_MAX 0x7fffffff
+
+/* ---- configuration (every field can be overridden by a VIADUCT_* variable) ---- */
+enum msg_long_protocol {
+    MSG_PROTOCOL_SENDRECV = 0, /* chunks through pre-posted receive buffers */
+    MSG_PROTOCOL_RDMA = 1      /* request to send, receiver RDMA-reads, finish */
+};
+
+typedef struct msg_config {
+    /* libfabric provider, e.g. "shm", "tcp;ofi_rxm", "verbs;ofi_rxm".
+     * NULL: shm when all ranks share a host, else tcp;ofi_rxm.
+     * VIADUCT_PROVIDER */
+    const char *provider;
+    /* Long-message protocol. VIADUCT_PROTOCOL=sendrecv|rdma */
+    int long_protocol;
+    /* Nonzero: one long send and one long receive active per process.
+     * VIADUCT_RESTRICTED=0|1 */
+    int restricted;
+    /* Largest message sent eagerly, bytes. VIADUCT_EAGER_MAX */
+    size_t eager_max;
+    /* Size of each pre-posted receive buffer (and of a send/recv chunk).
+     * VIADUCT_BUFFER_SIZE */
+    size_t buffer_size;
+    /* Receive buffers a sender may fill at one peer before it must wait for
+     * credit to come back. VIADUCT_CREDITS */
+    int credits;
+    /* Time allowed to join the job and to notice a dead peer, ms.
+     * VIADUCT_TIMEOUT_MS */
+    int timeout_ms;
+    /* How long a waiting thread polls before it sleeps, microseconds.
+     * VIADUCT_SPIN_US */
+    int spin_us;
+} msg_config_t;
+
+/* Fills *config with the defaults, then applies VIADUCT_* variables.
+ * Returns MSG_ERR_CONFIG (and keeps the default) for a variable it cannot
+ * parse. */
+int msg_config_init(msg_config_t *config);
+
+/* ---- context ---- */
+typedef struct msg_context msg_context_t;
+
+/* Joins the job described by the environment (msgrun, or VIADUCT_COORDINATOR
+ * with VIADUCT_RANK and VIADUCT_SIZE), opens the fabric and connects every
+ * peer before returning. With no job environment the process is a job of one.
+ * config may be NULL (defaults plus environment). */
+int msg_init(const msg_config_t *config, msg_context_t **context);
+
+/* Orderly shutdown: waits for this rank's sends to finish, then for every
+ * live rank to reach finalize (bounded by timeout_ms). Afterwards every call
+ * on the context returns MSG_ERR_FINALIZED until msg_destroy. */
+int msg_finalize(msg_context_t *context);
+
+/* Releases the handle (finalizing first if needed). */
+void msg_destroy(msg_context_t *context);
+
+int msg_rank(const msg_context_t *context, int *rank);
+int msg_size(const msg_context_t *context, int *size);
+
+typedef struct msg_info {
+    int rank;
+    int size;
+    char provider[64];     /* libfabric provider in use */
+    int long_protocol;     /* enum msg_long_protocol */
+    int restricted;
+    size_t eager_max;
+    size_t buffer_size;
+    double connect_seconds; /* msg_init: joining the job + connecting peers */
+} msg_info_t;
+
+int msg_get_info(const msg_context_t *context, msg_info_t *info);
+
+typedef struct msg_stats {
+    uint64_t messages_sent;
+    uint64_t messages_received;
+    uint64_t bytes_sent;
+    uint64_t bytes_received;
+    uint64_t bad_headers;      /* incoming headers rejected by validation */
+    uint64_t peers_failed;
+} msg_stats_t;
+
+int msg_get_stats(const msg_context_t *context, msg_stats_t *stats);
+
+/* ---- completion queues ---- */
+typedef struct msg_cq msg_cq_t;
+
+enum msg_op {
+    MSG_OP_SEND = 1,
+    MSG_OP_RECV = 2,
+    MSG_OP_USER = 3 /* posted with msg_cq_post */
+};
+
+typedef struct msg_completion {
+    int op;        /* enum msg_op (a posted entry keeps its own value) */
+    int status;    /* MSG_OK or an error */
+    int source;    /* receive: the sender; send: the destination */
+    int tag;
+    size_t bytes;  /* bytes delivered (receive) or sent (send) */
+    void *cookie;  /* the caller's cookie from isend/irecv/post */
+    uint64_t data; /* free for msg_cq_post users; 0 otherwise */
+} msg_completion_t;
+
+int msg_cq_create(msg_context_t *context, msg_cq_t **cq);
+/* MSG_ERR_BUSY while operations bound to the CQ are still in flight. */
+int msg_cq_destroy(msg_cq_t *cq);
+
+/* Blocks until one completion is available or timeout_ms passes
+ * (timeout_ms < 0: no limit; 0: just look). Several threads may wait on one
+ * CQ; each completion goes to exactly one of them. Waiting does not spin a
+ * core beyond spin_us. */
+int msg_cq_wait(msg_cq_t *cq, int timeout_ms, msg_completion_t *completion);
+
+/* Appends an entry of the caller's making; a waiter receives it as is. */
+int msg_cq_post(msg_cq_t *cq, const msg_completion_t *entry);
+
+/* ---- messaging ---- */
+/* Asynchronous: the result arrives on cq as one completion carrying cookie.
+ * The buffer must stay valid and untouched until then. */
+int msg_isend(msg_context_t *context, int dest, int tag, const void *buf,
+              size_t len, msg_cq_t *cq, void *cookie);
+int msg_irecv(msg_context_t *context, int source, int tag, void *buf,
+              size_t capacity, msg_cq_t *cq, void *cookie);
+
+/* Blocking forms. msg_recv fills *completion (may be NULL) with the source,
+ * tag and byte count. */
+int msg_send(msg_context_t *context, int dest, int tag, const void *buf,
+             size_t len);
+int msg_recv(msg_context_t *context, int source, int tag, void *buf,
+             size_t capacity, msg_completion_t *completion);
+
+/* Blocks until every live rank has called it (through the job's bootstrap). */
+int msg_barrier(msg_context_t *context);
+
+#ifdef __cplusplus
+}
+#endif
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
+
+#endif /* MSG_MSG_H */

@@ -1,0 +1,348 @@
+// Context life cycle: joining the job, choosing and opening the fabric,
+// connecting every peer, the progress thread, and orderly finalize.
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "api/core.hpp"
+#include "common/log.hpp"
+
+namespace msg {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+// What every rank must agree on, exchanged in the first bootstrap round.
+struct JobParams {
+    char host[64];
+    char provider[64];
+    int32_t protocol;
+    int32_t restricted;
+    uint64_t eager_max;
+    uint64_t buffer_size;
+    int32_t credits;
+};
+
+std::vector<uint8_t> to_bytes(const JobParams &p) {
+    const auto *b = reinterpret_cast<const uint8_t *>(&p);
+    return std::vector<uint8_t>(b, b + sizeof p);
+}
+
+int check_config(const msg_config_t &c, std::string *why) {
+    if (c.long_protocol != MSG_PROTOCOL_SENDRECV && c.long_protocol != MSG_PROTOCOL_RDMA)
+        *why = "long_protocol must be MSG_PROTOCOL_SENDRECV or MSG_PROTOCOL_RDMA";
+    else if (c.buffer_size < 1024 || c.buffer_size > (64u << 20))
+        *why = "buffer_size must be between 1 KiB and 64 MiB";
+    else if (c.eager_max > c.buffer_size - sizeof(WireHeader))
+        *why = "eager_max must fit in a buffer: at most buffer_size - " +
+               std::to_string(sizeof(WireHeader));
+    else if (c.credits < 1 || c.credits > 1024)
+        *why = "credits must be between 1 and 1024";
+    else if (c.timeout_ms < 1)
+        *why = "timeout_ms must be positive";
+    else if (c.spin_us < 0)
+        *why = "spin_us must not be negative";
+    else
+        return MSG_OK;
+    return MSG_ERR_CONFIG;
+}
+
+double seconds_since(clock::time_point t0) {
+    return std::chrono::duration<double>(clock::now() - t0).count();
+}
+
+}  // namespace
+
+Core::~Core() {
+    stop_progress_thread();
+    // The bootstrap goes first: its reader thread calls back into the engine.
+    boot.reset();
+    engine.reset();
+    transport.reset();
+    if (wake_fd >= 0) ::close(wake_fd);
+}
+
+bool Core::try_progress() {
+    std::unique_lock<std::mutex> lk(mu, std::try_to_lock);
+    if (!lk.owns_lock() || !engine) return false;
+    return engine->progress();
+}
+
+void Core::start_progress_thread() {
+    wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    progress = std::thread([this] { progress_loop(); });
+}
+
+void Core::stop_progress_thread() {
+    if (!progress.joinable()) return;
+    stop = true;
+    uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = ::write(wake_fd, &one, sizeof one);
+    progress.join();
+}
+
+// Drives the fabric while application threads sleep. It blocks on the
+// transport's fd when it has one; otherwise it backs off from 20 us to 1 ms
+// between polls, so an idle process costs well under 1% of a core.
+void Core::progress_loop() {
+    int idle_us = 0;
+    while (!stop) {
+        bool did, backlog, can_block = false;
+        {
+            std::lock_guard<std::mutex> lk(mu);
+            did = engine->progress();
+            backlog = engine->has_backlog();
+            if (!did && !backlog) can_block = transport->prepare_wait();
+        }
+        if (did) {
+            idle_us = 0;
+            continue;
+        }
+        int fd = transport->wait_fd();
+        int timeout_ms;
+        if (can_block && fd >= 0) {
+            timeout_ms = 100;
+        } else {
+            idle_us = idle_us == 0 ? 20 : std::min(idle_us * 2, 1000);
+            fd = -1;
+            timeout_ms = 0;
+        }
+        pollfd fds[2] = {{wake_fd, POLLIN, 0}, {fd, POLLIN, 0}};
+        if (fd >= 0) {
+            ::poll(fds, 2, timeout_ms);
+        } else {
+            fds[0].events = POLLIN;
+            timespec ts{0, idle_us * 1000L};
+            ::ppoll(fds, 1, &ts, nullptr);
+        }
+        if (fds[0].revents & POLLIN) {
+            uint64_t v;
+            [[maybe_unused]] ssize_t n = ::read(wake_fd, &v, sizeof v);
+        }
+    }
+}
+
+}  // namespace msg
+
+using msg::Core;
+
+extern "C" int msg_init(const msg_config_t *config, msg_context_t **context) {
+    using namespace msg;
+    if (context == nullptr) return MSG_ERR_INVALID_ARG;
+    *context = nullptr;
+    auto t0 = clock::now();
+    msg_config_t cfg;
+    if (config != nullptr) {
+        cfg = *config;
+    } else {
+        int rc = msg_config_init(&cfg);
+        if (rc != MSG_OK) return rc;
+    }
+    std::string why;
+    if (check_config(cfg, &why) != MSG_OK) {
+        log_error("bad configuration: %s", why.c_str());
+        return MSG_ERR_CONFIG;
+    }
+
+    auto core = std::make_shared<Core>();
+    core->timeout_ms = cfg.timeout_ms;
+    core->spin_us = cfg.spin_us;
+    int rc = make_bootstrap(cfg.timeout_ms, &core->boot, &why);
+    if (rc != MSG_OK) {
+        log_error("cannot join the job: %s", why.c_str());
+        return rc;
+    }
+    int rank = core->boot->rank(), size = core->boot->size();
+    log_set_rank(rank);
+
+    // Round 1: agree on parameters and learn where everyone runs.
+    JobParams mine{};
+    gethostname(mine.host, sizeof mine.host - 1);
+    if (cfg.provider != nullptr) std::strncpy(mine.provider, cfg.provider, sizeof mine.provider - 1);
+    mine.protocol = cfg.long_protocol;
+    mine.restricted = cfg.restricted != 0;
+    mine.eager_max = cfg.eager_max;
+    mine.buffer_size = cfg.buffer_size;
+    mine.credits = cfg.credits;
+    std::vector<std::vector<uint8_t>> all;
+    rc = core->boot->allgather(to_bytes(mine), all, cfg.timeout_ms, &why);
+    if (rc != MSG_OK) {
+        log_error("job start-up failed: %s", why.c_str());
+        return rc == MSG_ERR_TIMEOUT ? MSG_ERR_BOOTSTRAP : rc;
+    }
+    bool one_host = true;
+    for (int r = 0; r < size; ++r) {
+        JobParams p{};
+        if (all[static_cast<size_t>(r)].size() != sizeof p) return MSG_ERR_BOOTSTRAP;
+        std::memcpy(&p, all[static_cast<size_t>(r)].data(), sizeof p);
+        if (std::strncmp(p.host, mine.host, sizeof p.host) != 0) one_host = false;
+        if (std::strncmp(p.provider, mine.provider, sizeof p.provider) != 0 ||
+            p.protocol != mine.protocol || p.restricted != mine.restricted ||
+            p.eager_max != mine.eager_max || p.buffer_size != mine.buffer_size ||
+            p.credits != mine.credits) {
+            log_error("rank %d runs with different settings (provider, protocol, mode, "
+                      "eager_max, buffer_size or credits); every rank must use the same",
+                      r);
+            return MSG_ERR_CONFIG;
+        }
+    }
+    std::string provider = cfg.provider != nullptr ? cfg.provider : one_host ? "shm" : "tcp;ofi_rxm";
+
+    EngineOptions opts;
+    opts.long_protocol = cfg.long_protocol;
+    opts.restricted = cfg.restricted != 0;
+    opts.eager_max = cfg.eager_max;
+    opts.buffer_size = cfg.buffer_size;
+    opts.credits = cfg.credits;
+
+    if (size > 1) {
+        core->transport = open_ofi_transport(provider, &why);
+        if (!core->transport) {
+            log_error("%s", why.c_str());
+            return MSG_ERR_TRANSPORT;
+        }
+    }
+    core->engine = std::make_unique<Engine>(core->transport.get(), rank, size, opts);
+    rc = core->engine->init();
+    if (rc != MSG_OK) return rc;
+
+    if (size > 1) {
+        // Round 2: fabric addresses.
+        auto addr = core->transport->address();
+        rc = core->boot->allgather(addr, all, cfg.timeout_ms, &why);
+        if (rc != MSG_OK) {
+            log_error("address exchange failed: %s", why.c_str());
+            return rc == MSG_ERR_TIMEOUT ? MSG_ERR_BOOTSTRAP : rc;
+        }
+        if (core->transport->connect(all) != 0) return MSG_ERR_TRANSPORT;
+        Core *raw = core.get();
+        core->boot->on_peer_failed([raw](int r) {
+            std::lock_guard<std::mutex> lk(raw->mu);
+            if (raw->engine) raw->engine->fail_peer(r);
+        });
+        // Handshake: every connection is up before init returns.
+        auto deadline = clock::now() + std::chrono::milliseconds(cfg.timeout_ms);
+        {
+            std::lock_guard<std::mutex> lk(core->mu);
+            core->engine->start_handshake();
+        }
+        for (;;) {
+            std::unique_lock<std::mutex> lk(core->mu);
+            core->engine->progress();
+            if (core->engine->handshake_done()) break;
+            lk.unlock();
+            if (clock::now() > deadline) {
+                log_error("could not reach every peer within %d ms", cfg.timeout_ms);
+                return MSG_ERR_TIMEOUT;
+            }
+            sched_yield();
+        }
+        core->start_progress_thread();
+    }
+
+    msg_info_t &info = core->info;
+    info.rank = rank;
+    info.size = size;
+    std::strncpy(info.provider, size > 1 ? core->transport->name().c_str() : "self",
+                 sizeof info.provider - 1);
+    info.long_protocol = cfg.long_protocol;
+    info.restricted = cfg.restricted != 0;
+    info.eager_max = cfg.eager_max;
+    info.buffer_size = cfg.buffer_size;
+    info.connect_seconds = seconds_since(t0);
+    try {
+        *context = new msg_context{std::move(core)};
+    } catch (const std::bad_alloc &) {
+        return MSG_ERR_NO_MEMORY;
+    }
+    return MSG_OK;
+}
+
+extern "C" int msg_finalize(msg_context_t *context) {
+    using namespace msg;
+    if (context == nullptr) return MSG_ERR_INVALID_ARG;
+    Core &core = *context->core;
+    if (core.finalized.exchange(true)) return MSG_ERR_FINALIZED;
+    int result = MSG_OK;
+    std::string why;
+    if (core.transport) {
+        // Our sends finish first (peers may still be reading from us), then
+        // everyone meets, so nobody closes a connection a peer still needs.
+        auto deadline = clock::now() + std::chrono::milliseconds(core.timeout_ms);
+        for (;;) {
+            {
+                std::lock_guard<std::mutex> lk(core.mu);
+                if (core.engine->quiescent()) break;
+            }
+            if (clock::now() > deadline) {
+                log_error("finalize: sends still in flight after %d ms", core.timeout_ms);
+                result = MSG_ERR_TIMEOUT;
+                break;
+            }
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+        int rc = core.boot->barrier(core.timeout_ms, &why);
+        if (rc != MSG_OK && result == MSG_OK) {
+            log_error("finalize: %s", why.c_str());
+            result = rc;
+        }
+        core.stop_progress_thread();
+    }
+    {
+        std::lock_guard<std::mutex> lk(core.mu);
+        core.engine->abort_all(MSG_ERR_FINALIZED);
+        for (msg_cq *cq : core.cqs) {
+            std::lock_guard<std::mutex> ql(cq->mu);
+            cq->cv.notify_all();
+        }
+    }
+    core.boot->leave();
+    return result;
+}
+
+extern "C" void msg_destroy(msg_context_t *context) {
+    if (context == nullptr) return;
+    if (!context->core->finalized) msg_finalize(context);
+    delete context;
+}
+
+extern "C" int msg_rank(const msg_context_t *context, int *rank) {
+    if (context == nullptr || rank == nullptr) return MSG_ERR_INVALID_ARG;
+    if (context->core->finalized) return MSG_ERR_FINALIZED;
+    *rank = context->core->info.rank;
+    return MSG_OK;
+}
+
+extern "C" int msg_size(const msg_context_t *context, int *size) {
+    if (context == nullptr || size == nullptr) return MSG_ERR_INVALID_ARG;
+    if (context->core->finalized) return MSG_ERR_FINALIZED;
+    *size = context->core->info.size;
+    return MSG_OK;
+}
+
+extern "C" int msg_get_info(const msg_context_t *context, msg_info_t *info) {
+    if (context == nullptr || info == nullptr) return MSG_ERR_INVALID_ARG;
+    if (context->core->finalized) return MSG_ERR_FINALIZED;
+    *info = context->core->info;
+    return MSG_OK;
+}
+
+extern "C" int msg_get_stats(const msg_context_t *context, msg_stats_t *stats) {
+    if (context == nullptr || stats == nullptr) return MSG_ERR_INVALID_ARG;
+    std::lock_guard<std::mutex> lk(context->core->mu);
+    if (!context->core->engine) return MSG_ERR_FINALIZED;
+    *stats = context->core->engine->stats();
+    return MSG_OK;
+}
+
+extern "C" int msg_barrier(msg_context_t *context) {
+    if (context == nullptr) return MSG_ERR_INVALID_ARG;
+    if (context->core->finalized) return MSG_ERR_FINALIZED;
+    std::string why;
+    int rc = context->core->boot->barrier(-1, &why);
+    if (rc != MSG_OK) msg::log_error("barrier: %s", why.c_str());
+    return rc;
+}

@@ -1,0 +1,67 @@
+// What stands behind the C handles: the shared core of a context (lock,
+// engine, transport, bootstrap, progress thread) and the completion queue.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bootstrap/bootstrap.hpp"
+#include "msg/msg.h"
+#include "protocol/engine.hpp"
+#include "transport/transport.hpp"
+
+struct msg_cq;
+
+namespace msg {
+
+// Shared by the context handle and every CQ, so a CQ outlives msg_destroy
+// safely. `mu` serializes the engine and the transport.
+struct Core {
+    ~Core();
+    void start_progress_thread();
+    void stop_progress_thread();
+    void progress_loop();
+    // One progress pass if nobody else is making progress right now.
+    bool try_progress();
+
+    std::mutex mu;
+    std::unique_ptr<Bootstrap> boot;
+    std::unique_ptr<Transport> transport;
+    std::unique_ptr<Engine> engine;
+    std::atomic<bool> finalized{false};
+    msg_info_t info{};
+    int timeout_ms = 10000;
+    int spin_us = 50;
+
+    std::vector<msg_cq *> cqs;  // guarded by mu; woken at finalize
+
+    std::thread progress;
+    std::atomic<bool> stop{false};
+    int wake_fd = -1;
+};
+
+}  // namespace msg
+
+struct msg_context {
+    std::shared_ptr<msg::Core> core;
+};
+
+struct msg_cq final : public msg::CompletionSink {
+    explicit msg_cq(std::shared_ptr<msg::Core> c) : core(std::move(c)) {}
+    void deliver(const msg_completion_t &c) override;
+    void push(const msg_completion_t &c);
+    int wait(int timeout_ms, msg_completion_t *out);
+
+    std::shared_ptr<msg::Core> core;
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<msg_completion_t> entries;
+    long in_flight = 0;  // operations bound to this CQ, guarded by core->mu
+};

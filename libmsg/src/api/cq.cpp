@@ -1,0 +1,86 @@
+// Completion queues: a locked deque and a condition variable. A waiter polls
+// the fabric itself for spin_us (low latency), then sleeps while the progress
+// thread works (no core burnt).
+#include <sched.h>
+
+#include "api/core.hpp"
+
+void msg_cq::deliver(const msg_completion_t &c) {
+    --in_flight;  // core->mu is held by the engine's caller
+    push(c);
+}
+
+void msg_cq::push(const msg_completion_t &c) {
+    {
+        std::lock_guard<std::mutex> lk(mu);
+        entries.push_back(c);
+    }
+    cv.notify_one();
+}
+
+int msg_cq::wait(int timeout_ms, msg_completion_t *out) {
+    using clock = std::chrono::steady_clock;
+    auto start = clock::now();
+    auto spin_until = start + std::chrono::microseconds(core->spin_us);
+    auto pop = [&] {
+        *out = entries.front();
+        entries.pop_front();
+        return MSG_OK;
+    };
+    for (int round = 0;; ++round) {
+        {
+            std::lock_guard<std::mutex> lk(mu);
+            if (!entries.empty()) return pop();
+        }
+        if (core->finalized) break;
+        if (round > 0 && clock::now() >= spin_until) break;
+        if (!core->try_progress()) sched_yield();
+        if (timeout_ms == 0 && round > 0) break;
+    }
+    std::unique_lock<std::mutex> lk(mu);
+    auto ready = [&] { return !entries.empty() || core->finalized; };
+    if (timeout_ms < 0) {
+        cv.wait(lk, ready);
+    } else if (timeout_ms > 0) {
+        cv.wait_until(lk, start + std::chrono::milliseconds(timeout_ms), ready);
+    }
+    if (!entries.empty()) return pop();
+    return core->finalized ? MSG_ERR_FINALIZED : MSG_ERR_TIMEOUT;
+}
+
+extern "C" int msg_cq_create(msg_context_t *context, msg_cq_t **cq) {
+    if (context == nullptr || cq == nullptr) return MSG_ERR_INVALID_ARG;
+    if (context->core->finalized) return MSG_ERR_FINALIZED;
+    try {
+        auto *q = new msg_cq(context->core);
+        std::lock_guard<std::mutex> lk(context->core->mu);
+        context->core->cqs.push_back(q);
+        *cq = q;
+    } catch (const std::bad_alloc &) {
+        return MSG_ERR_NO_MEMORY;
+    }
+    return MSG_OK;
+}
+
+extern "C" int msg_cq_destroy(msg_cq_t *cq) {
+    if (cq == nullptr) return MSG_ERR_INVALID_ARG;
+    {
+        std::lock_guard<std::mutex> lk(cq->core->mu);
+        if (cq->in_flight > 0) return MSG_ERR_BUSY;
+        auto &all = cq->core->cqs;
+        std::erase(all, cq);
+    }
+    delete cq;
+    return MSG_OK;
+}
+
+extern "C" int msg_cq_wait(msg_cq_t *cq, int timeout_ms, msg_completion_t *completion) {
+    if (cq == nullptr || completion == nullptr) return MSG_ERR_INVALID_ARG;
+    return cq->wait(timeout_ms, completion);
+}
+
+extern "C" int msg_cq_post(msg_cq_t *cq, const msg_completion_t *entry) {
+    if (cq == nullptr || entry == nullptr) return MSG_ERR_INVALID_ARG;
+    cq->push(*entry);
+    return MSG_OK;
+}

@@ -1,0 +1,89 @@
+// The messaging calls: argument checks, then the engine under the context lock.
+// Blocking calls are an asynchronous call on a private CQ plus a wait.
+#include "api/core.hpp"
+
+namespace {
+
+int check_peer(const msg::Core &core, int rank, bool wildcard_ok) {
+    if (wildcard_ok && rank == MSG_ANY_SOURCE) return MSG_OK;
+    if (rank < 0 || rank >= core.info.size) return MSG_ERR_UNKNOWN_RANK;
+    return MSG_OK;
+}
+
+int check_common(msg_context_t *context, msg_cq_t *cq, const void *buf, size_t len) {
+    if (context == nullptr || cq == nullptr) return MSG_ERR_INVALID_ARG;
+    if (context->core->finalized) return MSG_ERR_FINALIZED;
+    if (cq->core != context->core) return MSG_ERR_INVALID_ARG;
+    if (buf == nullptr && len > 0) return MSG_ERR_INVALID_ARG;
+    return MSG_OK;
+}
+
+// Runs an engine call that, on success, leaves one operation bound to cq.
+template <typename F>
+int issue(msg_context_t *context, msg_cq_t *cq, F &&call) {
+    msg::Core &core = *context->core;
+    std::lock_guard<std::mutex> lk(core.mu);
+    if (core.finalized || !core.engine) return MSG_ERR_FINALIZED;
+    ++cq->in_flight;
+    int rc = call(*core.engine);
+    if (rc != MSG_OK) --cq->in_flight;
+    return rc;
+}
+
+// A private CQ for one blocking call.
+struct OneShot {
+    explicit OneShot(msg_context_t *c) { rc = msg_cq_create(c, &cq); }
+    ~OneShot() {
+        if (cq != nullptr) msg_cq_destroy(cq);
+    }
+    OneShot(const OneShot &) = delete;
+    OneShot &operator=(const OneShot &) = delete;
+    msg_cq_t *cq = nullptr;
+    int rc;
+};
+
+}  // namespace
+
+extern "C" int msg_isend(msg_context_t *context, int dest, int tag, const void *buf, size_t len,
+                         msg_cq_t *cq, void *cookie) {
+    int rc = check_common(context, cq, buf, len);
+    if (rc != MSG_OK) return rc;
+    if ((rc = check_peer(*context->core, dest, false)) != MSG_OK) return rc;
+    if (tag < 0) return MSG_ERR_INVALID_ARG;
+    return issue(context, cq, [&](msg::Engine &e) { return e.isend(dest, tag, buf, len, cq, cookie); });
+}
+
+extern "C" int msg_irecv(msg_context_t *context, int source, int tag, void *buf, size_t capacity,
+                         msg_cq_t *cq, void *cookie) {
+    int rc = check_common(context, cq, buf, capacity);
+    if (rc != MSG_OK) return rc;
+    if ((rc = check_peer(*context->core, source, true)) != MSG_OK) return rc;
+    if (tag < 0 && tag != MSG_ANY_TAG) return MSG_ERR_INVALID_ARG;
+    return issue(context, cq,
+                 [&](msg::Engine &e) { return e.irecv(source, tag, buf, capacity, cq, cookie); });
+}
+
+extern "C" int msg_send(msg_context_t *context, int dest, int tag, const void *buf, size_t len) {
+    if (context == nullptr) return MSG_ERR_INVALID_ARG;
+    OneShot one(context);
+    if (one.rc != MSG_OK) return one.rc;
+    int rc = msg_isend(context, dest, tag, buf, len, one.cq, nullptr);
+    if (rc != MSG_OK) return rc;
+    msg_completion_t c;
+    rc = msg_cq_wait(one.cq, -1, &c);
+    return rc != MSG_OK ? rc : c.status;
+}
+
+extern "C" int msg_recv(msg_context_t *context, int source, int tag, void *buf, size_t capacity,
+                        msg_completion_t *completion) {
+    if (context == nullptr) return MSG_ERR_INVALID_ARG;
+    OneShot one(context);
+    if (one.rc != MSG_OK) return one.rc;
+    int rc = msg_irecv(context, source, tag, buf, capacity, one.cq, nullptr);
+    if (rc != MSG_OK) return rc;
+    msg_completion_t c;
+    rc = msg_cq_wait(one.cq, -1, &c);
+    if (rc != MSG_OK) return rc;
+    if (completion != nullptr) *completion = c;
+    return c.status;
+}

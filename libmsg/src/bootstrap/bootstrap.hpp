@@ -1,0 +1,37 @@
+// How a process joins its job: rank, size, allgather, barrier, and notices
+// of failed peers. Implementations: a job of one, and the TCP coordinator
+// (msgrun or VIADUCT_COORDINATOR); a PMIx one fits behind the same interface.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace msg {
+
+class Bootstrap {
+public:
+    virtual ~Bootstrap() = default;
+    virtual int rank() const = 0;
+    virtual int size() const = 0;
+    // Everyone contributes `mine`; on success all[r] is rank r's bytes.
+    // Returns 0, or a msg_status error with *error filled.
+    virtual int allgather(const std::vector<uint8_t> &mine, std::vector<std::vector<uint8_t>> &all,
+                          int timeout_ms, std::string *error) = 0;
+    // Waits for every live rank. timeout_ms < 0: no limit.
+    virtual int barrier(int timeout_ms, std::string *error) = 0;
+    // Called (from a bootstrap thread) for each peer reported failed.
+    virtual void on_peer_failed(std::function<void(int)> callback) = 0;
+    // Leaves the job in order: peers will not see this rank as failed.
+    virtual void leave() = 0;
+};
+
+// Builds the bootstrap the environment describes: VIADUCT_COORDINATOR
+// (host:port) with VIADUCT_RANK and VIADUCT_SIZE, optionally hosting the
+// coordinator on rank 0 (VIADUCT_COORDINATOR_HOST=1); with none of them, a
+// job of one. Returns a msg_status code.
+int make_bootstrap(int timeout_ms, std::unique_ptr<Bootstrap> *out, std::string *error);
+
+}  // namespace msg

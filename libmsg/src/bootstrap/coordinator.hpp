@@ -1,0 +1,56 @@
+// The job coordinator: ranks connect to it over TCP to exchange fabric
+// addresses (allgather), synchronize (barrier), and hear about failed peers.
+// msgrun hosts one; so can rank 0 or a standalone `msgrun --serve`.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace msg::boot {
+
+class Coordinator {
+public:
+    // Listens on host:port (port "0": any free port) for a job of `size` ranks
+    // that must all join within join_timeout_ms.
+    static std::unique_ptr<Coordinator> listen(const std::string &host, const std::string &port,
+                                               int size, int join_timeout_ms, std::string *error);
+    ~Coordinator();
+    Coordinator(const Coordinator &) = delete;
+    Coordinator &operator=(const Coordinator &) = delete;
+
+    int port() const { return port_; }
+
+    // Serves on a background thread until every rank has left or failed.
+    void start();
+    // Waits for the serving thread; returns true if every rank left in order.
+    bool join();
+    // Declares a rank failed (e.g. its process exited without leaving).
+    // Thread safe.
+    void report_failure(int rank);
+    // True once the serving thread has ended.
+    bool finished() const { return finished_; }
+    // Makes the serving thread stop soon (job is being torn down).
+    void stop();
+
+private:
+    Coordinator() = default;
+    void serve();
+    struct State;
+    int listen_fd_ = -1;
+    int wake_fd_ = -1;
+    int port_ = 0;
+    int size_ = 0;
+    int join_timeout_ms_ = 0;
+    std::thread thread_;
+    std::mutex mu_;
+    std::vector<int> reported_failures_;
+    std::atomic<bool> stop_{false};
+    std::atomic<bool> finished_{false};
+    bool clean_ = false;
+};
+
+}  // namespace msg::boot

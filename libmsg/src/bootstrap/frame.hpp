@@ -1,0 +1,61 @@
+// The bootstrap wire: length-prefixed frames over TCP between ranks and the
+// coordinator, plus the socket helpers both sides share.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace msg::boot {
+
+enum class FrameType : uint8_t {
+    Hello = 1,        // rank -> coordinator: u32 rank, u32 size
+    Gather = 2,       // rank -> coordinator: u32 seq, bytes
+    GatherResult = 3, // coordinator -> rank: u32 seq, u32 n, n x (u8 present, u32 len, bytes)
+    Barrier = 4,      // rank -> coordinator: u32 seq
+    BarrierDone = 5,  // coordinator -> rank: u32 seq
+    Bye = 6,          // rank -> coordinator: leaving in order
+    Failed = 7,       // coordinator -> rank: u32 rank that failed
+    Error = 8,        // coordinator -> rank: text; the job cannot go on
+};
+
+constexpr uint32_t kMaxFrame = 64u << 20;
+
+struct Frame {
+    FrameType type;
+    std::vector<uint8_t> body;
+};
+
+// Little helpers to build and parse bodies.
+void put_u32(std::vector<uint8_t> &b, uint32_t v);
+bool get_u32(const std::vector<uint8_t> &b, size_t &pos, uint32_t &v);
+
+// Blocking write of one frame; false on error.
+bool write_frame(int fd, FrameType type, const std::vector<uint8_t> &body);
+
+// Accumulates bytes from a socket and cuts them into frames.
+class FrameReader {
+public:
+    // Reads what is available (fd may be blocking: reads once). Returns false
+    // on EOF or error, or on a frame that breaks the size limit.
+    bool fill(int fd);
+    // Pops one complete frame if there is one.
+    bool next(Frame &out);
+
+private:
+    std::vector<uint8_t> buf_;
+    bool bad_ = false;
+};
+
+// Parses "host:port". False on a malformed string.
+bool parse_host_port(const std::string &s, std::string &host, std::string &port);
+// Keepalive and user timeout so a vanished host is noticed in bounded time.
+void set_socket_liveness(int fd, int timeout_ms);
+// Connects to host:port, retrying until timeout_ms has passed. -1 on failure.
+int connect_with_retry(const std::string &host, const std::string &port, int timeout_ms,
+                       std::string *error);
+// Listens on host:port (port 0: any). Returns the fd, fills *bound_port.
+int listen_on(const std::string &host, const std::string &port, int *bound_port,
+              std::string *error);
+
+}  // namespace msg::boot

@@ -1,0 +1,61 @@
+// The engine's private records: a user request and the per-operation
+// contexts handed to the transport (each starts with its OpContext).
+#pragma once
+
+#include <list>
+#include <memory>
+
+#include "protocol/engine.hpp"
+
+namespace msg {
+
+struct Engine::Request {
+    uint64_t id = 0;
+    bool is_send = false;
+    int peer = 0;  // destination, source, or MSG_ANY_SOURCE until matched
+    int tag = 0;
+    const char *sbuf = nullptr;
+    char *rbuf = nullptr;
+    size_t len = 0;  // send: message bytes; receive: capacity
+    CompletionSink *sink = nullptr;
+    void *cookie = nullptr;
+    bool in_posted = false;
+    std::list<Request *>::iterator posted_it;
+
+    // Long messages.
+    bool is_long = false;
+    bool rdma = false;
+    uint64_t msg_len = 0;       // receive: the sender's message size
+    uint64_t accepted = 0;      // bytes that will move (min of size and capacity)
+    uint64_t done = 0;          // bytes moved and completed
+    uint64_t posted_bytes = 0;  // bytes handed to the transport
+    int outstanding = 0;        // transport operations in flight
+    uint64_t remote_id = 0;     // the other side's request id
+    uint64_t raddr = 0, rkey = 0;
+    bool holds_slot = false;    // restricted mode
+    std::unique_ptr<MemoryRegion> mr;
+};
+
+struct Engine::TxOp {
+    OpContext ctx;  // first: the transport hands it back
+    WireHeader hdr;
+    void *hdr_desc = nullptr;
+    int peer = 0;
+    uint64_t req_id = 0;
+    size_t payload = 0;
+    const void *payload_ptr = nullptr;
+    void *payload_desc = nullptr;
+};
+
+struct Engine::RxBuf {
+    OpContext ctx;
+    char *buf = nullptr;
+};
+
+struct Engine::ReadOp {
+    OpContext ctx;
+    uint64_t req_id = 0;
+    size_t len = 0;
+};
+
+}  // namespace msg

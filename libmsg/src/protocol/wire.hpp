@@ -1,0 +1,47 @@
+// The packet header every libmsg packet starts with, and its validation.
+// Incoming headers are checked here before any field is trusted.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace msg {
+
+constexpr uint16_t kWireMagic = 0x5644;  // "VD"
+constexpr uint8_t kWireVersion = 1;
+
+enum class PacketType : uint8_t {
+    Hello = 1,   // connection handshake at init
+    Eager = 2,   // a whole small message
+    Rts = 3,     // request to send a long message
+    Cts = 4,     // clear to send: the receiver matched it (recv_id, accepted bytes)
+    Chunk = 5,   // one piece of a long message (send/recv protocol)
+    Go = 6,      // restricted RDMA: the sender's turn has come, read now
+    Fin = 7,     // RDMA protocol: the receiver has read everything
+    Credit = 8,  // returns receive buffers; consumes none itself
+};
+
+constexpr uint32_t kFlagRdma = 1;  // Rts: the payload may be read at (offset, key)
+
+struct WireHeader {
+    uint16_t magic;
+    uint8_t version;
+    PacketType type;
+    uint32_t src;      // sending rank
+    uint32_t credits;  // receive buffers of the sender's that the receiver may use again
+    int32_t tag;
+    uint32_t flags;
+    uint32_t reserved;
+    uint64_t len;      // Eager: payload bytes; Rts: message bytes; Cts: accepted bytes
+    uint64_t send_id;  // sender's request id (Rts, Cts, Fin)
+    uint64_t recv_id;  // receiver's request id (Cts, Chunk, Go)
+    uint64_t offset;   // Chunk: offset in the message; Rts with kFlagRdma: remote address
+    uint64_t key;      // Rts with kFlagRdma: remote key
+};
+static_assert(sizeof(WireHeader) == 64);
+
+// Checks a received packet of `bytes` bytes from a job of `size` ranks.
+// Returns nullptr if it may be trusted, else the reason.
+const char *validate_header(const WireHeader &h, size_t bytes, int size, int self);
+
+}  // namespace msg

@@ -1,0 +1,277 @@
+// libfabric implementation of the transport interface: one RDM endpoint, an
+// address vector holding every rank, one completion queue with a wait fd.
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/log.hpp"
+#include "transport/transport.hpp"
+
+namespace msg {
+namespace {
+
+static_assert(sizeof(fi_context2) <= sizeof(OpContext::transport_space));
+
+// Closes any fid on scope exit.
+struct FidCloser {
+    void operator()(fid *f) const {
+        if (f != nullptr) fi_close(f);
+    }
+};
+template <typename T>
+using FidPtr = std::unique_ptr<T, void (*)(T *)>;
+
+template <typename T>
+void close_fid(T *p) {
+    if (p != nullptr) fi_close(&p->fid);
+}
+
+struct InfoDeleter {
+    void operator()(fi_info *i) const { fi_freeinfo(i); }
+};
+
+class OfiRegion final : public MemoryRegion {
+public:
+    OfiRegion(fid_mr *mr, bool virt_addr, const void *base)
+        : mr_(mr), virt_addr_(virt_addr), base_(static_cast<const char *>(base)) {}
+    ~OfiRegion() override { fi_close(&mr_->fid); }
+    OfiRegion(const OfiRegion &) = delete;
+    OfiRegion &operator=(const OfiRegion &) = delete;
+
+    void *desc() const override { return fi_mr_desc(mr_); }
+    uint64_t remote_key() const override { return fi_mr_key(mr_); }
+    uint64_t remote_address(const void *p) const override {
+        // With FI_MR_VIRT_ADDR the peer names our virtual address; without it,
+        // an offset into the region.
+        if (virt_addr_) return reinterpret_cast<uint64_t>(p);
+        return static_cast<uint64_t>(static_cast<const char *>(p) - base_);
+    }
+
+private:
+    fid_mr *mr_;
+    bool virt_addr_;
+    const char *base_;
+};
+
+class OfiTransport final : public Transport {
+public:
+    ~OfiTransport() override {
+        // Endpoint first: it references the CQ and AV.
+        close_fid(ep_);
+        close_fid(av_);
+        close_fid(cq_);
+        close_fid(domain_);
+        close_fid(fabric_);
+    }
+
+    int open(const std::string &provider, std::string *error);
+
+    std::string name() const override { return name_; }
+    std::vector<uint8_t> address() const override { return address_; }
+    int connect(const std::vector<std::vector<uint8_t>> &addresses) override;
+    bool needs_local_registration() const override { return local_mr_; }
+    bool supports_rdma_read() const override { return rma_; }
+    size_t max_transfer() const override { return max_msg_; }
+    size_t max_iov() const override { return max_iov_; }
+    int register_memory(const void *addr, size_t len, unsigned access,
+                        std::unique_ptr<MemoryRegion> *out) override;
+    int post_send(int peer, const struct iovec *iov, void **desc, size_t count,
+                  OpContext *ctx) override;
+    int post_recv(void *buf, size_t len, void *desc, OpContext *ctx) override;
+    int post_read(int peer, void *local, size_t len, void *desc, uint64_t remote_addr,
+                  uint64_t key, OpContext *ctx) override;
+    int poll(TransportCompletion *out, int max) override;
+    int wait_fd() const override { return wait_fd_; }
+    bool prepare_wait() override {
+        if (wait_fd_ < 0) return false;
+        fid *f = &cq_->fid;
+        return fi_trywait(fabric_, &f, 1) == FI_SUCCESS;
+    }
+
+private:
+    static int to_errno(ssize_t rc) { return rc == -FI_EAGAIN ? -EAGAIN : static_cast<int>(rc); }
+    static OpKind kind_of(uint64_t flags) {
+        if (flags & FI_RECV) return OpKind::Recv;
+        if (flags & FI_READ) return OpKind::Read;
+        return OpKind::Send;
+    }
+
+    fid_fabric *fabric_ = nullptr;
+    fid_domain *domain_ = nullptr;
+    fid_av *av_ = nullptr;
+    fid_cq *cq_ = nullptr;
+    fid_ep *ep_ = nullptr;
+    std::string name_;
+    std::vector<uint8_t> address_;
+    std::vector<fi_addr_t> peers_;
+    bool local_mr_ = false;
+    bool virt_addr_ = false;
+    bool prov_key_ = false;
+    bool rma_ = false;
+    size_t max_msg_ = 0;
+    size_t max_iov_ = 1;
+    uint64_t next_key_ = 1;
+    int wait_fd_ = -1;
+};
+
+int OfiTransport::open(const std::string &provider, std::string *error) {
+    std::unique_ptr<fi_info, InfoDeleter> hints(fi_allocinfo());
+    if (!hints) return *error = "fi_allocinfo failed", -ENOMEM;
+    hints->caps = FI_MSG | FI_RMA | FI_READ | FI_REMOTE_READ;
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->domain_attr->mr_mode =
+        FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+    hints->domain_attr->threading = FI_THREAD_DOMAIN;
+    hints->tx_attr->msg_order = FI_ORDER_SAS;
+    hints->rx_attr->msg_order = FI_ORDER_SAS;
+    hints->fabric_attr->prov_name = strdup(provider.c_str());
+
+    fi_info *raw = nullptr;
+    int rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints.get(), &raw);
+    if (rc != 0) {
+        // Retry without RMA: such a provider can still run the send/recv protocol.
+        hints->caps = FI_MSG;
+        rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints.get(), &raw);
+        if (rc != 0) {
+            *error = "no libfabric provider '" + provider +
+                     "' with reliable datagram endpoints: " + fi_strerror(-rc);
+            return rc;
+        }
+    }
+    std::unique_ptr<fi_info, InfoDeleter> info(raw);
+    name_ = info->fabric_attr->prov_name;
+    rma_ = (info->caps & FI_RMA) != 0;
+    local_mr_ = (info->domain_attr->mr_mode & FI_MR_LOCAL) != 0;
+    virt_addr_ = (info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
+    prov_key_ = (info->domain_attr->mr_mode & FI_MR_PROV_KEY) != 0;
+    max_msg_ = info->ep_attr->max_msg_size;
+    max_iov_ = info->tx_attr->iov_limit == 0 ? 1 : info->tx_attr->iov_limit;
+
+    auto fail = [&](const char *what, int code) {
+        *error = std::string(what) + " failed on provider " + name_ + ": " + fi_strerror(-code);
+        return code;
+    };
+    if ((rc = fi_fabric(info->fabric_attr, &fabric_, nullptr))) return fail("fi_fabric", rc);
+    if ((rc = fi_domain(fabric_, info.get(), &domain_, nullptr))) return fail("fi_domain", rc);
+
+    fi_cq_attr cq_attr{};
+    cq_attr.format = FI_CQ_FORMAT_MSG;
+    cq_attr.size = 0;
+    cq_attr.wait_obj = FI_WAIT_FD;
+    if (fi_cq_open(domain_, &cq_attr, &cq_, nullptr) != 0) {
+        // No fd to sleep on: the progress thread polls this transport instead.
+        cq_attr.wait_obj = FI_WAIT_NONE;
+        if ((rc = fi_cq_open(domain_, &cq_attr, &cq_, nullptr))) return fail("fi_cq_open", rc);
+    } else if (fi_control(&cq_->fid, FI_GETWAIT, &wait_fd_) != 0) {
+        wait_fd_ = -1;
+    }
+
+    fi_av_attr av_attr{};
+    av_attr.type = FI_AV_TABLE;
+    if ((rc = fi_av_open(domain_, &av_attr, &av_, nullptr))) return fail("fi_av_open", rc);
+    if ((rc = fi_endpoint(domain_, info.get(), &ep_, nullptr))) return fail("fi_endpoint", rc);
+    if ((rc = fi_ep_bind(ep_, &av_->fid, 0))) return fail("fi_ep_bind(av)", rc);
+    if ((rc = fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV))) return fail("fi_ep_bind(cq)", rc);
+    if ((rc = fi_enable(ep_))) return fail("fi_enable", rc);
+
+    size_t len = 0;
+    fi_getname(&ep_->fid, nullptr, &len);
+    address_.resize(len);
+    if ((rc = fi_getname(&ep_->fid, address_.data(), &len))) return fail("fi_getname", rc);
+    address_.resize(len);
+    log_debug("transport %s: wait fd %d, rma %d, local mr %d, max msg %zu", name_.c_str(),
+              wait_fd_, rma_, local_mr_, max_msg_);
+    return 0;
+}
+
+int OfiTransport::connect(const std::vector<std::vector<uint8_t>> &addresses) {
+    peers_.assign(addresses.size(), FI_ADDR_NOTAVAIL);
+    for (size_t r = 0; r < addresses.size(); ++r) {
+        int n = fi_av_insert(av_, addresses[r].data(), 1, &peers_[r], 0, nullptr);
+        if (n != 1) {
+            log_error("fi_av_insert for rank %zu failed", r);
+            return -EINVAL;
+        }
+    }
+    return 0;
+}
+
+int OfiTransport::register_memory(const void *addr, size_t len, unsigned access,
+                                  std::unique_ptr<MemoryRegion> *out) {
+    uint64_t acc = FI_SEND | FI_RECV | FI_READ;
+    if (access & kRemoteRead) acc |= FI_REMOTE_READ;
+    fid_mr *mr = nullptr;
+    uint64_t key = prov_key_ ? 0 : next_key_++;
+    // Zero-length registrations are not portable; register one byte instead.
+    int rc = fi_mr_reg(domain_, addr, len == 0 ? 1 : len, acc, 0, key, 0, &mr, nullptr);
+    if (rc != 0) {
+        log_error("fi_mr_reg(%zu bytes) failed: %s", len, fi_strerror(-rc));
+        return rc;
+    }
+    *out = std::make_unique<OfiRegion>(mr, virt_addr_, addr);
+    return 0;
+}
+
+int OfiTransport::post_send(int peer, const struct iovec *iov, void **desc, size_t count,
+                            OpContext *ctx) {
+    ssize_t rc = fi_sendv(ep_, iov, desc, count, peers_[static_cast<size_t>(peer)], ctx);
+    return rc == 0 ? 0 : to_errno(rc);
+}
+
+int OfiTransport::post_recv(void *buf, size_t len, void *desc, OpContext *ctx) {
+    ssize_t rc = fi_recv(ep_, buf, len, desc, FI_ADDR_UNSPEC, ctx);
+    return rc == 0 ? 0 : to_errno(rc);
+}
+
+int OfiTransport::post_read(int peer, void *local, size_t len, void *desc, uint64_t remote_addr,
+                            uint64_t key, OpContext *ctx) {
+    ssize_t rc = fi_read(ep_, local, len, desc, peers_[static_cast<size_t>(peer)], remote_addr,
+                         key, ctx);
+    return rc == 0 ? 0 : to_errno(rc);
+}
+
+int OfiTransport::poll(TransportCompletion *out, int max) {
+    fi_cq_msg_entry entries[32];
+    if (max > 32) max = 32;
+    ssize_t n = fi_cq_read(cq_, entries, static_cast<size_t>(max));
+    if (n > 0) {
+        for (ssize_t i = 0; i < n; ++i) {
+            out[i].context = static_cast<OpContext *>(entries[i].op_context);
+            out[i].kind = kind_of(entries[i].flags);
+            out[i].error = 0;
+            out[i].length = entries[i].len;
+        }
+        return static_cast<int>(n);
+    }
+    if (n == -FI_EAVAIL) {
+        fi_cq_err_entry err{};
+        if (fi_cq_readerr(cq_, &err, 0) == 1) {
+            out[0].context = static_cast<OpContext *>(err.op_context);
+            out[0].kind = kind_of(err.flags);
+            out[0].error = err.err != 0 ? err.err : EIO;
+            out[0].length = err.len;
+            if (err.err != FI_ECANCELED)
+                log_debug("completion error: %s", fi_cq_strerror(cq_, err.prov_errno,
+                                                                 err.err_data, nullptr, 0));
+            return 1;
+        }
+        return 0;
+    }
+    return 0;
+}
+
+}  // namespace
+
+std::unique_ptr<Transport> open_ofi_transport(const std::string &provider, std::string *error) {
+    auto t = std::make_unique<OfiTransport>();
+    if (t->open(provider, error) != 0) return nullptr;
+    return t;
+}
+
+}  // namespace msg

@@ -1,0 +1,87 @@
+// The one internal interface every fabric implements: VIA-style two-sided
+// send/receive into pre-posted buffers, one-sided RDMA read, registration and
+// completion polling. The protocols in protocol/ are written only against it.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace msg {
+
+// Per-operation context the transport hands back on completion. The first
+// bytes belong to the transport (libfabric keeps its fi_context2 there).
+struct OpContext {
+    alignas(16) unsigned char transport_space[64];
+};
+
+enum class OpKind : uint8_t { Send, Recv, Read };
+
+struct TransportCompletion {
+    OpContext *context;
+    OpKind kind;
+    int error;     // 0, or a positive errno-style code
+    size_t length; // bytes received (Recv)
+};
+
+// A registration. Destroying it deregisters.
+class MemoryRegion {
+public:
+    virtual ~MemoryRegion() = default;
+    // Descriptor to pass with local buffers in this region (may be null).
+    virtual void *desc() const = 0;
+    // What a peer needs to address this region remotely.
+    virtual uint64_t remote_key() const = 0;
+    virtual uint64_t remote_address(const void *p) const = 0;
+};
+
+enum Access : unsigned { kLocal = 1, kRemoteRead = 2 };
+
+class Transport {
+public:
+    virtual ~Transport() = default;
+
+    virtual std::string name() const = 0;
+    // This endpoint's address, to be exchanged through the bootstrap.
+    virtual std::vector<uint8_t> address() const = 0;
+    // Makes every rank addressable; addresses[r] is rank r's address.
+    virtual int connect(const std::vector<std::vector<uint8_t>> &addresses) = 0;
+
+    // True when local buffers must be registered before send/recv/read.
+    virtual bool needs_local_registration() const = 0;
+    virtual bool supports_rdma_read() const = 0;
+    // Largest single send or read the transport accepts.
+    virtual size_t max_transfer() const = 0;
+    virtual size_t max_iov() const = 0;
+
+    virtual int register_memory(const void *addr, size_t len, unsigned access,
+                                std::unique_ptr<MemoryRegion> *out) = 0;
+
+    // Post operations. Return 0, -EAGAIN when the queue is full (retry after
+    // poll), or another negative errno.
+    virtual int post_send(int peer, const struct iovec *iov, void **desc, size_t count,
+                          OpContext *ctx) = 0;
+    virtual int post_recv(void *buf, size_t len, void *desc, OpContext *ctx) = 0;
+    virtual int post_read(int peer, void *local, size_t len, void *desc, uint64_t remote_addr,
+                          uint64_t key, OpContext *ctx) = 0;
+
+    // Reaps up to max completions without blocking; returns how many.
+    virtual int poll(TransportCompletion *out, int max) = 0;
+
+    // An fd that becomes readable when poll may have work, or -1 when the
+    // transport cannot be waited on and must be polled.
+    virtual int wait_fd() const = 0;
+    // Must return true right before blocking on wait_fd (re-arms it).
+    virtual bool prepare_wait() = 0;
+};
+
+// Opens a libfabric RDM endpoint. provider: a libfabric provider name
+// ("shm", "tcp;ofi_rxm", "verbs;ofi_rxm", ...). On failure returns null and
+// fills *error with a readable reason.
+std::unique_ptr<Transport> open_ofi_transport(const std::string &provider, std::string *error);
+
+}  // namespace msg
