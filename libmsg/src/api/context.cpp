@@ -79,42 +79,49 @@ void Core::start_progress_thread() {
 void Core::stop_progress_thread() {
     if (!progress.joinable()) return;
     stop = true;
-    uint64_t one = 1;
-    [[maybe_unused]] ssize_t n = ::write(wake_fd, &one, sizeof one);
+    wake_progress();
     progress.join();
 }
 
-// Drives the fabric while application threads sleep. It blocks on the
-// transport's fd when it has one; otherwise it backs off from 20 us to 1 ms
-// between polls, so an idle process costs well under 1% of a core.
+void Core::wake_progress() {
+    if (wake_fd < 0) return;
+    uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = ::write(wake_fd, &one, sizeof one);
+}
+
+// Drives the fabric while application threads sleep. While an application
+// thread polls in a wait, it only naps (that thread does the work). Else it
+// blocks on the transport's fd when there is one, or backs off from 20 us to
+// 1 ms between polls, so an idle process costs well under 1% of a core.
 void Core::progress_loop() {
     int idle_us = 0;
     while (!stop) {
-        bool did, backlog, can_block = false;
-        {
-            std::lock_guard<std::mutex> lk(mu);
-            did = engine->progress();
-            backlog = engine->has_backlog();
-            if (!did && !backlog) can_block = transport->prepare_wait();
-        }
-        if (did) {
-            idle_us = 0;
-            continue;
-        }
-        int fd = transport->wait_fd();
-        int timeout_ms;
-        if (can_block && fd >= 0) {
-            timeout_ms = 100;
+        int fd = -1, timeout_ms = 0;
+        if (spinners.load() > 0) {
+            timeout_ms = 1;
         } else {
-            idle_us = idle_us == 0 ? 20 : std::min(idle_us * 2, 1000);
-            fd = -1;
-            timeout_ms = 0;
+            bool did, backlog, can_block = false;
+            {
+                std::lock_guard<std::mutex> lk(mu);
+                did = engine->progress();
+                backlog = engine->has_backlog();
+                if (!did && !backlog) can_block = transport->prepare_wait();
+            }
+            if (did) {
+                idle_us = 0;
+                continue;
+            }
+            if (can_block && transport->wait_fd() >= 0) {
+                fd = transport->wait_fd();
+                timeout_ms = 100;
+            } else {
+                idle_us = idle_us == 0 ? 20 : std::min(idle_us * 2, 1000);
+            }
         }
         pollfd fds[2] = {{wake_fd, POLLIN, 0}, {fd, POLLIN, 0}};
-        if (fd >= 0) {
-            ::poll(fds, 2, timeout_ms);
+        if (timeout_ms > 0) {
+            ::poll(fds, fd >= 0 ? 2 : 1, timeout_ms);
         } else {
-            fds[0].events = POLLIN;
             timespec ts{0, idle_us * 1000L};
             ::ppoll(fds, 1, &ts, nullptr);
         }

@@ -44,6 +44,10 @@ struct Core {
 
     std::thread progress;
     std::atomic<bool> stop{false};
+    // Application threads polling the fabric themselves in a wait; while
+    // there are any, the progress thread stays out of their way.
+    std::atomic<int> spinners{0};
+    void wake_progress();
     int wake_fd = -1;
 };
 

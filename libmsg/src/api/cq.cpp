@@ -27,16 +27,27 @@ int msg_cq::wait(int timeout_ms, msg_completion_t *out) {
         entries.pop_front();
         return MSG_OK;
     };
+    {
+        std::lock_guard<std::mutex> lk(mu);
+        if (!entries.empty()) return pop();
+    }
+    if (core->finalized) return MSG_ERR_FINALIZED;
+    // Poll the fabric ourselves for a short while: the answer to a message
+    // just sent often arrives within microseconds.
+    ++core->spinners;
     for (int round = 0;; ++round) {
+        core->try_progress();
         {
             std::lock_guard<std::mutex> lk(mu);
-            if (!entries.empty()) return pop();
+            if (!entries.empty()) {
+                --core->spinners;
+                return pop();
+            }
         }
-        if (core->finalized) break;
-        if (round > 0 && clock::now() >= spin_until) break;
-        if (!core->try_progress()) sched_yield();
-        if (timeout_ms == 0 && round > 0) break;
+        if (timeout_ms == 0 || core->finalized || clock::now() >= spin_until) break;
+        if (round % 16 == 15) sched_yield();
     }
+    if (--core->spinners == 0) core->wake_progress();
     std::unique_lock<std::mutex> lk(mu);
     auto ready = [&] { return !entries.empty() || core->finalized; };
     if (timeout_ms < 0) {

@@ -135,13 +135,15 @@ Engine::PostResult Engine::emit_chunk(Request *r) {
 
 void Engine::on_chunk(const WireHeader &h, int src, const char *payload, size_t plen) {
     Request *r = find(h.recv_id, src);
-    // Chunks arrive in order (the endpoint keeps send-after-send order).
-    if (r == nullptr || r->is_send || !r->is_long || r->rdma || h.offset != r->done ||
-        r->done + plen > r->accepted) {
+    // Chunks are sent in order, but a provider may complete a large one
+    // after a smaller one behind it (libfabric promises no completion
+    // order), so each lands at its own offset.
+    if (r == nullptr || r->is_send || !r->is_long || r->rdma || h.offset % chunk_payload() != 0 ||
+        h.offset >= r->accepted || plen > r->accepted - h.offset || r->done + plen > r->accepted) {
         ++stats_.bad_headers;
         return;
     }
-    std::memcpy(r->rbuf + r->done, payload, plen);
+    std::memcpy(r->rbuf + h.offset, payload, plen);
     r->done += plen;
     if (r->done == r->accepted) finish_long_recv(r);
 }
