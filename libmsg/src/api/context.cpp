@@ -60,9 +60,16 @@ Core::~Core() {
     stop_progress_thread();
     // The bootstrap goes first: its reader thread calls back into the engine.
     boot.reset();
+    release_fabric();
+    if (wake_fd >= 0) ::close(wake_fd);
+}
+
+void Core::release_fabric() {
+    // The endpoint stops before the engine's buffers and registrations go,
+    // and those go before the domain.
+    if (transport) transport->shutdown();
     engine.reset();
     transport.reset();
-    if (wake_fd >= 0) ::close(wake_fd);
 }
 
 bool Core::try_progress() {
@@ -301,6 +308,7 @@ extern "C" int msg_finalize(msg_context_t *context) {
     {
         std::lock_guard<std::mutex> lk(core.mu);
         core.engine->abort_all(MSG_ERR_FINALIZED);
+        core.release_fabric();
         for (msg_cq *cq : core.cqs) {
             std::lock_guard<std::mutex> ql(cq->mu);
             cq->cv.notify_all();

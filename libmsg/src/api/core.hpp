@@ -30,6 +30,8 @@ struct Core {
     void progress_loop();
     // One progress pass if nobody else is making progress right now.
     bool try_progress();
+    // Closes the endpoint, then the engine's buffers, then the fabric.
+    void release_fabric();
 
     std::mutex mu;
     std::unique_ptr<Bootstrap> boot;

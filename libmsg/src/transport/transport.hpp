@@ -72,6 +72,11 @@ public:
     // Reaps up to max completions without blocking; returns how many.
     virtual int poll(TransportCompletion *out, int max) = 0;
 
+    // Stops all data movement (closes the endpoint) so that buffers and
+    // registrations can be released; the transport only answers
+    // register/deregister afterwards.
+    virtual void shutdown() = 0;
+
     // An fd that becomes readable when poll may have work, or -1 when the
     // transport cannot be waited on and must be polled.
     virtual int wait_fd() const = 0;

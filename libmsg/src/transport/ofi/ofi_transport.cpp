@@ -18,15 +18,6 @@ namespace {
 
 static_assert(sizeof(fi_context2) <= sizeof(OpContext::transport_space));
 
-// Closes any fid on scope exit.
-struct FidCloser {
-    void operator()(fid *f) const {
-        if (f != nullptr) fi_close(f);
-    }
-};
-template <typename T>
-using FidPtr = std::unique_ptr<T, void (*)(T *)>;
-
 template <typename T>
 void close_fid(T *p) {
     if (p != nullptr) fi_close(&p->fid);
@@ -62,12 +53,19 @@ private:
 class OfiTransport final : public Transport {
 public:
     ~OfiTransport() override {
+        shutdown();
+        close_fid(domain_);
+        close_fid(fabric_);
+    }
+    void shutdown() override {
         // Endpoint first: it references the CQ and AV.
         close_fid(ep_);
         close_fid(av_);
         close_fid(cq_);
-        close_fid(domain_);
-        close_fid(fabric_);
+        ep_ = nullptr;
+        av_ = nullptr;
+        cq_ = nullptr;
+        wait_fd_ = -1;
     }
 
     int open(const std::string &provider, std::string *error);
