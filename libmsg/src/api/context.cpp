@@ -1,6 +1,7 @@
 // Context life cycle: joining the job, choosing and opening the fabric,
 // connecting every peer, the progress thread, and orderly finalize.
 #include <poll.h>
+#include <sched.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -97,33 +98,41 @@ void Core::wake_progress() {
 }
 
 // Drives the fabric while application threads sleep. While an application
-// thread polls in a wait, it only naps (that thread does the work). Else it
-// blocks on the transport's fd when there is one, or backs off from 20 us to
-// 1 ms between polls, so an idle process costs well under 1% of a core.
+// thread polls in a wait, it only naps (that thread does the work). It never
+// spins: on a machine with few cores a spinning progress thread delays the
+// wake-up of the very thread it just completed work for. It blocks on the
+// transport's fd (libfabric's CQ fd, or the shm doorbell), or without one
+// backs off from 20 us to 1 ms between polls, so an idle process costs well
+// under 1% of a core.
 void Core::progress_loop() {
     int idle_us = 0;
     while (!stop) {
         int fd = -1, timeout_ms = 0;
+        bool blocking = false;
         if (spinners.load() > 0) {
             timeout_ms = 1;
         } else {
-            bool did, backlog, can_block = false;
             {
                 std::lock_guard<std::mutex> lk(mu);
-                did = engine->progress();
-                backlog = engine->has_backlog();
-                if (!did && !backlog) can_block = transport->prepare_wait();
+                if (engine->progress() || engine->has_backlog()) {
+                    idle_us = 0;
+                    continue;
+                }
+                // An fd that only rings for arrivals cannot tell us that
+                // our own sends finished: keep polling while some are out.
+                bool fd_enough = transport->fd_signals_completions() || engine->ops_in_flight() == 0;
+                if (transport->wait_fd() >= 0 && fd_enough && transport->prepare_wait()) {
+                    if (engine->progress()) {
+                        transport->finish_wait();
+                        idle_us = 0;
+                        continue;
+                    }
+                    blocking = true;
+                    fd = transport->wait_fd();
+                    timeout_ms = 100;
+                }
             }
-            if (did) {
-                idle_us = 0;
-                continue;
-            }
-            if (can_block && transport->wait_fd() >= 0) {
-                fd = transport->wait_fd();
-                timeout_ms = 100;
-            } else {
-                idle_us = idle_us == 0 ? 20 : std::min(idle_us * 2, 1000);
-            }
+            if (!blocking) idle_us = idle_us == 0 ? 20 : std::min(idle_us * 2, 1000);
         }
         pollfd fds[2] = {{wake_fd, POLLIN, 0}, {fd, POLLIN, 0}};
         if (timeout_ms > 0) {
@@ -135,6 +144,10 @@ void Core::progress_loop() {
         if (fds[0].revents & POLLIN) {
             uint64_t v;
             [[maybe_unused]] ssize_t n = ::read(wake_fd, &v, sizeof v);
+        }
+        if (blocking) {
+            std::lock_guard<std::mutex> lk(mu);
+            transport->finish_wait();
         }
     }
 }
@@ -246,7 +259,10 @@ extern "C" int msg_init(const msg_config_t *config, msg_context_t **context) {
         for (;;) {
             std::unique_lock<std::mutex> lk(core->mu);
             core->engine->progress();
-            if (core->engine->handshake_done()) break;
+            if (core->engine->handshake_done()) {
+                core->transport->peers_connected();
+                break;
+            }
             lk.unlock();
             if (clock::now() > deadline) {
                 log_error("could not reach every peer within %d ms", cfg.timeout_ms);

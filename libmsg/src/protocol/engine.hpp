@@ -56,6 +56,8 @@ public:
     // True while something waits on the transport other than a completion
     // (a queue full, say) and progress should be called again soon.
     bool has_backlog() const { return backlog_; }
+    // Transport sends and reads posted and not yet completed.
+    size_t ops_in_flight() const { return ops_in_flight_; }
     // No sends in flight and nothing queued to go out.
     bool quiescent() const;
 

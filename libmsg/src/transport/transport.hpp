@@ -80,8 +80,17 @@ public:
     // An fd that becomes readable when poll may have work, or -1 when the
     // transport cannot be waited on and must be polled.
     virtual int wait_fd() const = 0;
-    // Must return true right before blocking on wait_fd (re-arms it).
+    // Called right before blocking on wait_fd; false: do not block (work is
+    // pending). After it returns true the caller polls once more, then
+    // blocks, then calls finish_wait.
     virtual bool prepare_wait() = 0;
+    virtual void finish_wait() {}
+    // True if the fd also signals completions of our own operations; false
+    // if it only signals peers' arrivals (then poll while operations are in
+    // flight).
+    virtual bool fd_signals_completions() const { return true; }
+    // Every peer has connected to us (each sent us its first packet).
+    virtual void peers_connected() {}
 };
 
 // Opens a libfabric RDM endpoint. provider: a libfabric provider name

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "common/log.hpp"
+#include "transport/ofi/doorbell.hpp"
 #include "transport/transport.hpp"
 
 namespace msg {
@@ -85,11 +86,22 @@ public:
     int post_read(int peer, void *local, size_t len, void *desc, uint64_t remote_addr,
                   uint64_t key, OpContext *ctx) override;
     int poll(TransportCompletion *out, int max) override;
-    int wait_fd() const override { return wait_fd_; }
+    int wait_fd() const override { return doorbell_ ? doorbell_->fd() : wait_fd_; }
     bool prepare_wait() override {
+        if (doorbell_) {
+            doorbell_->prepare_sleep();
+            return true;
+        }
         if (wait_fd_ < 0) return false;
         fid *f = &cq_->fid;
         return fi_trywait(fabric_, &f, 1) == FI_SUCCESS;
+    }
+    void finish_wait() override {
+        if (doorbell_) doorbell_->woke();
+    }
+    bool fd_signals_completions() const override { return !doorbell_; }
+    void peers_connected() override {
+        if (doorbell_) doorbell_->unlink_name();
     }
 
 private:
@@ -116,6 +128,7 @@ private:
     size_t max_iov_ = 1;
     uint64_t next_key_ = 1;
     int wait_fd_ = -1;
+    std::unique_ptr<Doorbell> doorbell_;  // when the CQ has no fd (shm)
 };
 
 int OfiTransport::open(const std::string &provider, std::string *error) {
@@ -180,23 +193,47 @@ int OfiTransport::open(const std::string &provider, std::string *error) {
 
     size_t len = 0;
     fi_getname(&ep_->fid, nullptr, &len);
-    address_.resize(len);
-    if ((rc = fi_getname(&ep_->fid, address_.data(), &len))) return fail("fi_getname", rc);
-    address_.resize(len);
-    log_debug("transport %s: wait fd %d, rma %d, local mr %d, max msg %zu", name_.c_str(),
-              wait_fd_, rma_, local_mr_, max_msg_);
+    std::vector<uint8_t> name(len);
+    if ((rc = fi_getname(&ep_->fid, name.data(), &len))) return fail("fi_getname", rc);
+    name.resize(len);
+    if (wait_fd_ < 0) {
+        auto bell = std::make_unique<Doorbell>();
+        std::string why;
+        if (bell->open(&why)) doorbell_ = std::move(bell);
+        else log_debug("no doorbell (%s): the progress thread will poll", why.c_str());
+    }
+    // Our address: fabric name length (2 bytes), fabric name, doorbell name.
+    address_ = {static_cast<uint8_t>(len & 0xff), static_cast<uint8_t>(len >> 8)};
+    address_.insert(address_.end(), name.begin(), name.end());
+    if (doorbell_) {
+        auto bell = doorbell_->name();
+        address_.insert(address_.end(), bell.begin(), bell.end());
+    }
+    log_debug("transport %s: wait fd %d, doorbell %d, rma %d, local mr %d, max msg %zu",
+              name_.c_str(), wait_fd_, doorbell_ != nullptr, rma_, local_mr_, max_msg_);
     return 0;
 }
 
 int OfiTransport::connect(const std::vector<std::vector<uint8_t>> &addresses) {
     peers_.assign(addresses.size(), FI_ADDR_NOTAVAIL);
+    std::vector<std::vector<uint8_t>> bells(addresses.size());
+    int self = -1;
     for (size_t r = 0; r < addresses.size(); ++r) {
-        int n = fi_av_insert(av_, addresses[r].data(), 1, &peers_[r], 0, nullptr);
+        const auto &a = addresses[r];
+        size_t len = a.size() >= 2 ? (a[0] | (static_cast<size_t>(a[1]) << 8)) : 0;
+        if (a.size() < 2 + len || len == 0) {
+            log_error("rank %zu sent a malformed fabric address", r);
+            return -EINVAL;
+        }
+        if (a == address_) self = static_cast<int>(r);
+        int n = fi_av_insert(av_, a.data() + 2, 1, &peers_[r], 0, nullptr);
         if (n != 1) {
             log_error("fi_av_insert for rank %zu failed", r);
             return -EINVAL;
         }
+        bells[r].assign(a.begin() + 2 + static_cast<long>(len), a.end());
     }
+    if (doorbell_) doorbell_->connect(bells, self);
     return 0;
 }
 
@@ -219,7 +256,9 @@ int OfiTransport::register_memory(const void *addr, size_t len, unsigned access,
 int OfiTransport::post_send(int peer, const struct iovec *iov, void **desc, size_t count,
                             OpContext *ctx) {
     ssize_t rc = fi_sendv(ep_, iov, desc, count, peers_[static_cast<size_t>(peer)], ctx);
-    return rc == 0 ? 0 : to_errno(rc);
+    if (rc != 0) return to_errno(rc);
+    if (doorbell_) doorbell_->ring(peer);
+    return 0;
 }
 
 int OfiTransport::post_recv(void *buf, size_t len, void *desc, OpContext *ctx) {
@@ -231,7 +270,9 @@ int OfiTransport::post_read(int peer, void *local, size_t len, void *desc, uint6
                             uint64_t key, OpContext *ctx) {
     ssize_t rc = fi_read(ep_, local, len, desc, peers_[static_cast<size_t>(peer)], remote_addr,
                          key, ctx);
-    return rc == 0 ? 0 : to_errno(rc);
+    if (rc != 0) return to_errno(rc);
+    if (doorbell_) doorbell_->ring(peer);
+    return 0;
 }
 
 int OfiTransport::poll(TransportCompletion *out, int max) {

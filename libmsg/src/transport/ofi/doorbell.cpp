@@ -1,0 +1,112 @@
+// Doorbell: an abstract-namespace datagram socket plus a POSIX shared-memory
+// flag page per endpoint, both named by a random id.
+#include "transport/ofi/doorbell.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <random>
+
+namespace msg {
+
+namespace {
+
+constexpr size_t kPage = 4096;
+
+std::string shm_name(const std::string &id) { return "/viaduct-db-" + id; }
+
+void socket_address(const std::string &id, sockaddr_un *addr, socklen_t *len) {
+    std::memset(addr, 0, sizeof *addr);
+    addr->sun_family = AF_UNIX;
+    // Abstract namespace: no file to clean up, gone with the socket.
+    std::string name = "viaduct-db-" + id;
+    std::memcpy(addr->sun_path + 1, name.data(), name.size());
+    *len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+}
+
+}  // namespace
+
+Doorbell::~Doorbell() {
+    for (Peer &p : peers_)
+        if (p.map != nullptr) munmap(p.map, kPage);
+    if (map_ != nullptr) munmap(map_, kPage);
+    unlink_name();
+    if (fd_ >= 0) ::close(fd_);
+}
+
+bool Doorbell::open(std::string *error) {
+    std::random_device rd;
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%08x%08x%08x", rd(), rd(), static_cast<unsigned>(getpid()));
+    id_ = buf;
+
+    fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd_ < 0) return *error = std::string("doorbell socket: ") + std::strerror(errno), false;
+    sockaddr_un addr;
+    socklen_t len;
+    socket_address(id_, &addr, &len);
+    if (::bind(fd_, reinterpret_cast<sockaddr *>(&addr), len) != 0)
+        return *error = std::string("doorbell bind: ") + std::strerror(errno), false;
+
+    int shm = shm_open(shm_name(id_).c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (shm < 0) return *error = std::string("doorbell flag: ") + std::strerror(errno), false;
+    named_ = true;
+    bool ok = ftruncate(shm, kPage) == 0;
+    if (ok) map_ = mmap(nullptr, kPage, PROT_READ | PROT_WRITE, MAP_SHARED, shm, 0);
+    ::close(shm);
+    if (!ok || map_ == MAP_FAILED) {
+        map_ = nullptr;
+        return *error = std::string("doorbell flag map: ") + std::strerror(errno), false;
+    }
+    flag_ = new (map_) std::atomic<uint32_t>(0);
+    return true;
+}
+
+std::vector<uint8_t> Doorbell::name() const { return std::vector<uint8_t>(id_.begin(), id_.end()); }
+
+void Doorbell::connect(const std::vector<std::vector<uint8_t>> &names, int self) {
+    peers_.assign(names.size(), Peer{});
+    for (size_t r = 0; r < names.size(); ++r) {
+        if (static_cast<int>(r) == self || names[r].empty()) continue;
+        std::string id(names[r].begin(), names[r].end());
+        int shm = shm_open(shm_name(id).c_str(), O_RDONLY | O_CLOEXEC, 0);
+        if (shm < 0) continue;  // another host or namespace: that peer is polled
+        void *m = mmap(nullptr, kPage, PROT_READ, MAP_SHARED, shm, 0);
+        ::close(shm);
+        if (m == MAP_FAILED) continue;
+        Peer &p = peers_[r];
+        p.map = m;
+        p.flag = static_cast<const std::atomic<uint32_t> *>(m);
+        socket_address(id, &p.addr, &p.addr_len);
+    }
+}
+
+void Doorbell::unlink_name() {
+    if (!named_) return;
+    shm_unlink(shm_name(id_).c_str());
+    named_ = false;
+}
+
+void Doorbell::woke() {
+    flag_->store(0, std::memory_order_relaxed);
+    char sink[64];
+    while (::recv(fd_, sink, sizeof sink, 0) > 0) {
+    }
+}
+
+void Doorbell::ring(int peer) {
+    Peer &p = peers_[static_cast<size_t>(peer)];
+    if (p.flag == nullptr) return;
+    // Pairs with prepare_sleep: either the peer's last check sees our work,
+    // or we see its flag.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (p.flag->load(std::memory_order_relaxed) == 0) return;
+    char one = 1;
+    // A full socket means a wake-up is already pending: nothing is lost.
+    ::sendto(fd_, &one, 1, MSG_DONTWAIT, reinterpret_cast<sockaddr *>(&p.addr), p.addr_len);
+}
+
+}  // namespace msg
