@@ -65,8 +65,10 @@ typedef struct msg_config {
     /* Receive buffers a sender may fill at one peer before it must wait for
      * credit to come back. VIADUCT_CREDITS */
     int credits;
-    /* Time allowed to join the job and to notice a dead peer, ms.
-     * VIADUCT_TIMEOUT_MS */
+    /* Time allowed to join the job and to connect every peer, and the
+     * bound on noticing that a peer's host vanished (TCP keep-alive on the
+     * coordinator link), ms. A peer process that exits or is killed is
+     * noticed at once. VIADUCT_TIMEOUT_MS */
     int timeout_ms;
     /* How long a waiting thread polls before it sleeps, microseconds.
      * VIADUCT_SPIN_US */
@@ -88,8 +90,9 @@ typedef struct msg_context msg_context_t;
 int msg_init(const msg_config_t *config, msg_context_t **context);
 
 /* Orderly shutdown: waits for this rank's sends to finish, then for every
- * live rank to reach finalize (bounded by timeout_ms). Afterwards every call
- * on the context returns MSG_ERR_FINALIZED until msg_destroy. */
+ * live rank to reach finalize (a failed rank is not waited for). Receives
+ * still posted complete with MSG_ERR_FINALIZED. Afterwards every call on
+ * the context returns MSG_ERR_FINALIZED until msg_destroy. */
 int msg_finalize(msg_context_t *context);
 
 /* Releases the handle (finalizing first if needed). */

@@ -53,6 +53,7 @@ private:
     void *map_ = nullptr;
     std::atomic<uint32_t> *flag_ = nullptr;
     bool named_ = false;
+    std::atomic<uint32_t> barrier_{0};
     std::vector<Peer> peers_;
 };
 
