@@ -60,8 +60,21 @@ int Engine::init() {
     }
     // Every peer may have credits + 2 packets in flight to us (its data
     // packets plus at most two explicit credit returns), so this many
-    // posted buffers never run dry.
-    size_t count = static_cast<size_t>(size_ - 1) * static_cast<size_t>(opts_.credits + 2);
+    // posted buffers never run dry. Large jobs get fewer credits per peer
+    // so the buffers fit the receive queue (every rank computes the same).
+    size_t peers = static_cast<size_t>(size_ - 1);
+    size_t fit = transport_->max_posted_receives() / peers;
+    if (fit < 3) {
+        log_error("%zu peers do not fit a receive queue of %zu", peers,
+                  transport_->max_posted_receives());
+        return MSG_ERR_NOT_SUPPORTED;
+    }
+    if (static_cast<size_t>(opts_.credits) + 2 > fit) {
+        opts_.credits = static_cast<int>(fit - 2);
+        for (auto &p : peers_) p.credits = opts_.credits;
+        log_debug("credits per peer lowered to %d to fit the receive queue", opts_.credits);
+    }
+    size_t count = peers * static_cast<size_t>(opts_.credits + 2);
     rx_slab_.resize(count * opts_.buffer_size);
     if (transport_->needs_local_registration() &&
         transport_->register_memory(rx_slab_.data(), rx_slab_.size(), kLocal, &rx_mr_) != 0)

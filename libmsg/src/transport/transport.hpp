@@ -57,6 +57,8 @@ public:
     // Largest single send or read the transport accepts.
     virtual size_t max_transfer() const = 0;
     virtual size_t max_iov() const = 0;
+    // How many receives may be posted at once.
+    virtual size_t max_posted_receives() const = 0;
 
     virtual int register_memory(const void *addr, size_t len, unsigned access,
                                 std::unique_ptr<MemoryRegion> *out) = 0;

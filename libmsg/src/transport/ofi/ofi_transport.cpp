@@ -78,6 +78,7 @@ public:
     bool supports_rdma_read() const override { return rma_; }
     size_t max_transfer() const override { return max_msg_; }
     size_t max_iov() const override { return max_iov_; }
+    size_t max_posted_receives() const override { return rx_size_; }
     int register_memory(const void *addr, size_t len, unsigned access,
                         std::unique_ptr<MemoryRegion> *out) override;
     int post_send(int peer, const struct iovec *iov, void **desc, size_t count,
@@ -126,6 +127,7 @@ private:
     bool rma_ = false;
     size_t max_msg_ = 0;
     size_t max_iov_ = 1;
+    size_t rx_size_ = 0;
     uint64_t next_key_ = 1;
     int wait_fd_ = -1;
     std::unique_ptr<Doorbell> doorbell_;  // when the CQ has no fd (shm)
@@ -163,6 +165,7 @@ int OfiTransport::open(const std::string &provider, std::string *error) {
     prov_key_ = (info->domain_attr->mr_mode & FI_MR_PROV_KEY) != 0;
     max_msg_ = info->ep_attr->max_msg_size;
     max_iov_ = info->tx_attr->iov_limit == 0 ? 1 : info->tx_attr->iov_limit;
+    rx_size_ = info->rx_attr->size;
 
     auto fail = [&](const char *what, int code) {
         *error = std::string(what) + " failed on provider " + name_ + ": " + fi_strerror(-code);
