@@ -90,9 +90,13 @@ typedef struct msg_context msg_context_t;
 int msg_init(const msg_config_t *config, msg_context_t **context);
 
 /* Orderly shutdown: waits for this rank's sends to finish, then for every
- * live rank to reach finalize (a failed rank is not waited for). Receives
- * still posted complete with MSG_ERR_FINALIZED. Afterwards every call on
- * the context returns MSG_ERR_FINALIZED until msg_destroy. */
+ * live rank to reach finalize (a failed rank is not waited for). Sends that
+ * see no fabric activity at all for timeout_ms are abandoned
+ * (MSG_ERR_TIMEOUT). Receives still posted complete with MSG_ERR_FINALIZED.
+ * Afterwards every call on the context returns MSG_ERR_FINALIZED until
+ * msg_destroy. If a fabric call has been stuck for timeout_ms (a provider
+ * wedged by a failed peer), calls return MSG_ERR_TRANSPORT instead of
+ * blocking. */
 int msg_finalize(msg_context_t *context);
 
 /* Releases the handle (finalizing first if needed). */

@@ -61,8 +61,39 @@ Core::~Core() {
     stop_progress_thread();
     // The bootstrap goes first: its reader thread calls back into the engine.
     boot.reset();
+    if (wedged) {
+        // A thread is stuck inside the provider with these objects: leave
+        // them be rather than free memory under it.
+        (void)engine.release();
+        (void)transport.release();
+        return;
+    }
     release_fabric();
     if (wake_fd >= 0) ::close(wake_fd);
+}
+
+bool Core::lock(std::unique_lock<std::timed_mutex> &lk) {
+    lk = std::unique_lock<std::timed_mutex>(mu, std::defer_lock);
+    if (wedged) return false;
+    if (lk.try_lock_for(std::chrono::milliseconds(timeout_ms))) return true;
+    declare_wedged("waiting for the fabric lock");
+    return false;
+}
+
+void Core::declare_wedged(const char *where) {
+    if (wedged.exchange(true)) return;
+    log_error("%s: a fabric call has not returned for %d ms (the provider is stuck, e.g. "
+              "on a failed peer's shared-memory lock); every call now fails",
+              where, timeout_ms);
+    wake_all_cqs();
+}
+
+void Core::wake_all_cqs() {
+    std::lock_guard<std::mutex> lk(cqs_mu);
+    for (msg_cq *cq : cqs) {
+        std::lock_guard<std::mutex> ql(cq->mu);
+        cq->cv.notify_all();
+    }
 }
 
 void Core::release_fabric() {
@@ -74,7 +105,7 @@ void Core::release_fabric() {
 }
 
 bool Core::try_progress() {
-    std::unique_lock<std::mutex> lk(mu, std::try_to_lock);
+    std::unique_lock<std::timed_mutex> lk(mu, std::try_to_lock);
     if (!lk.owns_lock() || !engine) return false;
     return engine->progress();
 }
@@ -88,7 +119,8 @@ void Core::stop_progress_thread() {
     if (!progress.joinable()) return;
     stop = true;
     wake_progress();
-    progress.join();
+    if (wedged) progress.detach();
+    else progress.join();
 }
 
 void Core::wake_progress() {
@@ -113,7 +145,7 @@ void Core::progress_loop() {
             timeout_ms = 1;
         } else {
             {
-                std::lock_guard<std::mutex> lk(mu);
+                std::lock_guard<std::timed_mutex> lk(mu);
                 if (engine->progress() || engine->has_backlog()) {
                     idle_us = 0;
                     continue;
@@ -146,7 +178,7 @@ void Core::progress_loop() {
             [[maybe_unused]] ssize_t n = ::read(wake_fd, &v, sizeof v);
         }
         if (blocking) {
-            std::lock_guard<std::mutex> lk(mu);
+            std::lock_guard<std::timed_mutex> lk(mu);
             transport->finish_wait();
         }
     }
@@ -247,17 +279,19 @@ extern "C" int msg_init(const msg_config_t *config, msg_context_t **context) {
         if (core->transport->connect(all) != 0) return MSG_ERR_TRANSPORT;
         Core *raw = core.get();
         core->boot->on_peer_failed([raw](int r) {
-            std::lock_guard<std::mutex> lk(raw->mu);
-            if (raw->engine) raw->engine->fail_peer(r);
+            std::unique_lock<std::timed_mutex> lk;
+            if (raw->lock(lk) && raw->engine) raw->engine->fail_peer(r);
         });
         // Handshake: every connection is up before init returns.
         auto deadline = clock::now() + std::chrono::milliseconds(cfg.timeout_ms);
         {
-            std::lock_guard<std::mutex> lk(core->mu);
+            std::unique_lock<std::timed_mutex> lk;
+            if (!core->lock(lk)) return MSG_ERR_TRANSPORT;
             core->engine->start_handshake();
         }
         for (;;) {
-            std::unique_lock<std::mutex> lk(core->mu);
+            std::unique_lock<std::timed_mutex> lk;
+            if (!core->lock(lk)) return MSG_ERR_TRANSPORT;
             core->engine->progress();
             if (core->engine->handshake_done()) {
                 core->transport->peers_connected();
@@ -301,32 +335,45 @@ extern "C" int msg_finalize(msg_context_t *context) {
     if (core.transport) {
         // Our sends finish first (peers may still be reading from us), then
         // everyone meets, so nobody closes a connection a peer still needs.
-        // Neither wait has a time limit of its own: a slow peer is not an
-        // error, and a dead one is reported by the coordinator, which
-        // completes our sends to it and lets the barrier through.
+        // A slow peer is not an error and a dead one is reported by the
+        // coordinator (which completes our sends to it), so the only limit
+        // is on standing still: no fabric activity at all for timeout_ms.
+        uint64_t seen = 0;
+        auto still_since = clock::now();
         for (;;) {
-            {
-                std::lock_guard<std::mutex> lk(core.mu);
-                if (core.engine->quiescent()) break;
+            std::unique_lock<std::timed_mutex> lk;
+            if (!core.lock(lk)) break;
+            if (core.engine->quiescent()) break;
+            if (core.engine->activity() != seen) {
+                seen = core.engine->activity();
+                still_since = clock::now();
+            } else if (clock::now() - still_since > std::chrono::milliseconds(core.timeout_ms)) {
+                log_error("finalize: sends still unfinished and nothing moved for %d ms; "
+                          "abandoning them",
+                          core.timeout_ms);
+                result = MSG_ERR_TIMEOUT;
+                break;
             }
+            lk.unlock();
             std::this_thread::sleep_for(std::chrono::microseconds(200));
         }
         int rc = core.boot->barrier(-1, &why);
         if (rc != MSG_OK) {
             log_error("finalize: %s", why.c_str());
-            result = rc;
+            if (result == MSG_OK) result = rc;
         }
         core.stop_progress_thread();
     }
     {
-        std::lock_guard<std::mutex> lk(core.mu);
-        core.engine->abort_all(MSG_ERR_FINALIZED);
-        core.release_fabric();
-        for (msg_cq *cq : core.cqs) {
-            std::lock_guard<std::mutex> ql(cq->mu);
-            cq->cv.notify_all();
+        std::unique_lock<std::timed_mutex> lk;
+        if (core.lock(lk)) {
+            core.engine->abort_all(MSG_ERR_FINALIZED);
+            core.release_fabric();
+        } else {
+            result = MSG_ERR_TRANSPORT;
         }
     }
+    core.wake_all_cqs();
     core.boot->leave();
     return result;
 }
@@ -360,7 +407,8 @@ extern "C" int msg_get_info(const msg_context_t *context, msg_info_t *info) {
 
 extern "C" int msg_get_stats(const msg_context_t *context, msg_stats_t *stats) {
     if (context == nullptr || stats == nullptr) return MSG_ERR_INVALID_ARG;
-    std::lock_guard<std::mutex> lk(context->core->mu);
+    std::unique_lock<std::timed_mutex> lk;
+    if (!context->core->lock(lk)) return MSG_ERR_TRANSPORT;
     if (!context->core->engine) return MSG_ERR_FINALIZED;
     *stats = context->core->engine->stats();
     return MSG_OK;

@@ -33,7 +33,16 @@ struct Core {
     // Closes the endpoint, then the engine's buffers, then the fabric.
     void release_fabric();
 
-    std::mutex mu;
+    // Takes mu, waiting at most timeout_ms. A provider call that never
+    // returns (libfabric 1.17's shm spins forever on a lock a killed peer
+    // held) must not hang every other caller too: the core is then declared
+    // wedged and every call fails with MSG_ERR_TRANSPORT.
+    bool lock(std::unique_lock<std::timed_mutex> &lk);
+    void declare_wedged(const char *where);
+    void wake_all_cqs();
+
+    std::timed_mutex mu;
+    std::atomic<bool> wedged{false};
     std::unique_ptr<Bootstrap> boot;
     std::unique_ptr<Transport> transport;
     std::unique_ptr<Engine> engine;
@@ -42,7 +51,8 @@ struct Core {
     int timeout_ms = 10000;
     int spin_us = 50;
 
-    std::vector<msg_cq *> cqs;  // guarded by mu; woken at finalize
+    std::mutex cqs_mu;
+    std::vector<msg_cq *> cqs;  // guarded by cqs_mu; woken at finalize
 
     std::thread progress;
     std::atomic<bool> stop{false};

@@ -47,13 +47,25 @@ int msg_cq::wait(int timeout_ms, msg_completion_t *out) {
     }
     if (--core->spinners == 0) core->wake_progress();
     std::unique_lock<std::mutex> lk(mu);
-    auto ready = [&] { return !entries.empty() || core->finalized; };
-    if (timeout_ms < 0) {
-        cv.wait(lk, ready);
-    } else if (timeout_ms > 0) {
-        cv.wait_until(lk, start + std::chrono::milliseconds(timeout_ms), ready);
+    auto ready = [&] { return !entries.empty() || core->finalized || core->wedged; };
+    auto deadline = timeout_ms < 0 ? clock::time_point::max()
+                                   : start + std::chrono::milliseconds(timeout_ms);
+    // Sleep in slices: between them, make sure the fabric lock can still be
+    // had, so a provider stuck for good is reported instead of waited on.
+    const auto slice = std::chrono::milliseconds(core->timeout_ms);
+    while (timeout_ms != 0 && !ready()) {
+        auto until = clock::now() + slice;
+        if (until > deadline) until = deadline;
+        if (cv.wait_until(lk, until, ready)) break;
+        if (clock::now() >= deadline) break;
+        lk.unlock();
+        std::unique_lock<std::timed_mutex> probe;
+        core->lock(probe);
+        probe = {};
+        lk.lock();
     }
     if (!entries.empty()) return pop();
+    if (core->wedged) return MSG_ERR_TRANSPORT;
     return core->finalized ? MSG_ERR_FINALIZED : MSG_ERR_TIMEOUT;
 }
 
@@ -62,7 +74,7 @@ extern "C" int msg_cq_create(msg_context_t *context, msg_cq_t **cq) {
     if (context->core->finalized) return MSG_ERR_FINALIZED;
     try {
         auto *q = new msg_cq(context->core);
-        std::lock_guard<std::mutex> lk(context->core->mu);
+        std::lock_guard<std::mutex> lk(context->core->cqs_mu);
         context->core->cqs.push_back(q);
         *cq = q;
     } catch (const std::bad_alloc &) {
@@ -74,10 +86,11 @@ extern "C" int msg_cq_create(msg_context_t *context, msg_cq_t **cq) {
 extern "C" int msg_cq_destroy(msg_cq_t *cq) {
     if (cq == nullptr) return MSG_ERR_INVALID_ARG;
     {
-        std::lock_guard<std::mutex> lk(cq->core->mu);
+        std::unique_lock<std::timed_mutex> lk;
+        if (!cq->core->lock(lk)) return MSG_ERR_TRANSPORT;
         if (cq->in_flight > 0) return MSG_ERR_BUSY;
-        auto &all = cq->core->cqs;
-        std::erase(all, cq);
+        std::lock_guard<std::mutex> cl(cq->core->cqs_mu);
+        std::erase(cq->core->cqs, cq);
     }
     delete cq;
     return MSG_OK;

@@ -381,6 +381,7 @@ bool Engine::progress() {
     if (transport_ == nullptr) return false;
     TransportCompletion comps[32];
     int n = transport_->poll(comps, 32);
+    activity_ += static_cast<uint64_t>(n > 0 ? n : 0);
     for (int i = 0; i < n; ++i) {
         const TransportCompletion &c = comps[i];
         switch (c.kind) {

@@ -1,0 +1,170 @@
+// memcpy-bw: memory-copy bandwidth with 1 and 2 threads on buffers far larger than the caches,
+// the machine's copy limit that all-to-all figures on one host are read against.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench_util.hpp"
+
+namespace {
+
+using namespace viaduct::bench;
+
+struct Options {
+    size_t bytes = 256 * MiB;
+    long reps = 5;
+    std::vector<long> threads = {1, 2};
+    bool json = false;
+};
+
+const char kUsage[] =
+    "usage: memcpy-bw [options]\n"
+    "Copies a source buffer to a destination buffer per thread, all threads at once, and\n"
+    "prints MB/s of bytes copied (MB = 10^6 bytes), best and mean over the repetitions.\n"
+    "\n"
+    "  --bytes BYTES         buffer size per thread (default 256M); K, M, G suffixes are binary\n"
+    "  --reps N              timed repetitions per thread count (default 5)\n"
+    "  --threads LIST        comma-separated thread counts (default 1,2)\n"
+    "  --json                print one JSON object instead of a table\n"
+    "  --help                this text\n";
+
+std::vector<long> parse_thread_list(const std::string &text) {
+    std::vector<long> out;
+    size_t start = 0;
+    while (start <= text.size()) {
+        size_t comma = text.find(',', start);
+        if (comma == std::string::npos) comma = text.size();
+        auto n = parse_long(std::string_view(text).substr(start, comma - start));
+        if (!n || *n < 1 || *n > 1024) {
+            throw UsageError("--threads: '" + text + "' is not a list of counts in [1, 1024]");
+        }
+        out.push_back(*n);
+        start = comma + 1;
+    }
+    return out;
+}
+
+Options parse_options(int argc, char **argv, bool &help) {
+    Options o;
+    Args args(argc, argv);
+    std::string text;
+    while (!args.done()) {
+        if (args.flag("--help") || args.flag("-h")) {
+            help = true;
+            return o;
+        }
+        if (args.value("--threads", text)) {
+            o.threads = parse_thread_list(text);
+            continue;
+        }
+        bool known = args.flag("--json", o.json) || args.size_value("--bytes", o.bytes) ||
+                     args.long_value("--reps", 1, 1000000, o.reps);
+        if (!known) args.unknown();
+    }
+    if (o.bytes == 0) throw UsageError("--bytes must be at least 1");
+    return o;
+}
+
+// One thread's source and destination, touched up front so page faults are not timed.
+struct CopyPair {
+    AlignedBuffer src;
+    AlignedBuffer dst;
+};
+
+struct Result {
+    long threads;
+    double best_mbps;
+    double mean_mbps;
+};
+
+Result measure(const Options &o, long nthreads, std::vector<CopyPair> &pairs) {
+    Result r{nthreads, 0.0, 0.0};
+    // One untimed pass warms the TLBs and lets the clock settle.
+    for (long rep = -1; rep < o.reps; ++rep) {
+        Clock::time_point start = Clock::now();
+        {
+            std::vector<std::jthread> workers;
+            for (long t = 0; t < nthreads; ++t) {
+                CopyPair &p = pairs[static_cast<size_t>(t)];
+                workers.emplace_back(
+                    [&p, bytes = o.bytes] { std::memcpy(p.dst.data(), p.src.data(), bytes); });
+            }
+        }
+        double elapsed = seconds_since(start);
+        if (rep < 0) continue;
+        double mbps = static_cast<double>(o.bytes) * static_cast<double>(nthreads) / elapsed / 1e6;
+        r.best_mbps = std::max(r.best_mbps, mbps);
+        r.mean_mbps += mbps / static_cast<double>(o.reps);
+    }
+    // The copies must really have happened (and cannot be optimised away).
+    for (long t = 0; t < nthreads; ++t) {
+        const CopyPair &p = pairs[static_cast<size_t>(t)];
+        if (std::memcmp(p.dst.data(), p.src.data(), o.bytes) != 0) {
+            throw Error("thread " + std::to_string(t) + ": destination differs from source");
+        }
+    }
+    return r;
+}
+
+int run(const Options &o) {
+    long most = *std::max_element(o.threads.begin(), o.threads.end());
+    std::vector<CopyPair> pairs;
+    for (long t = 0; t < most; ++t) {
+        CopyPair p{AlignedBuffer(o.bytes), AlignedBuffer(o.bytes)};
+        std::memset(p.src.data(), static_cast<int>(0x5a + t), o.bytes);
+        pairs.push_back(std::move(p));
+    }
+    std::vector<Result> results;
+    for (long n : o.threads) results.push_back(measure(o, n, pairs));
+
+    if (o.json) {
+        std::string out =
+            "{\"benchmark\":\"memcpy-bw\",\"buffer_bytes\":" + std::to_string(o.bytes) +
+            ",\"reps\":" + std::to_string(o.reps) +
+            ",\"hardware_threads\":" + std::to_string(std::thread::hardware_concurrency()) +
+            ",\"results\":[";
+        for (size_t i = 0; i < results.size(); ++i) {
+            if (i != 0) out += ",";
+            out += "{\"threads\":" + std::to_string(results[i].threads) +
+                   ",\"best_mbps\":" + json_number(results[i].best_mbps, 1) +
+                   ",\"mean_mbps\":" + json_number(results[i].mean_mbps, 1) + "}";
+        }
+        out += "]}";
+        std::puts(out.c_str());
+    } else {
+        std::printf(
+            "# memcpy-bw: %zu B per thread, %ld reps, %u hardware threads; MB/s of bytes "
+            "copied, MB = 10^6 B\n",
+            o.bytes, o.reps, std::thread::hardware_concurrency());
+        std::printf("%8s %14s %14s\n", "threads", "best_MB/s", "mean_MB/s");
+        for (const Result &r : results) {
+            std::printf("%8ld %14.1f %14.1f\n", r.threads, r.best_mbps, r.mean_mbps);
+        }
+    }
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    Options options;
+    try {
+        bool help = false;
+        options = parse_options(argc, argv, help);
+        if (help) {
+            std::fputs(kUsage, stdout);
+            return 0;
+        }
+    } catch (const UsageError &e) {
+        std::fprintf(stderr, "memcpy-bw: %s (see --help)\n", e.what());
+        return 2;
+    }
+    try {
+        return run(options);
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "memcpy-bw: %s\n", e.what());
+        return 1;
+    }
+}
