@@ -113,7 +113,12 @@ typedef struct msg_info {
     int restricted;
     size_t eager_max;
     size_t buffer_size;
-    double connect_seconds; /* msg_init: joining the job + connecting peers */
+    /* Connecting: exchanging fabric addresses through the bootstrap,
+     * filling the address vector and a handshake with every peer. */
+    double connect_seconds;
+    /* The whole of msg_init: joining the job, opening the fabric (libfabric's
+     * own initialization included) and connecting. */
+    double init_seconds;
 } msg_info_t;
 
 int msg_get_info(const msg_context_t *context, msg_info_t *info);
