@@ -147,7 +147,7 @@ class Watchdog {
         : thread_([this, rank, timeout_s](std::stop_token stop) { watch(stop, rank, timeout_s); }) {
     }
 
-    // One round trip done (or one message echoed) at this size.
+    // A size begins, or one of its round trips (or echoes) is done.
     void progress(size_t bytes) {
         bytes_.store(bytes, std::memory_order_relaxed);
         ticks_.fetch_add(1, std::memory_order_relaxed);
@@ -165,9 +165,9 @@ class Watchdog {
                 last = Clock::now();
             } else if (seconds_since(last) > static_cast<double>(timeout_s)) {
                 std::fprintf(stderr,
-                             "msg-pingpong: rank %d: no %zu-byte message for %ld s after %llu "
-                             "round trips; giving up\n",
-                             rank, bytes_.load(), timeout_s, static_cast<unsigned long long>(now));
+                             "msg-pingpong: rank %d: no %zu-byte message arrived for %ld s; "
+                             "giving up\n",
+                             rank, bytes_.load(), timeout_s);
                 std::_Exit(1);
             }
         }
@@ -186,6 +186,7 @@ class PingPong {
 
     // Rank 0: times `count` round trips after `warmup` untimed ones.
     Result ping(size_t bytes, long warmup, long count) {
+        watchdog_.progress(bytes);
         fill_pattern(out_.data(), bytes);
         std::memset(in_.data(), 0, bytes);
         msg_completion_t c{};
@@ -211,6 +212,7 @@ class PingPong {
 
     // Rank 1: sends every message straight back from the buffer it arrived in.
     void pong(size_t bytes, long total) {
+        watchdog_.progress(bytes);
         std::memset(in_.data(), 0, bytes);
         msg_completion_t c{};
         for (long i = 0; i < total; ++i, ++sequence_) {

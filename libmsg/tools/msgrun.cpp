@@ -47,7 +47,9 @@ bool parse_long(const char *s, long lo, long hi, long *out) {
 }
 
 volatile sig_atomic_t g_signal = 0;
-void on_signal(int sig) { g_signal = sig; }
+void on_signal(int sig) {
+    g_signal = sig;
+}
 
 }  // namespace
 

@@ -17,7 +17,7 @@ extern "C" {
 /* ---- status codes: 0 is success, every error is negative ---- */
 enum msg_status {
     MSG_OK = 0,
-    MSG_ERR_INVALID_ARG = -1,  /* NULL handle, negative length, bad option */
+    MSG_ERR_INVALID_ARG = -1, /* NULL handle, negative length, bad option */
     MSG_ERR_NO_MEMORY = -2,
     MSG_ERR_TRUNCATED = -3,    /* receive buffer smaller than the message */
     MSG_ERR_TIMEOUT = -4,      /* msg_cq_wait timed out; nothing completed */
@@ -29,7 +29,7 @@ enum msg_status {
     MSG_ERR_PROTOCOL = -10,    /* a malformed or unexpected protocol header */
     MSG_ERR_BUSY = -11,        /* object still has operations in flight */
     MSG_ERR_NOT_SUPPORTED = -12,
-    MSG_ERR_CONFIG = -13       /* an option or VIADUCT_* variable is invalid */
+    MSG_ERR_CONFIG = -13 /* an option or VIADUCT_* variable is invalid */
 };
 
 /* Readable text for a status code; never NULL. */
@@ -108,8 +108,8 @@ int msg_size(const msg_context_t *context, int *size);
 typedef struct msg_info {
     int rank;
     int size;
-    char provider[64];     /* libfabric provider in use */
-    int long_protocol;     /* enum msg_long_protocol */
+    char provider[64]; /* libfabric provider in use */
+    int long_protocol; /* enum msg_long_protocol */
     int restricted;
     size_t eager_max;
     size_t buffer_size;
@@ -128,7 +128,7 @@ typedef struct msg_stats {
     uint64_t messages_received;
     uint64_t bytes_sent;
     uint64_t bytes_received;
-    uint64_t bad_headers;      /* incoming headers rejected by validation */
+    uint64_t bad_headers; /* incoming headers rejected by validation */
     uint64_t peers_failed;
 } msg_stats_t;
 
@@ -144,9 +144,9 @@ enum msg_op {
 };
 
 typedef struct msg_completion {
-    int op;        /* enum msg_op (a posted entry keeps its own value) */
-    int status;    /* MSG_OK or an error */
-    int source;    /* receive: the sender; send: the destination */
+    int op;     /* enum msg_op (a posted entry keeps its own value) */
+    int status; /* MSG_OK or an error */
+    int source; /* receive: the sender; send: the destination */
     int tag;
     size_t bytes;  /* bytes delivered (receive) or sent (send) */
     void *cookie;  /* the caller's cookie from isend/irecv/post */
@@ -169,17 +169,16 @@ int msg_cq_post(msg_cq_t *cq, const msg_completion_t *entry);
 /* ---- messaging ---- */
 /* Asynchronous: the result arrives on cq as one completion carrying cookie.
  * The buffer must stay valid and untouched until then. */
-int msg_isend(msg_context_t *context, int dest, int tag, const void *buf,
-              size_t len, msg_cq_t *cq, void *cookie);
-int msg_irecv(msg_context_t *context, int source, int tag, void *buf,
-              size_t capacity, msg_cq_t *cq, void *cookie);
+int msg_isend(msg_context_t *context, int dest, int tag, const void *buf, size_t len, msg_cq_t *cq,
+              void *cookie);
+int msg_irecv(msg_context_t *context, int source, int tag, void *buf, size_t capacity, msg_cq_t *cq,
+              void *cookie);
 
 /* Blocking forms. msg_recv fills *completion (may be NULL) with the source,
  * tag and byte count. */
-int msg_send(msg_context_t *context, int dest, int tag, const void *buf,
-             size_t len);
-int msg_recv(msg_context_t *context, int source, int tag, void *buf,
-             size_t capacity, msg_completion_t *completion);
+int msg_send(msg_context_t *context, int dest, int tag, const void *buf, size_t len);
+int msg_recv(msg_context_t *context, int source, int tag, void *buf, size_t capacity,
+             msg_completion_t *completion);
 
 /* Blocks until every live rank has called it (through the job's bootstrap). */
 int msg_barrier(msg_context_t *context);

@@ -82,9 +82,10 @@ bool Core::lock(std::unique_lock<std::timed_mutex> &lk) {
 
 void Core::declare_wedged(const char *where) {
     if (wedged.exchange(true)) return;
-    log_error("%s: a fabric call has not returned for %d ms (the provider is stuck, e.g. "
-              "on a failed peer's shared-memory lock); every call now fails",
-              where, timeout_ms);
+    log_error(
+        "%s: a fabric call has not returned for %d ms (the provider is stuck, e.g. "
+        "on a failed peer's shared-memory lock); every call now fails",
+        where, timeout_ms);
     wake_all_cqs();
 }
 
@@ -119,8 +120,10 @@ void Core::stop_progress_thread() {
     if (!progress.joinable()) return;
     stop = true;
     wake_progress();
-    if (wedged) progress.detach();
-    else progress.join();
+    if (wedged)
+        progress.detach();
+    else
+        progress.join();
 }
 
 void Core::wake_progress() {
@@ -152,7 +155,8 @@ void Core::progress_loop() {
                 }
                 // An fd that only rings for arrivals cannot tell us that
                 // our own sends finished: keep polling while some are out.
-                bool fd_enough = transport->fd_signals_completions() || engine->ops_in_flight() == 0;
+                bool fd_enough =
+                    transport->fd_signals_completions() || engine->ops_in_flight() == 0;
                 if (transport->wait_fd() >= 0 && fd_enough && transport->prepare_wait()) {
                     if (engine->progress()) {
                         transport->finish_wait();
@@ -220,7 +224,8 @@ extern "C" int msg_init(const msg_config_t *config, msg_context_t **context) {
     // Round 1: agree on parameters and learn where everyone runs.
     JobParams mine{};
     gethostname(mine.host, sizeof mine.host - 1);
-    if (cfg.provider != nullptr) std::strncpy(mine.provider, cfg.provider, sizeof mine.provider - 1);
+    if (cfg.provider != nullptr)
+        std::strncpy(mine.provider, cfg.provider, sizeof mine.provider - 1);
     mine.protocol = cfg.long_protocol;
     mine.restricted = cfg.restricted != 0;
     mine.eager_max = cfg.eager_max;
@@ -242,13 +247,16 @@ extern "C" int msg_init(const msg_config_t *config, msg_context_t **context) {
             p.protocol != mine.protocol || p.restricted != mine.restricted ||
             p.eager_max != mine.eager_max || p.buffer_size != mine.buffer_size ||
             p.credits != mine.credits) {
-            log_error("rank %d runs with different settings (provider, protocol, mode, "
-                      "eager_max, buffer_size or credits); every rank must use the same",
-                      r);
+            log_error(
+                "rank %d runs with different settings (provider, protocol, mode, "
+                "eager_max, buffer_size or credits); every rank must use the same",
+                r);
             return MSG_ERR_CONFIG;
         }
     }
-    std::string provider = cfg.provider != nullptr ? cfg.provider : one_host ? "shm" : "tcp;ofi_rxm";
+    std::string provider = cfg.provider != nullptr ? cfg.provider
+                           : one_host              ? "shm"
+                                                   : "tcp;ofi_rxm";
 
     EngineOptions opts;
     opts.long_protocol = cfg.long_protocol;
@@ -350,9 +358,10 @@ extern "C" int msg_finalize(msg_context_t *context) {
                 seen = core.engine->activity();
                 still_since = clock::now();
             } else if (clock::now() - still_since > std::chrono::milliseconds(core.timeout_ms)) {
-                log_error("finalize: sends still unfinished and nothing moved for %d ms; "
-                          "abandoning them",
-                          core.timeout_ms);
+                log_error(
+                    "finalize: sends still unfinished and nothing moved for %d ms; "
+                    "abandoning them",
+                    core.timeout_ms);
                 result = MSG_ERR_TIMEOUT;
                 break;
             }

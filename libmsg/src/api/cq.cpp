@@ -48,8 +48,8 @@ int msg_cq::wait(int timeout_ms, msg_completion_t *out) {
     if (--core->spinners == 0) core->wake_progress();
     std::unique_lock<std::mutex> lk(mu);
     auto ready = [&] { return !entries.empty() || core->finalized || core->wedged; };
-    auto deadline = timeout_ms < 0 ? clock::time_point::max()
-                                   : start + std::chrono::milliseconds(timeout_ms);
+    auto deadline =
+        timeout_ms < 0 ? clock::time_point::max() : start + std::chrono::milliseconds(timeout_ms);
     // Sleep in slices: between them, make sure the fabric lock can still be
     // had, so a provider stuck for good is reported instead of waited on.
     const auto slice = std::chrono::milliseconds(core->timeout_ms);

@@ -51,7 +51,8 @@ extern "C" int msg_isend(msg_context_t *context, int dest, int tag, const void *
     if (rc != MSG_OK) return rc;
     if ((rc = check_peer(*context->core, dest, false)) != MSG_OK) return rc;
     if (tag < 0) return MSG_ERR_INVALID_ARG;
-    return issue(context, cq, [&](msg::Engine &e) { return e.isend(dest, tag, buf, len, cq, cookie); });
+    return issue(context, cq,
+                 [&](msg::Engine &e) { return e.isend(dest, tag, buf, len, cq, cookie); });
 }
 
 extern "C" int msg_irecv(msg_context_t *context, int source, int tag, void *buf, size_t capacity,

@@ -12,7 +12,7 @@
 namespace msg {
 
 class Bootstrap {
-public:
+  public:
     virtual ~Bootstrap() = default;
     virtual int rank() const = 0;
     virtual int size() const = 0;

@@ -39,7 +39,9 @@ struct Coordinator::State {
     int joined = 0;
     std::map<uint32_t, Collective> gathers, barriers;
 
-    bool active(int r) const { return !failed[static_cast<size_t>(r)] && !left[static_cast<size_t>(r)]; }
+    bool active(int r) const {
+        return !failed[static_cast<size_t>(r)] && !left[static_cast<size_t>(r)];
+    }
     bool all_done() const {
         for (int r = 0; r < size; ++r)
             if (active(r)) return false;
@@ -133,7 +135,9 @@ Coordinator::~Coordinator() {
     if (wake_fd_ >= 0) ::close(wake_fd_);
 }
 
-void Coordinator::start() { thread_ = std::thread([this] { serve(); }); }
+void Coordinator::start() {
+    thread_ = std::thread([this] { serve(); });
+}
 
 bool Coordinator::join() {
     if (thread_.joinable()) thread_.join();
@@ -152,7 +156,8 @@ void Coordinator::report_failure(int rank) {
 void Coordinator::stop() {
     stop_ = true;
     uint64_t one = 1;
-    if (wake_fd_ >= 0) [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof one);
+    if (wake_fd_ >= 0) [[maybe_unused]]
+        ssize_t n = ::write(wake_fd_, &one, sizeof one);
 }
 
 void Coordinator::serve() {

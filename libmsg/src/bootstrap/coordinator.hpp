@@ -13,7 +13,7 @@
 namespace msg::boot {
 
 class Coordinator {
-public:
+  public:
     // Listens on host:port (port "0": any free port) for a job of `size` ranks
     // that must all join within join_timeout_ms.
     static std::unique_ptr<Coordinator> listen(const std::string &host, const std::string &port,
@@ -36,7 +36,7 @@ public:
     // Makes the serving thread stop soon (job is being torn down).
     void stop();
 
-private:
+  private:
     Coordinator() = default;
     void serve();
     struct State;

@@ -21,7 +21,8 @@ void put_u32(std::vector<uint8_t> &b, uint32_t v) {
 bool get_u32(const std::vector<uint8_t> &b, size_t &pos, uint32_t &v) {
     if (pos + 4 > b.size()) return false;
     v = 0;
-    for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(b[pos + static_cast<size_t>(i)]) << (8 * i);
+    for (int i = 0; i < 4; ++i)
+        v |= static_cast<uint32_t>(b[pos + static_cast<size_t>(i)]) << (8 * i);
     pos += 4;
     return true;
 }

@@ -9,14 +9,14 @@
 namespace msg::boot {
 
 enum class FrameType : uint8_t {
-    Hello = 1,        // rank -> coordinator: u32 rank, u32 size
-    Gather = 2,       // rank -> coordinator: u32 seq, bytes
-    GatherResult = 3, // coordinator -> rank: u32 seq, u32 n, n x (u8 present, u32 len, bytes)
-    Barrier = 4,      // rank -> coordinator: u32 seq
-    BarrierDone = 5,  // coordinator -> rank: u32 seq
-    Bye = 6,          // rank -> coordinator: leaving in order
-    Failed = 7,       // coordinator -> rank: u32 rank that failed
-    Error = 8,        // coordinator -> rank: text; the job cannot go on
+    Hello = 1,         // rank -> coordinator: u32 rank, u32 size
+    Gather = 2,        // rank -> coordinator: u32 seq, bytes
+    GatherResult = 3,  // coordinator -> rank: u32 seq, u32 n, n x (u8 present, u32 len, bytes)
+    Barrier = 4,       // rank -> coordinator: u32 seq
+    BarrierDone = 5,   // coordinator -> rank: u32 seq
+    Bye = 6,           // rank -> coordinator: leaving in order
+    Failed = 7,        // coordinator -> rank: u32 rank that failed
+    Error = 8,         // coordinator -> rank: text; the job cannot go on
 };
 
 constexpr uint32_t kMaxFrame = 64u << 20;
@@ -35,14 +35,14 @@ bool write_frame(int fd, FrameType type, const std::vector<uint8_t> &body);
 
 // Accumulates bytes from a socket and cuts them into frames.
 class FrameReader {
-public:
+  public:
     // Reads what is available (fd may be blocking: reads once). Returns false
     // on EOF or error, or on a frame that breaks the size limit.
     bool fill(int fd);
     // Pops one complete frame if there is one.
     bool next(Frame &out);
 
-private:
+  private:
     std::vector<uint8_t> buf_;
     bool bad_ = false;
 };

@@ -23,7 +23,7 @@ using boot::Frame;
 using boot::FrameType;
 
 class SingletonBootstrap final : public Bootstrap {
-public:
+  public:
     int rank() const override { return 0; }
     int size() const override { return 1; }
     int allgather(const std::vector<uint8_t> &mine, std::vector<std::vector<uint8_t>> &all, int,
@@ -37,7 +37,7 @@ public:
 };
 
 class TcpBootstrap final : public Bootstrap {
-public:
+  public:
     TcpBootstrap(int rank, int size) : rank_(rank), size_(size) {}
     ~TcpBootstrap() override {
         leave();
@@ -135,7 +135,7 @@ public:
         ::shutdown(fd_, SHUT_WR);
     }
 
-private:
+  private:
     template <typename Pred>
     bool wait_for(std::unique_lock<std::mutex> &lk, int timeout_ms, Pred done) {
         auto ready = [&] { return done() || closed_; };
@@ -250,8 +250,8 @@ bool env_int(const char *name, long lo, long hi, int *out, std::string *error) {
     errno = 0;
     long n = std::strtol(v, &end, 10);
     if (errno != 0 || end == v || *end != '\0' || n < lo || n > hi) {
-        *error = std::string(name) + "=" + v + " is not a number in [" + std::to_string(lo) +
-                 ", " + std::to_string(hi) + "]";
+        *error = std::string(name) + "=" + v + " is not a number in [" + std::to_string(lo) + ", " +
+                 std::to_string(hi) + "]";
         return false;
     }
     *out = static_cast<int>(n);

@@ -18,7 +18,9 @@ void vlog(const char *level, const char *fmt, va_list ap) {
 }
 }  // namespace
 
-void log_set_rank(int rank) { g_rank = rank; }
+void log_set_rank(int rank) {
+    g_rank = rank;
+}
 
 bool log_debug_enabled() {
     static const bool enabled = [] {

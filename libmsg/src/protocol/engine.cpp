@@ -156,7 +156,8 @@ void Engine::complete(Request *r, int status, size_t bytes) {
 }
 
 bool Engine::matches(const Request *r, int src, int tag) const {
-    return (r->peer == MSG_ANY_SOURCE || r->peer == src) && (r->tag == MSG_ANY_TAG || r->tag == tag);
+    return (r->peer == MSG_ANY_SOURCE || r->peer == src) &&
+           (r->tag == MSG_ANY_TAG || r->tag == tag);
 }
 
 int Engine::payload_desc(Request *r, const void *buf, size_t len, void **desc) {
@@ -265,8 +266,7 @@ Engine::TxOp *Engine::new_txop(int peer, PacketType type) {
         void *desc = nullptr;
         if (transport_->needs_local_registration()) {
             std::unique_ptr<MemoryRegion> mr;
-            if (transport_->register_memory(slab.get(), sizeof(TxOp) * kTxSlab, kLocal, &mr) ==
-                0) {
+            if (transport_->register_memory(slab.get(), sizeof(TxOp) * kTxSlab, kLocal, &mr) == 0) {
                 desc = mr->desc();
                 tx_mrs_.push_back(std::move(mr));
             }
@@ -292,7 +292,9 @@ Engine::TxOp *Engine::new_txop(int peer, PacketType type) {
     return op;
 }
 
-void Engine::free_txop(TxOp *op) { tx_free_.push_back(op); }
+void Engine::free_txop(TxOp *op) {
+    tx_free_.push_back(op);
+}
 
 void Engine::queue_packet(TxOp *op) {
     Peer &p = peers_[static_cast<size_t>(op->peer)];
@@ -307,7 +309,8 @@ void Engine::queue_packet(TxOp *op) {
 Engine::PostResult Engine::post_packet(TxOp *op, bool consumes_credit) {
     Peer &p = peers_[static_cast<size_t>(op->peer)];
     op->hdr.credits = p.to_return;
-    struct iovec iov[2] = {{&op->hdr, sizeof op->hdr}, {const_cast<void *>(op->payload_ptr), op->payload}};
+    struct iovec iov[2] = {{&op->hdr, sizeof op->hdr},
+                           {const_cast<void *>(op->payload_ptr), op->payload}};
     void *desc[2] = {op->hdr_desc, op->payload_desc};
     int rc = transport_->post_send(op->peer, iov, desc, op->payload > 0 ? 2 : 1, &op->ctx);
     if (rc == -EAGAIN) {
@@ -385,9 +388,15 @@ bool Engine::progress() {
     for (int i = 0; i < n; ++i) {
         const TransportCompletion &c = comps[i];
         switch (c.kind) {
-            case OpKind::Recv: handle_recv(reinterpret_cast<RxBuf *>(c.context), c); break;
-            case OpKind::Send: handle_send_done(reinterpret_cast<TxOp *>(c.context), c.error); break;
-            case OpKind::Read: handle_read_done(reinterpret_cast<ReadOp *>(c.context), c.error); break;
+            case OpKind::Recv:
+                handle_recv(reinterpret_cast<RxBuf *>(c.context), c);
+                break;
+            case OpKind::Send:
+                handle_send_done(reinterpret_cast<TxOp *>(c.context), c.error);
+                break;
+            case OpKind::Read:
+                handle_read_done(reinterpret_cast<ReadOp *>(c.context), c.error);
+                break;
         }
     }
     if (backlog_) {
@@ -465,11 +474,20 @@ void Engine::handle_recv(RxBuf *rb, const TransportCompletion &c) {
             }
             break;
         }
-        case PacketType::Cts: on_cts(h, src); break;
-        case PacketType::Chunk: on_chunk(h, src, payload, plen); break;
-        case PacketType::Go: on_go(h, src); break;
-        case PacketType::Fin: on_fin(h, src); break;
-        case PacketType::Credit: break;
+        case PacketType::Cts:
+            on_cts(h, src);
+            break;
+        case PacketType::Chunk:
+            on_chunk(h, src, payload, plen);
+            break;
+        case PacketType::Go:
+            on_go(h, src);
+            break;
+        case PacketType::Fin:
+            on_fin(h, src);
+            break;
+        case PacketType::Credit:
+            break;
     }
     repost(rb);
     if (p.failed) return;
@@ -521,7 +539,8 @@ void Engine::fail_peer(int rank) {
     for (OutItem &item : p.queue)
         if (item.packet != nullptr) free_txop(item.packet);
     p.queue.clear();
-    unexpected_.remove_if([&](const Unexpected &u) { return u.src == rank && u.type == PacketType::Rts; });
+    unexpected_.remove_if(
+        [&](const Unexpected &u) { return u.src == rank && u.type == PacketType::Rts; });
     // With every other rank gone, a wildcard receive can only hang.
     bool all_gone = failed_count_ == size_ - 1;
     std::vector<uint64_t> victims;

@@ -19,7 +19,7 @@ namespace msg {
 
 // Where a finished operation reports (the API's completion queue).
 class CompletionSink {
-public:
+  public:
     virtual ~CompletionSink() = default;
     virtual void deliver(const msg_completion_t &c) = 0;
 };
@@ -33,7 +33,7 @@ struct EngineOptions {
 };
 
 class Engine {
-public:
+  public:
     // transport may be null for a job of one.
     Engine(Transport *transport, int rank, int size, const EngineOptions &opts);
     ~Engine();
@@ -47,8 +47,7 @@ public:
     bool handshake_done() const;
 
     int isend(int dest, int tag, const void *buf, size_t len, CompletionSink *sink, void *cookie);
-    int irecv(int source, int tag, void *buf, size_t capacity, CompletionSink *sink,
-              void *cookie);
+    int irecv(int source, int tag, void *buf, size_t capacity, CompletionSink *sink, void *cookie);
 
     // Reaps transport completions and moves protocols forward. True if
     // anything happened.
@@ -71,7 +70,7 @@ public:
     const msg_stats_t &stats() const { return stats_; }
     size_t chunk_payload() const { return opts_.buffer_size - sizeof(WireHeader); }
 
-private:
+  private:
     struct Request;
     struct TxOp;
     struct RxBuf;
@@ -83,8 +82,8 @@ private:
     struct Peer {
         bool failed = false;
         bool hello_seen = false;
-        int credits = 0;        // packets we may still send to it
-        uint32_t to_return = 0; // its packets we consumed and not yet credited back
+        int credits = 0;         // packets we may still send to it
+        uint32_t to_return = 0;  // its packets we consumed and not yet credited back
         bool credit_pending = false;
         std::deque<OutItem> queue;
     };
@@ -144,10 +143,10 @@ private:
     EngineOptions opts_;
     uint64_t next_id_ = 1;
     std::unordered_map<uint64_t, std::unique_ptr<Request>> live_;
-    std::list<Request *> posted_;         // receives in posting order
-    std::list<Unexpected> unexpected_;    // arrivals in arrival order
+    std::list<Request *> posted_;       // receives in posting order
+    std::list<Unexpected> unexpected_;  // arrivals in arrival order
     std::vector<Peer> peers_;
-    int peers_queued_ = 0;                // peers with a non-empty queue (hint)
+    int peers_queued_ = 0;  // peers with a non-empty queue (hint)
     int failed_count_ = 0;
     bool backlog_ = false;
 
@@ -163,7 +162,7 @@ private:
     std::vector<std::unique_ptr<ReadOp>> read_pool_;
     std::vector<ReadOp *> read_free_;
     std::deque<uint64_t> reads_waiting_;  // long receives whose reads hit a full queue
-    size_t ops_in_flight_ = 0;  // transport sends and reads not yet completed
+    size_t ops_in_flight_ = 0;            // transport sends and reads not yet completed
     uint64_t activity_ = 0;
 
     // Restricted mode: one long send and one long receive moving data.

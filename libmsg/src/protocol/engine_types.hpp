@@ -32,7 +32,7 @@ struct Engine::Request {
     int outstanding = 0;        // transport operations in flight
     uint64_t remote_id = 0;     // the other side's request id
     uint64_t raddr = 0, rkey = 0;
-    bool holds_slot = false;    // restricted mode
+    bool holds_slot = false;  // restricted mode
     std::unique_ptr<MemoryRegion> mr;
 };
 

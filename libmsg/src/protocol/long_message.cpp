@@ -85,8 +85,10 @@ void Engine::on_cts(const WireHeader &h, int src) {
     }
     r->remote_id = h.recv_id;
     r->accepted = h.len;
-    if (opts_.restricted && send_slot_busy_) send_waiting_.push_back(r->id);
-    else start_send_data(r);
+    if (opts_.restricted && send_slot_busy_)
+        send_waiting_.push_back(r->id);
+    else
+        start_send_data(r);
 }
 
 void Engine::start_send_data(Request *r) {
@@ -220,8 +222,10 @@ void Engine::handle_read_done(ReadOp *op, int error) {
     }
     --r->outstanding;
     r->done += len;
-    if (r->done == r->accepted) finish_long_recv(r);
-    else post_reads(r);
+    if (r->done == r->accepted)
+        finish_long_recv(r);
+    else
+        post_reads(r);
 }
 
 void Engine::finish_long_recv(Request *r) {
@@ -244,7 +248,9 @@ void Engine::on_fin(const WireHeader &h, int src) {
     finish_long_send(r);
 }
 
-void Engine::finish_long_send(Request *r) { complete(r, MSG_OK, r->accepted); }
+void Engine::finish_long_send(Request *r) {
+    complete(r, MSG_OK, r->accepted);
+}
 
 void Engine::release_send_slot() {
     send_slot_busy_ = false;

@@ -24,13 +24,13 @@ enum class OpKind : uint8_t { Send, Recv, Read };
 struct TransportCompletion {
     OpContext *context;
     OpKind kind;
-    int error;     // 0, or a positive errno-style code
-    size_t length; // bytes received (Recv)
+    int error;      // 0, or a positive errno-style code
+    size_t length;  // bytes received (Recv)
 };
 
 // A registration. Destroying it deregisters.
 class MemoryRegion {
-public:
+  public:
     virtual ~MemoryRegion() = default;
     // Descriptor to pass with local buffers in this region (may be null).
     virtual void *desc() const = 0;
@@ -42,7 +42,7 @@ public:
 enum Access : unsigned { kLocal = 1, kRemoteRead = 2 };
 
 class Transport {
-public:
+  public:
     virtual ~Transport() = default;
 
     virtual std::string name() const = 0;

@@ -16,7 +16,9 @@ namespace {
 
 constexpr size_t kPage = 4096;
 
-std::string shm_name(const std::string &id) { return "/viaduct-db-" + id; }
+std::string shm_name(const std::string &id) {
+    return "/viaduct-db-" + id;
+}
 
 void socket_address(const std::string &id, sockaddr_un *addr, socklen_t *len) {
     std::memset(addr, 0, sizeof *addr);
@@ -65,7 +67,9 @@ bool Doorbell::open(std::string *error) {
     return true;
 }
 
-std::vector<uint8_t> Doorbell::name() const { return std::vector<uint8_t>(id_.begin(), id_.end()); }
+std::vector<uint8_t> Doorbell::name() const {
+    return std::vector<uint8_t>(id_.begin(), id_.end());
+}
 
 void Doorbell::connect(const std::vector<std::vector<uint8_t>> &names, int self) {
     peers_.assign(names.size(), Peer{});

@@ -15,7 +15,7 @@
 namespace msg {
 
 class Doorbell {
-public:
+  public:
     Doorbell() = default;
     ~Doorbell();
     Doorbell(const Doorbell &) = delete;
@@ -33,15 +33,13 @@ public:
 
     int fd() const { return fd_; }
     // Raise the flag before the final check for work, then block on fd().
-    void prepare_sleep() {
-        flag_->store(1, std::memory_order_seq_cst);
-    }
+    void prepare_sleep() { flag_->store(1, std::memory_order_seq_cst); }
     // Lower the flag and drain the socket after waking.
     void woke();
     // After posting work for `peer`: ring it if it sleeps.
     void ring(int peer);
 
-private:
+  private:
     struct Peer {
         const std::atomic<uint32_t> *flag = nullptr;
         void *map = nullptr;

@@ -29,7 +29,7 @@ struct InfoDeleter {
 };
 
 class OfiRegion final : public MemoryRegion {
-public:
+  public:
     OfiRegion(fid_mr *mr, bool virt_addr, const void *base)
         : mr_(mr), virt_addr_(virt_addr), base_(static_cast<const char *>(base)) {}
     ~OfiRegion() override { fi_close(&mr_->fid); }
@@ -45,14 +45,14 @@ public:
         return static_cast<uint64_t>(static_cast<const char *>(p) - base_);
     }
 
-private:
+  private:
     fid_mr *mr_;
     bool virt_addr_;
     const char *base_;
 };
 
 class OfiTransport final : public Transport {
-public:
+  public:
     ~OfiTransport() override {
         shutdown();
         close_fid(domain_);
@@ -84,8 +84,8 @@ public:
     int post_send(int peer, const struct iovec *iov, void **desc, size_t count,
                   OpContext *ctx) override;
     int post_recv(void *buf, size_t len, void *desc, OpContext *ctx) override;
-    int post_read(int peer, void *local, size_t len, void *desc, uint64_t remote_addr,
-                  uint64_t key, OpContext *ctx) override;
+    int post_read(int peer, void *local, size_t len, void *desc, uint64_t remote_addr, uint64_t key,
+                  OpContext *ctx) override;
     int poll(TransportCompletion *out, int max) override;
     int wait_fd() const override { return doorbell_ ? doorbell_->fd() : wait_fd_; }
     bool prepare_wait() override {
@@ -105,7 +105,7 @@ public:
         if (doorbell_) doorbell_->unlink_name();
     }
 
-private:
+  private:
     static int to_errno(ssize_t rc) { return rc == -FI_EAGAIN ? -EAGAIN : static_cast<int>(rc); }
     static OpKind kind_of(uint64_t flags) {
         if (flags & FI_RECV) return OpKind::Recv;
@@ -138,8 +138,7 @@ int OfiTransport::open(const std::string &provider, std::string *error) {
     if (!hints) return *error = "fi_allocinfo failed", -ENOMEM;
     hints->caps = FI_MSG | FI_RMA | FI_READ | FI_REMOTE_READ;
     hints->ep_attr->type = FI_EP_RDM;
-    hints->domain_attr->mr_mode =
-        FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+    hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
     hints->domain_attr->threading = FI_THREAD_DOMAIN;
     hints->tx_attr->msg_order = FI_ORDER_SAS;
     hints->rx_attr->msg_order = FI_ORDER_SAS;
@@ -202,8 +201,10 @@ int OfiTransport::open(const std::string &provider, std::string *error) {
     if (wait_fd_ < 0) {
         auto bell = std::make_unique<Doorbell>();
         std::string why;
-        if (bell->open(&why)) doorbell_ = std::move(bell);
-        else log_debug("no doorbell (%s): the progress thread will poll", why.c_str());
+        if (bell->open(&why))
+            doorbell_ = std::move(bell);
+        else
+            log_debug("no doorbell (%s): the progress thread will poll", why.c_str());
     }
     // Our address: fabric name length (2 bytes), fabric name, doorbell name.
     address_ = {static_cast<uint8_t>(len & 0xff), static_cast<uint8_t>(len >> 8)};
@@ -271,8 +272,8 @@ int OfiTransport::post_recv(void *buf, size_t len, void *desc, OpContext *ctx) {
 
 int OfiTransport::post_read(int peer, void *local, size_t len, void *desc, uint64_t remote_addr,
                             uint64_t key, OpContext *ctx) {
-    ssize_t rc = fi_read(ep_, local, len, desc, peers_[static_cast<size_t>(peer)], remote_addr,
-                         key, ctx);
+    ssize_t rc =
+        fi_read(ep_, local, len, desc, peers_[static_cast<size_t>(peer)], remote_addr, key, ctx);
     if (rc != 0) return to_errno(rc);
     if (doorbell_) doorbell_->ring(peer);
     return 0;
@@ -299,8 +300,8 @@ int OfiTransport::poll(TransportCompletion *out, int max) {
             out[0].error = err.err != 0 ? err.err : EIO;
             out[0].length = err.len;
             if (err.err != FI_ECANCELED)
-                log_debug("completion error: %s", fi_cq_strerror(cq_, err.prov_errno,
-                                                                 err.err_data, nullptr, 0));
+                log_debug("completion error: %s",
+                          fi_cq_strerror(cq_, err.prov_errno, err.err_data, nullptr, 0));
             return 1;
         }
         return 0;
