@@ -153,10 +153,11 @@ void Core::progress_loop() {
                     idle_us = 0;
                     continue;
                 }
-                // An fd that only rings for arrivals cannot tell us that
-                // our own sends finished: keep polling while some are out.
-                bool fd_enough =
-                    transport->fd_signals_completions() || engine->ops_in_flight() == 0;
+                // Sleep on the fd only when nothing of ours is under way:
+                // the shm doorbell rings for arrivals only, and libfabric's
+                // tcp fd does not ring when a socket drains, so a peer's
+                // RDMA read of our memory would stall until the next poll.
+                bool fd_enough = engine->ops_in_flight() == 0 && engine->live_sends() == 0;
                 if (transport->wait_fd() >= 0 && fd_enough && transport->prepare_wait()) {
                     if (engine->progress()) {
                         transport->finish_wait();

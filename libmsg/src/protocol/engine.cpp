@@ -114,11 +114,13 @@ Engine::Request *Engine::new_request(bool is_send, int peer, int tag, Completion
     r->cookie = cookie;
     Request *raw = r.get();
     live_.emplace(raw->id, std::move(r));
+    if (is_send) ++live_sends_;
     return raw;
 }
 
 void Engine::discard(Request *r) {
     if (r->in_posted) posted_.erase(r->posted_it);
+    if (r->is_send) --live_sends_;
     live_.erase(r->id);
 }
 
@@ -150,6 +152,7 @@ void Engine::complete(Request *r, int status, size_t bytes) {
         }
     }
     CompletionSink *sink = r->sink;
+    if (is_send) --live_sends_;
     live_.erase(r->id);
     sink->deliver(c);
     if (slot) is_send ? release_send_slot() : release_recv_slot();
@@ -522,8 +525,7 @@ void Engine::handle_send_done(TxOp *op, int error) {
 }
 
 bool Engine::quiescent() const {
-    for (const auto &[id, r] : live_)
-        if (r->is_send) return false;
+    if (live_sends_ > 0) return false;
     for (const Peer &p : peers_)
         if (!p.failed && !p.queue.empty()) return false;
     return true;

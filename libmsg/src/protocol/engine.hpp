@@ -57,6 +57,9 @@ class Engine {
     bool has_backlog() const { return backlog_; }
     // Transport sends and reads posted and not yet completed.
     size_t ops_in_flight() const { return ops_in_flight_; }
+    // Sends not yet complete: the peer may need our provider to serve
+    // them (an RDMA read is answered by the target's progress).
+    size_t live_sends() const { return live_sends_; }
     // Counts transport completions: tells a waiter whether anything moves.
     uint64_t activity() const { return activity_; }
     // No sends in flight and nothing queued to go out.
@@ -164,6 +167,7 @@ class Engine {
     std::deque<uint64_t> reads_waiting_;  // long receives whose reads hit a full queue
     size_t ops_in_flight_ = 0;            // transport sends and reads not yet completed
     uint64_t activity_ = 0;
+    size_t live_sends_ = 0;
 
     // Restricted mode: one long send and one long receive moving data.
     bool send_slot_busy_ = false, recv_slot_busy_ = false;

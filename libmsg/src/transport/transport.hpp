@@ -87,10 +87,6 @@ class Transport {
     // blocks, then calls finish_wait.
     virtual bool prepare_wait() = 0;
     virtual void finish_wait() {}
-    // True if the fd also signals completions of our own operations; false
-    // if it only signals peers' arrivals (then poll while operations are in
-    // flight).
-    virtual bool fd_signals_completions() const { return true; }
     // Every peer has connected to us (each sent us its first packet).
     virtual void peers_connected() {}
 };

@@ -7,8 +7,12 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <random>
 
 #include "common/log.hpp"
 #include "transport/ofi/doorbell.hpp"
@@ -100,7 +104,6 @@ class OfiTransport final : public Transport {
     void finish_wait() override {
         if (doorbell_) doorbell_->woke();
     }
-    bool fd_signals_completions() const override { return !doorbell_; }
     void peers_connected() override {
         if (doorbell_) doorbell_->unlink_name();
     }
@@ -191,6 +194,17 @@ int OfiTransport::open(const std::string &provider, std::string *error) {
     if ((rc = fi_endpoint(domain_, info.get(), &ep_, nullptr))) return fail("fi_endpoint", rc);
     if ((rc = fi_ep_bind(ep_, &av_->fid, 0))) return fail("fi_ep_bind(av)", rc);
     if ((rc = fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV))) return fail("fi_ep_bind(cq)", rc);
+    if (name_ == "shm") {
+        // shm names its region after the pid by default; a region left in
+        // /dev/shm by a killed process whose pid comes round again makes
+        // fi_enable fail with EBUSY. A random name cannot collide.
+        std::random_device rd;
+        char region[64];
+        std::snprintf(region, sizeof region, "viaduct-%d-%08x%08x", static_cast<int>(getpid()),
+                      rd(), rd());
+        if ((rc = fi_setname(&ep_->fid, region, std::strlen(region) + 1)))
+            return fail("fi_setname", rc);
+    }
     if ((rc = fi_enable(ep_))) return fail("fi_enable", rc);
 
     size_t len = 0;
