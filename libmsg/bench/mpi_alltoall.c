@@ -346,7 +346,7 @@ static void print_results(const options_t *o, int size, const rank_result_t *all
             sum, min, max, max_elapsed, max_connect);
         return;
     }
-    printf("# mpi-alltoall: %d ranks, %zu B x %ld iterations, buffers %s, %s, connect %.3f s\n",
+    printf("# mpi-alltoall: %d ranks, %zu B x %ld iterations, buffers %s, %s, connect %.4f s\n",
            size, o->message_bytes, o->iterations, o->rotate ? "rotated" : "reused", library,
            max_connect);
     printf("# bidirectional MB/s = (bytes sent + received) / elapsed, MB = 10^6 B\n");

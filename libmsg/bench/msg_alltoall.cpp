@@ -254,7 +254,7 @@ void print_table(const Options &o, const msg_info_t &info, const std::vector<Ran
     Summary s = summarize(all);
     std::printf(
         "# msg-alltoall: %d ranks, %zu B x %ld iterations, buffers %s, provider %s, "
-        "protocol %s, mode %s, connect %.3f s\n",
+        "protocol %s, mode %s, connect %.4f s\n",
         info.size, o.message_bytes, o.iterations, o.rotate ? "rotated" : "reused", info.provider,
         protocol_name(info.long_protocol), mode_name(info.restricted), s.max_connect);
     std::printf("# bidirectional MB/s = (bytes sent + received) / elapsed, MB = 10^6 B\n");

@@ -241,7 +241,7 @@ class PingPong {
 void print_table(const msg_info_t &info, const std::vector<Result> &results) {
     std::printf(
         "# msg-pingpong: provider %s, protocol %s, mode %s, eager_max %zu B, "
-        "buffer %zu B, connect %.3f s\n",
+        "buffer %zu B, connect %.4f s\n",
         info.provider, protocol_name(info.long_protocol), mode_name(info.restricted),
         info.eager_max, info.buffer_size, info.connect_seconds);
     std::printf("# one-way time = round trip / 2; MB/s = bytes / one-way time, MB = 10^6 B\n");
