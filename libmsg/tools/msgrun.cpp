@@ -1,5 +1,6 @@
 // msgrun: starts N local processes as one libmsg job and serves their
 // address exchange; or, with --serve, only coordinates a job started elsewhere.
+#include <glob.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -44,6 +45,16 @@ bool parse_long(const char *s, long lo, long hi, long *out) {
     if (end == s || *end != '\0' || v < lo || v > hi) return false;
     *out = v;
     return true;
+}
+
+// libfabric's shm provider keeps each endpoint in a /dev/shm file that only
+// a clean close removes; libmsg names them viaduct-<pid>-<random>.
+void remove_shm_regions(pid_t pid) {
+    std::string pattern = "/dev/shm/viaduct-" + std::to_string(pid) + "-*";
+    glob_t g{};
+    if (glob(pattern.c_str(), 0, nullptr, &g) == 0)
+        for (size_t k = 0; k < g.gl_pathc; ++k) unlink(g.gl_pathv[k]);
+    globfree(&g);
 }
 
 volatile sig_atomic_t g_signal = 0;
@@ -204,6 +215,7 @@ int main(int argc, char **argv) {
             std::fprintf(stderr, "msgrun: rank %ld (pid %d) exited with status %d\n", rank, pid,
                          code);
         }
+        if (code != 0) remove_shm_regions(pid);
         if (code != 0 && exit_code == 0) exit_code = code;
         // A rank that left in order is not a failure; the coordinator knows.
         coord->report_failure(static_cast<int>(rank));

@@ -72,8 +72,8 @@ Core::~Core() {
     if (wake_fd >= 0) ::close(wake_fd);
 }
 
-bool Core::lock(std::unique_lock<std::timed_mutex> &lk) {
-    lk = std::unique_lock<std::timed_mutex>(mu, std::defer_lock);
+bool Core::lock(std::unique_lock<msg::TimedMutex> &lk) {
+    lk = std::unique_lock<msg::TimedMutex>(mu, std::defer_lock);
     if (wedged) return false;
     if (lk.try_lock_for(std::chrono::milliseconds(timeout_ms))) return true;
     declare_wedged("waiting for the fabric lock");
@@ -106,7 +106,7 @@ void Core::release_fabric() {
 }
 
 bool Core::try_progress() {
-    std::unique_lock<std::timed_mutex> lk(mu, std::try_to_lock);
+    std::unique_lock<msg::TimedMutex> lk(mu, std::try_to_lock);
     if (!lk.owns_lock() || !engine) return false;
     return engine->progress();
 }
@@ -148,7 +148,7 @@ void Core::progress_loop() {
             timeout_ms = 1;
         } else {
             {
-                std::lock_guard<std::timed_mutex> lk(mu);
+                std::lock_guard<msg::TimedMutex> lk(mu);
                 if (engine->progress() || engine->has_backlog()) {
                     idle_us = 0;
                     continue;
@@ -183,7 +183,7 @@ void Core::progress_loop() {
             [[maybe_unused]] ssize_t n = ::read(wake_fd, &v, sizeof v);
         }
         if (blocking) {
-            std::lock_guard<std::timed_mutex> lk(mu);
+            std::lock_guard<msg::TimedMutex> lk(mu);
             transport->finish_wait();
         }
     }
@@ -289,18 +289,18 @@ extern "C" int msg_init(const msg_config_t *config, msg_context_t **context) {
         if (core->transport->connect(all) != 0) return MSG_ERR_TRANSPORT;
         Core *raw = core.get();
         core->boot->on_peer_failed([raw](int r) {
-            std::unique_lock<std::timed_mutex> lk;
+            std::unique_lock<msg::TimedMutex> lk;
             if (raw->lock(lk) && raw->engine) raw->engine->fail_peer(r);
         });
         // Handshake: every connection is up before init returns.
         auto deadline = clock::now() + std::chrono::milliseconds(cfg.timeout_ms);
         {
-            std::unique_lock<std::timed_mutex> lk;
+            std::unique_lock<msg::TimedMutex> lk;
             if (!core->lock(lk)) return MSG_ERR_TRANSPORT;
             core->engine->start_handshake();
         }
         for (;;) {
-            std::unique_lock<std::timed_mutex> lk;
+            std::unique_lock<msg::TimedMutex> lk;
             if (!core->lock(lk)) return MSG_ERR_TRANSPORT;
             core->engine->progress();
             if (core->engine->handshake_done()) {
@@ -352,7 +352,7 @@ extern "C" int msg_finalize(msg_context_t *context) {
         uint64_t seen = 0;
         auto still_since = clock::now();
         for (;;) {
-            std::unique_lock<std::timed_mutex> lk;
+            std::unique_lock<msg::TimedMutex> lk;
             if (!core.lock(lk)) break;
             if (core.engine->quiescent()) break;
             if (core.engine->activity() != seen) {
@@ -377,7 +377,7 @@ extern "C" int msg_finalize(msg_context_t *context) {
         core.stop_progress_thread();
     }
     {
-        std::unique_lock<std::timed_mutex> lk;
+        std::unique_lock<msg::TimedMutex> lk;
         if (core.lock(lk)) {
             core.engine->abort_all(MSG_ERR_FINALIZED);
             core.release_fabric();
@@ -419,7 +419,7 @@ extern "C" int msg_get_info(const msg_context_t *context, msg_info_t *info) {
 
 extern "C" int msg_get_stats(const msg_context_t *context, msg_stats_t *stats) {
     if (context == nullptr || stats == nullptr) return MSG_ERR_INVALID_ARG;
-    std::unique_lock<std::timed_mutex> lk;
+    std::unique_lock<msg::TimedMutex> lk;
     if (!context->core->lock(lk)) return MSG_ERR_TRANSPORT;
     if (!context->core->engine) return MSG_ERR_FINALIZED;
     *stats = context->core->engine->stats();

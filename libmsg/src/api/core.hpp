@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bootstrap/bootstrap.hpp"
+#include "common/timed_mutex.hpp"
 #include "msg/msg.h"
 #include "protocol/engine.hpp"
 #include "transport/transport.hpp"
@@ -37,11 +38,11 @@ struct Core {
     // returns (libfabric 1.17's shm spins forever on a lock a killed peer
     // held) must not hang every other caller too: the core is then declared
     // wedged and every call fails with MSG_ERR_TRANSPORT.
-    bool lock(std::unique_lock<std::timed_mutex> &lk);
+    bool lock(std::unique_lock<TimedMutex> &lk);
     void declare_wedged(const char *where);
     void wake_all_cqs();
 
-    std::timed_mutex mu;
+    TimedMutex mu;
     std::atomic<bool> wedged{false};
     std::unique_ptr<Bootstrap> boot;
     std::unique_ptr<Transport> transport;

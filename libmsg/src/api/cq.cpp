@@ -9,10 +9,10 @@ void msg_cq::deliver(const msg_completion_t &c) {
 }
 
 void msg_cq::push(const msg_completion_t &c) {
-    {
-        std::lock_guard<std::mutex> lk(mu);
-        entries.push_back(c);
-    }
+    // Notify under the lock: the waiter may destroy this CQ (msg_recv's
+    // private one) as soon as it sees the entry.
+    std::lock_guard<std::mutex> lk(mu);
+    entries.push_back(c);
     cv.notify_one();
 }
 
@@ -59,7 +59,7 @@ int msg_cq::wait(int timeout_ms, msg_completion_t *out) {
         if (cv.wait_until(lk, until, ready)) break;
         if (clock::now() >= deadline) break;
         lk.unlock();
-        std::unique_lock<std::timed_mutex> probe;
+        std::unique_lock<msg::TimedMutex> probe;
         core->lock(probe);
         probe = {};
         lk.lock();
@@ -86,7 +86,7 @@ extern "C" int msg_cq_create(msg_context_t *context, msg_cq_t **cq) {
 extern "C" int msg_cq_destroy(msg_cq_t *cq) {
     if (cq == nullptr) return MSG_ERR_INVALID_ARG;
     {
-        std::unique_lock<std::timed_mutex> lk;
+        std::unique_lock<msg::TimedMutex> lk;
         if (!cq->core->lock(lk)) return MSG_ERR_TRANSPORT;
         if (cq->in_flight > 0) return MSG_ERR_BUSY;
         std::lock_guard<std::mutex> cl(cq->core->cqs_mu);

@@ -22,7 +22,7 @@ int check_common(msg_context_t *context, msg_cq_t *cq, const void *buf, size_t l
 template <typename F>
 int issue(msg_context_t *context, msg_cq_t *cq, F &&call) {
     msg::Core &core = *context->core;
-    std::unique_lock<std::timed_mutex> lk;
+    std::unique_lock<msg::TimedMutex> lk;
     if (!core.lock(lk)) return MSG_ERR_TRANSPORT;
     if (core.finalized || !core.engine) return MSG_ERR_FINALIZED;
     ++cq->in_flight;

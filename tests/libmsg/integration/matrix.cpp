@@ -1,0 +1,64 @@
+// Combinations of run-time options and the pass criteria shared by all scenario test cases.
+#include "matrix.hpp"
+
+#include <catch2/catch.hpp>
+
+namespace matrix {
+
+std::string Combo::name() const {
+    std::string n = "provider=" + provider;
+    if (!protocol.empty()) n += " protocol=" + protocol;
+    if (!restricted.empty()) n += " restricted=" + restricted;
+    return n;
+}
+
+launcher::JobSpec Combo::job(int ranks, int timeout_seconds, const std::string &scenario,
+                             std::vector<std::string> args) const {
+    launcher::JobSpec spec;
+    spec.ranks = ranks;
+    spec.timeout_seconds = timeout_seconds;
+    spec.scenario = scenario;
+    spec.args = std::move(args);
+    spec.env = {{"VIADUCT_PROVIDER", provider},
+                {"VIADUCT_EAGER_MAX", kEagerMax},
+                {"VIADUCT_BUFFER_SIZE", kBufferSize},
+                {"VIADUCT_CREDITS", kCredits}};
+    if (!protocol.empty()) spec.env.emplace_back("VIADUCT_PROTOCOL", protocol);
+    if (!restricted.empty()) spec.env.emplace_back("VIADUCT_RESTRICTED", restricted);
+    return spec;
+}
+
+std::vector<Combo> providers() {
+    return {{"shm", "", ""}, {"tcp;ofi_rxm", "", ""}};
+}
+
+std::vector<Combo> full() {
+    std::vector<Combo> all;
+    for (const char *provider : {"shm", "tcp;ofi_rxm"})
+        for (const char *protocol : {"sendrecv", "rdma"})
+            for (const char *restricted : {"0", "1"})
+                all.push_back({provider, protocol, restricted});
+    return all;
+}
+
+std::vector<Combo> with_protocols() {
+    std::vector<Combo> all;
+    for (const char *provider : {"shm", "tcp;ofi_rxm"})
+        for (const char *protocol : {"sendrecv", "rdma"}) all.push_back({provider, protocol, "0"});
+    return all;
+}
+
+void expect_pass(const launcher::JobResult &result, const launcher::JobSpec &spec) {
+    const size_t passes = result.lines_with("PASS " + spec.scenario).size();
+    const size_t failures = result.lines_with("FAIL").size();
+    // One assertion, so a failure prints the output once; the summary says what went wrong.
+    INFO("msgrun -n " << spec.ranks << " " << spec.scenario << ": status " << result.status << ", "
+                      << passes << " of " << spec.ranks << " ranks passed, " << failures
+                      << " FAIL lines" << (result.killed_by_driver ? ", killed by the driver" : "")
+                      << ", " << result.seconds << " s; output:\n"
+                      << result.tail());
+    CHECK((!result.killed_by_driver && result.status == 0 && failures == 0 &&
+           passes == static_cast<size_t>(spec.ranks)));
+}
+
+}  // namespace matrix

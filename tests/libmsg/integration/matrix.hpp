@@ -1,0 +1,37 @@
+// The run-time combinations every multi-process scenario is run over (provider x long-message
+// protocol x restricted mode), and the assertions every scenario's job shares.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "launcher.hpp"
+
+namespace matrix {
+
+// Sizes the scenarios are built around: eager_max +- 1 and buffer_size +- 1 sit between the
+// paths, and 4 credits make flow control matter.
+constexpr const char *kEagerMax = "4096";
+constexpr const char *kBufferSize = "16384";
+constexpr const char *kCredits = "4";
+
+struct Combo {
+    std::string provider;    // "shm" or "tcp;ofi_rxm"
+    std::string protocol;    // "sendrecv" or "rdma"; empty: the library's default
+    std::string restricted;  // "0" or "1"; empty: the library's default
+
+    std::string name() const;
+    // A job running `scenario` on `ranks` ranks with this combination and the standard sizes.
+    launcher::JobSpec job(int ranks, int timeout_seconds, const std::string &scenario,
+                          std::vector<std::string> args = {}) const;
+};
+
+std::vector<Combo> providers();       // each provider, default protocol and mode
+std::vector<Combo> full();            // every provider x protocol x mode
+std::vector<Combo> with_protocols();  // every provider x protocol, unrestricted
+
+// The job exited 0 and every one of `ranks` ranks printed its PASS line; on failure the
+// combination and the end of the output are printed.
+void expect_pass(const launcher::JobResult &result, const launcher::JobSpec &spec);
+
+}  // namespace matrix

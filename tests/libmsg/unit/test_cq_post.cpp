@@ -1,0 +1,137 @@
+// msg_cq_post: an entry posted from one thread wakes a waiter in another and arrives exactly as
+// posted; under many posters and waiters each entry is delivered once.
+#include <msg/msg.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "local_job.hpp"
+
+namespace {
+
+bool same_entry(const msg_completion_t &a, const msg_completion_t &b) {
+    return a.op == b.op && a.status == b.status && a.source == b.source && a.tag == b.tag &&
+           a.bytes == b.bytes && a.cookie == b.cookie && a.data == b.data;
+}
+
+}  // namespace
+
+TEST_CASE("a posted entry wakes a blocked waiter and arrives as posted", "[cq_post]") {
+    unit::LocalJob job;
+    unit::LocalCq cq(job.ctx());
+    int anchor = 0;
+    // Every field set, including ones a library might think it owns.
+    const int op = GENERATE(MSG_OP_USER, MSG_OP_SEND, 42);
+    INFO("op " << op);
+    msg_completion_t posted{};
+    posted.op = op;
+    posted.status = MSG_ERR_PEER_FAILED;
+    posted.source = 1234;
+    posted.tag = 0x7654321;
+    posted.bytes = 987654321;
+    posted.cookie = &anchor;
+    posted.data = 0xfeedfacecafebeefull;
+
+    msg_completion_t got{};
+    int rc = -999;
+    double waited = 0;
+    std::thread waiter([&] {
+        const double start = unit::now_seconds();
+        // No time limit: only the post can end this wait (meson's timeout catches a hang).
+        rc = msg_cq_wait(cq.get(), -1, &got);
+        waited = unit::now_seconds() - start;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    const double posted_at = unit::now_seconds();
+    REQUIRE(msg_cq_post(cq.get(), &posted) == MSG_OK);
+    waiter.join();
+    const double woke_after = unit::now_seconds() - posted_at;
+    CHECK(rc == MSG_OK);
+    CHECK(same_entry(got, posted));
+    // It really slept until the post, and the post really woke it.
+    CHECK(waited >= 0.19);
+    CHECK(woke_after < 0.5 * unit::slowdown());
+}
+
+TEST_CASE("entries posted by one thread come out in the order posted", "[cq_post]") {
+    unit::LocalJob job;
+    unit::LocalCq cq(job.ctx());
+    constexpr int kEntries = 100;
+    for (int i = 0; i < kEntries; ++i) {
+        msg_completion_t e{};
+        e.op = MSG_OP_USER;
+        e.data = static_cast<uint64_t>(i);
+        REQUIRE(msg_cq_post(cq.get(), &e) == MSG_OK);
+    }
+    for (int i = 0; i < kEntries; ++i) {
+        msg_completion_t e{};
+        REQUIRE(msg_cq_wait(cq.get(), 0, &e) == MSG_OK);
+        CHECK(e.data == static_cast<uint64_t>(i));
+    }
+    msg_completion_t none{};
+    CHECK(msg_cq_wait(cq.get(), 0, &none) == MSG_ERR_TIMEOUT);
+}
+
+TEST_CASE("many posters and many waiters: every entry is delivered exactly once", "[cq_post]") {
+    unit::LocalJob job;
+    unit::LocalCq cq(job.ctx());
+    constexpr int kPosters = 3, kWaiters = 5, kPerPoster = 3000;
+    constexpr uint64_t kStop = ~0ull;
+    std::vector<std::atomic<int>> seen(kPosters * kPerPoster);
+    std::atomic<int> failures{0}, stops{0};
+
+    std::vector<std::thread> waiters;
+    for (int w = 0; w < kWaiters; ++w) {
+        waiters.emplace_back([&] {
+            for (;;) {
+                msg_completion_t e{};
+                if (msg_cq_wait(cq.get(), 20000 * unit::slowdown(), &e) != MSG_OK) {
+                    ++failures;
+                    return;
+                }
+                if (e.data == kStop) {
+                    ++stops;
+                    return;
+                }
+                if (e.data >= seen.size() || e.op != MSG_OP_USER)
+                    ++failures;
+                else
+                    seen[e.data].fetch_add(1);
+            }
+        });
+    }
+    std::vector<std::thread> posters;
+    for (int p = 0; p < kPosters; ++p) {
+        posters.emplace_back([&, p] {
+            for (int i = 0; i < kPerPoster; ++i) {
+                msg_completion_t e{};
+                e.op = MSG_OP_USER;
+                e.data = static_cast<uint64_t>(p * kPerPoster + i);
+                if (msg_cq_post(cq.get(), &e) != MSG_OK) ++failures;
+            }
+        });
+    }
+    for (auto &t : posters) t.join();
+    // Stop entries go in after all data entries; per-poster order lets each waiter stop once.
+    for (int w = 0; w < kWaiters; ++w) {
+        msg_completion_t e{};
+        e.op = MSG_OP_USER;
+        e.data = kStop;
+        REQUIRE(msg_cq_post(cq.get(), &e) == MSG_OK);
+    }
+    for (auto &t : waiters) t.join();
+    CHECK(failures == 0);
+    CHECK(stops == kWaiters);
+    int missing = 0, doubled = 0;
+    for (auto &s : seen) {
+        missing += s == 0;
+        doubled += s > 1;
+    }
+    CHECK(missing == 0);
+    CHECK(doubled == 0);
+    msg_completion_t none{};
+    CHECK(msg_cq_wait(cq.get(), 0, &none) == MSG_ERR_TIMEOUT);
+}

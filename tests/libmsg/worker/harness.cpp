@@ -1,0 +1,194 @@
+// Job start-up, bounded waits and failure reporting shared by the worker scenarios.
+#include "harness.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+namespace worker {
+namespace {
+
+// Known before msg_init from msgrun's environment, so even start-up failures name their rank.
+int g_rank = [] {
+    const char *r = std::getenv("VIADUCT_RANK");
+    return r != nullptr ? std::atoi(r) : 0;
+}();
+
+void vprint(const char *prefix, const char *fmt, va_list ap) {
+    char line[2048];
+    int n = std::snprintf(line, sizeof line, "[rank %d] %s", g_rank, prefix);
+    if (n < 0) n = 0;
+    std::vsnprintf(line + n, sizeof line - static_cast<size_t>(n), fmt, ap);
+    // One write per line keeps lines from different ranks whole in the shared pipe.
+    std::string out = std::string(line) + "\n";
+    std::fflush(stdout);
+    ssize_t ignored = ::write(STDOUT_FILENO, out.data(), out.size());
+    (void)ignored;
+}
+
+}  // namespace
+
+void say(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vprint("", fmt, ap);
+    va_end(ap);
+}
+
+void fail_at(const char *file, int line, const char *expr, const char *fmt, ...) {
+    const char *base = std::strrchr(file, '/');
+    char prefix[512];
+    std::snprintf(prefix, sizeof prefix, "FAIL %s:%d: (%s) ", base ? base + 1 : file, line, expr);
+    va_list ap;
+    va_start(ap, fmt);
+    vprint(prefix, fmt, ap);
+    va_end(ap);
+    // No orderly shutdown: the library may be the thing that is broken.
+    std::_Exit(1);
+}
+
+int slowdown() {
+    static const int factor = [] {
+        const char *v = std::getenv("VIADUCT_TEST_SLOWDOWN");
+        int f = v != nullptr ? std::atoi(v) : 1;
+        return f >= 1 ? f : 1;
+    }();
+    return factor;
+}
+
+size_t scaled(size_t n, size_t minimum) {
+    size_t s = n / static_cast<size_t>(slowdown());
+    return s < minimum ? minimum : s;
+}
+
+int completion_timeout_ms() {
+    return 30000 * slowdown();
+}
+
+double now_seconds() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+size_t parse_size_arg(const Args &args, size_t index, size_t fallback) {
+    if (index >= args.size()) return fallback;
+    char *end = nullptr;
+    unsigned long long v = std::strtoull(args[index].c_str(), &end, 10);
+    WCHECK(end != args[index].c_str() && *end == '\0', "argument %zu is not a number: '%s'", index,
+           args[index].c_str());
+    return static_cast<size_t>(v);
+}
+
+struct Watchdog::State {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    std::thread thread;
+};
+
+Watchdog::Watchdog(double seconds, std::string what) : state_(std::make_unique<State>()) {
+    State *s = state_.get();
+    s->thread = std::thread([s, seconds, what = std::move(what)] {
+        std::unique_lock<std::mutex> lk(s->mu);
+        if (!s->cv.wait_for(lk, std::chrono::duration<double>(seconds), [s] { return s->done; }))
+            fail_at(__FILE__, __LINE__, "watchdog", "%s did not return within %.1f s", what.c_str(),
+                    seconds);
+    });
+}
+
+Watchdog::~Watchdog() {
+    {
+        std::lock_guard<std::mutex> lk(state_->mu);
+        state_->done = true;
+    }
+    state_->cv.notify_all();
+    state_->thread.join();
+}
+
+Job::Job() {
+    WSTATUS(msg_init(nullptr, &ctx_), MSG_OK);
+    WCHECK(ctx_ != nullptr, "msg_init succeeded but returned no context");
+    WSTATUS(msg_rank(ctx_, &rank), MSG_OK);
+    WSTATUS(msg_size(ctx_, &size), MSG_OK);
+    WSTATUS(msg_get_info(ctx_, &info), MSG_OK);
+    g_rank = rank;
+    WCHECK(info.rank == rank && info.size == size,
+           "msg_get_info says rank %d of %d, msg_rank/size %d of %d", info.rank, info.size, rank,
+           size);
+    const char *env_size = std::getenv("VIADUCT_SIZE");
+    if (env_size != nullptr)
+        WCHECK(size == std::atoi(env_size), "job size %d but msgrun started %s ranks", size,
+               env_size);
+}
+
+Job::~Job() {
+    if (ctx_ != nullptr) msg_destroy(ctx_);
+}
+
+void Job::finalize() {
+    Watchdog watchdog(completion_timeout_ms() / 1000.0, "msg_finalize");
+    WSTATUS(msg_finalize(ctx_), MSG_OK);
+}
+
+Cq::Cq(msg_context_t *ctx) {
+    WSTATUS(msg_cq_create(ctx, &cq_), MSG_OK);
+    WCHECK(cq_ != nullptr, "msg_cq_create succeeded but returned no CQ");
+}
+
+Cq::~Cq() {
+    if (cq_ != nullptr) msg_cq_destroy(cq_);
+}
+
+void Cq::destroy() {
+    WSTATUS(msg_cq_destroy(cq_), MSG_OK);
+    cq_ = nullptr;
+}
+
+msg_completion_t wait_completion(msg_cq_t *cq, const char *what) {
+    msg_completion_t c{};
+    int rc = msg_cq_wait(cq, completion_timeout_ms(), &c);
+    WCHECK(rc == MSG_OK, "waiting for %s: msg_cq_wait returned %d (%s) after %d ms", what, rc,
+           msg_strerror(rc), completion_timeout_ms());
+    return c;
+}
+
+std::string describe(const msg_completion_t &c) {
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  "{op %d, status %d (%s), source %d, tag %d, bytes %zu, data %llu}", c.op,
+                  c.status, msg_strerror(c.status), c.source, c.tag, c.bytes,
+                  static_cast<unsigned long long>(c.data));
+    return text;
+}
+
+void check_info_matches_environment(const msg_info_t &info) {
+    if (const char *v = std::getenv("VIADUCT_EAGER_MAX"))
+        WCHECK(info.eager_max == std::strtoull(v, nullptr, 10),
+               "msg_get_info eager_max %zu, VIADUCT_EAGER_MAX=%s", info.eager_max, v);
+    if (const char *v = std::getenv("VIADUCT_BUFFER_SIZE"))
+        WCHECK(info.buffer_size == std::strtoull(v, nullptr, 10),
+               "msg_get_info buffer_size %zu, VIADUCT_BUFFER_SIZE=%s", info.buffer_size, v);
+    if (const char *v = std::getenv("VIADUCT_PROTOCOL")) {
+        int want = std::strcmp(v, "rdma") == 0 ? MSG_PROTOCOL_RDMA : MSG_PROTOCOL_SENDRECV;
+        WCHECK(info.long_protocol == want, "msg_get_info long_protocol %d, VIADUCT_PROTOCOL=%s",
+               info.long_protocol, v);
+    }
+    if (const char *v = std::getenv("VIADUCT_RESTRICTED"))
+        WCHECK((info.restricted != 0) == (std::atoi(v) != 0),
+               "msg_get_info restricted %d, VIADUCT_RESTRICTED=%s", info.restricted, v);
+    if (const char *v = std::getenv("VIADUCT_PROVIDER")) {
+        // "tcp;ofi_rxm" runs on the tcp core provider: the first name must show up.
+        std::string first(v, std::strcspn(v, ";"));
+        WCHECK(std::strstr(info.provider, first.c_str()) != nullptr,
+               "msg_get_info provider '%s', VIADUCT_PROVIDER=%s", info.provider, v);
+    }
+}
+
+}  // namespace worker

@@ -1,0 +1,172 @@
+// Scenario "truncation": a message larger than the receive buffer completes the receive with
+// MSG_ERR_TRUNCATED, writes nothing past the buffer, and leaves the stream usable afterwards.
+#include <cstring>
+#include <thread>
+
+#include "pattern.hpp"
+#include "scenarios.hpp"
+
+namespace worker {
+namespace {
+
+constexpr size_t kGuard = 256;
+constexpr unsigned char kGuardByte = 0xA5;
+
+struct Case {
+    const char *name;
+    size_t size;
+    size_t capacity;
+};
+
+std::vector<Case> cases(size_t eager, size_t buffer) {
+    return {
+        {"eager into half", eager / 2, eager / 4},
+        {"eager one byte short", 100, 99},
+        {"1 B into 0 B", 1, 0},
+        {"eager max + 1 into eager max", eager + 1, eager},
+        {"long into one buffer", 3 * buffer + 7, buffer},
+        {"long one byte short", 2 * buffer, 2 * buffer - 1},
+        // Exact fits must not be reported as truncated.
+        {"eager exact", eager, eager},
+        {"long exact", 2 * buffer, 2 * buffer},
+        {"0 B into 0 B", 0, 0},
+    };
+}
+
+// The follow-up on each tag shows the truncated message was consumed whole: no chunk of it
+// may leak into the next receive.
+size_t follow_up_size(size_t i, size_t eager, size_t buffer) {
+    return i % 2 == 0 ? 64 : eager + buffer;
+}
+
+struct Slot {
+    Buffer buf;
+    Buffer next;
+    explicit Slot(size_t capacity, size_t follow) : buf(capacity + kGuard), next(follow) {}
+};
+
+// Rank 1 receives: phase 0 posts before rank 0 sends, phase 1 only after the messages have
+// had time to arrive (the unexpected path).
+void receive_round(Job &job, int phase, size_t eager, size_t buffer) {
+    const std::vector<Case> all = cases(eager, buffer);
+    Cq cq(job.ctx());
+    std::vector<Slot> slots;
+    slots.reserve(all.size());
+    for (size_t i = 0; i < all.size(); ++i) {
+        slots.emplace_back(all[i].capacity, follow_up_size(i, eager, buffer));
+        std::memset(slots.back().buf.get(), kGuardByte, all[i].capacity + kGuard);
+    }
+    auto post = [&] {
+        for (size_t i = 0; i < all.size(); ++i) {
+            const int tag = phase * 100 + static_cast<int>(i);
+            WSTATUS(msg_irecv(job.ctx(), 0, tag, slots[i].buf.get(), all[i].capacity, cq.get(),
+                              &slots[i]),
+                    MSG_OK);
+            WSTATUS(msg_irecv(job.ctx(), 0, tag, slots[i].next.get(), slots[i].next.size, cq.get(),
+                              &slots[i].next),
+                    MSG_OK);
+        }
+    };
+    if (phase == 0) post();
+    WSTATUS(msg_barrier(job.ctx()), MSG_OK);
+    if (phase == 1) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        post();
+    }
+    for (size_t n = 0; n < 2 * all.size(); ++n) {
+        msg_completion_t c = wait_completion(cq.get(), "truncation receives");
+        for (size_t i = 0; i < all.size(); ++i) {
+            const int tag = phase * 100 + static_cast<int>(i);
+            const Case &k = all[i];
+            if (c.cookie == &slots[i]) {
+                const bool too_small = k.size > k.capacity;
+                WCHECK(c.status == (too_small ? MSG_ERR_TRUNCATED : MSG_OK),
+                       "phase %d, %s (%zu B into %zu B): %s", phase, k.name, k.size, k.capacity,
+                       describe(c).c_str());
+                WCHECK(c.source == 0 && c.tag == tag, "phase %d, %s: %s", phase, k.name,
+                       describe(c).c_str());
+                WCHECK(c.bytes <= k.capacity || c.bytes == k.size,
+                       "phase %d, %s: reports %zu B, neither within capacity nor the message size",
+                       phase, k.name, c.bytes);
+                const unsigned char *guard = slots[i].buf.get() + k.capacity;
+                for (size_t g = 0; g < kGuard; ++g)
+                    WCHECK(guard[g] == kGuardByte,
+                           "phase %d, %s: byte %zu past the %zu B buffer was overwritten", phase,
+                           k.name, g, k.capacity);
+                if (!too_small) {
+                    WCHECK(c.bytes == k.size, "phase %d, %s: %s", phase, k.name,
+                           describe(c).c_str());
+                    std::string wrong = check_message(slots[i].buf.get(), k.size, 0, tag, 0);
+                    WCHECK(wrong.empty(), "phase %d, %s: %s", phase, k.name, wrong.c_str());
+                }
+            } else if (c.cookie == &slots[i].next) {
+                const size_t size = follow_up_size(i, eager, buffer);
+                WCHECK(c.status == MSG_OK && c.bytes == size && c.tag == tag,
+                       "phase %d, message after '%s': %s", phase, k.name, describe(c).c_str());
+                std::string wrong = check_message(slots[i].next.get(), size, 0, tag, 1);
+                WCHECK(wrong.empty(), "phase %d, message after '%s': %s", phase, k.name,
+                       wrong.c_str());
+            }
+        }
+    }
+    cq.destroy();
+}
+
+// Rank 0 sends each case and its follow-up. A send whose receiver truncated may report either
+// success or MSG_ERR_TRUNCATED, but it must complete.
+void send_round(Job &job, int phase, size_t eager, size_t buffer) {
+    const std::vector<Case> all = cases(eager, buffer);
+    Cq cq(job.ctx());
+    std::vector<Buffer> bufs;
+    bufs.reserve(2 * all.size());
+    if (phase == 0) WSTATUS(msg_barrier(job.ctx()), MSG_OK);
+    for (size_t i = 0; i < all.size(); ++i) {
+        const int tag = phase * 100 + static_cast<int>(i);
+        bufs.emplace_back(all[i].size);
+        make_message(bufs.back().get(), all[i].size, 0, tag, 0);
+        WSTATUS(msg_isend(job.ctx(), 1, tag, bufs.back().get(), all[i].size, cq.get(), nullptr),
+                MSG_OK);
+        const size_t follow = follow_up_size(i, eager, buffer);
+        bufs.emplace_back(follow);
+        make_message(bufs.back().get(), follow, 0, tag, 1);
+        WSTATUS(msg_isend(job.ctx(), 1, tag, bufs.back().get(), follow, cq.get(), nullptr), MSG_OK);
+    }
+    if (phase == 1) WSTATUS(msg_barrier(job.ctx()), MSG_OK);
+    for (size_t n = 0; n < bufs.size(); ++n) {
+        msg_completion_t c = wait_completion(cq.get(), "truncation sends");
+        WCHECK(c.status == MSG_OK || c.status == MSG_ERR_TRUNCATED, "phase %d send: %s", phase,
+               describe(c).c_str());
+    }
+    cq.destroy();
+}
+
+}  // namespace
+
+void run_truncation(const Args &) {
+    Job job;
+    WCHECK(job.size == 2, "the truncation scenario needs 2 ranks, got %d", job.size);
+    check_info_matches_environment(job.info);
+    const size_t eager = job.info.eager_max, buffer = job.info.buffer_size;
+    for (int phase = 0; phase < 2; ++phase) {
+        if (job.rank == 1)
+            receive_round(job, phase, eager, buffer);
+        else
+            send_round(job, phase, eager, buffer);
+        WSTATUS(msg_barrier(job.ctx()), MSG_OK);
+    }
+    // Blocking receive of a too-long message returns the status directly.
+    if (job.rank == 0) {
+        Buffer buf(eager + 1);
+        make_message(buf.get(), eager + 1, 0, 500, 0);
+        int rc = msg_send(job.ctx(), 1, 500, buf.get(), eager + 1);
+        WCHECK(rc == MSG_OK || rc == MSG_ERR_TRUNCATED, "blocking send: %d (%s)", rc,
+               msg_strerror(rc));
+    } else {
+        Buffer buf(eager);
+        WSTATUS(msg_recv(job.ctx(), 0, 500, buf.get(), 16, nullptr), MSG_ERR_TRUNCATED);
+    }
+    WSTATUS(msg_barrier(job.ctx()), MSG_OK);
+    job.finalize();
+}
+
+}  // namespace worker
