@@ -44,7 +44,7 @@ extern "C" int msg_config_init(msg_config_t *c) {
     c->buffer_size = 128 * 1024;
     c->credits = 8;
     c->timeout_ms = 10000;
-    c->spin_us = 50;
+    c->spin_us = 200;
 
     int rc = MSG_OK;
     const char *v;
