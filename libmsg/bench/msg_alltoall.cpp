@@ -346,32 +346,5 @@ int run(const Options &o, int &rank) {
 }  // namespace
 
 int main(int argc, char **argv) {
-    Options options;
-    try {
-        bool help = false;
-        options = parse_options(argc, argv, help);
-        if (help) {
-            if (launched_as_rank0()) {
-                std::fputs(kUsage, stdout);
-                std::fputs(FabricOptions::usage, stdout);
-            }
-            return 0;
-        }
-    } catch (const UsageError &e) {
-        if (launched_as_rank0()) {
-            std::fprintf(stderr, "msg-alltoall: %s (see --help)\n", e.what());
-        }
-        return 2;
-    }
-    int rank = -1;  // known once msg_init has succeeded
-    try {
-        return run(options, rank);
-    } catch (const std::exception &e) {
-        if (rank >= 0) {
-            std::fprintf(stderr, "msg-alltoall: rank %d: %s\n", rank, e.what());
-        } else {
-            std::fprintf(stderr, "msg-alltoall: %s\n", e.what());
-        }
-        return 1;
-    }
+    return viaduct::bench::benchmark_main("msg-alltoall", kUsage, argc, argv, parse_options, run);
 }

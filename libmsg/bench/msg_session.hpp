@@ -8,6 +8,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "bench_util.hpp"
 
@@ -139,5 +140,39 @@ class CompletionQueue {
   private:
     msg_cq_t *cq_ = nullptr;
 };
+
+// The main() the libmsg benchmarks share: options, --help (printed by rank 0
+// only), the run, and every error as one line naming the program and, once
+// msg_init has succeeded, the rank. parse(argc, argv, help) returns Options;
+// run(options, rank) returns the exit status and sets rank when known.
+template <typename Parse, typename Run>
+int benchmark_main(const char *name, const char *usage, int argc, char **argv, Parse parse,
+                   Run run) {
+    decltype(parse(argc, argv, std::declval<bool &>())) options;
+    try {
+        bool help = false;
+        options = parse(argc, argv, help);
+        if (help) {
+            if (launched_as_rank0()) {
+                std::fputs(usage, stdout);
+                std::fputs(FabricOptions::usage, stdout);
+            }
+            return 0;
+        }
+    } catch (const UsageError &e) {
+        if (launched_as_rank0()) std::fprintf(stderr, "%s: %s (see --help)\n", name, e.what());
+        return 2;
+    }
+    int rank = -1;
+    try {
+        return run(options, rank);
+    } catch (const std::exception &e) {
+        if (rank >= 0)
+            std::fprintf(stderr, "%s: rank %d: %s\n", name, rank, e.what());
+        else
+            std::fprintf(stderr, "%s: %s\n", name, e.what());
+        return 1;
+    }
+}
 
 }  // namespace viaduct::bench
