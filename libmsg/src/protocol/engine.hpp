@@ -149,7 +149,6 @@ class Engine {
     std::list<Request *> posted_;       // receives in posting order
     std::list<Unexpected> unexpected_;  // arrivals in arrival order
     std::vector<Peer> peers_;
-    int peers_queued_ = 0;  // peers with a non-empty queue (hint)
     int failed_count_ = 0;
     bool backlog_ = false;
 
