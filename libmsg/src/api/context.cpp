@@ -153,11 +153,12 @@ void Core::progress_loop() {
                     idle_us = 0;
                     continue;
                 }
-                // Sleep on the fd only when nothing of ours is under way:
-                // the shm doorbell rings for arrivals only, and libfabric's
-                // tcp fd does not ring when a socket drains, so a peer's
-                // RDMA read of our memory would stall until the next poll.
-                bool fd_enough = engine->ops_in_flight() == 0 && engine->live_sends() == 0;
+                // libfabric's CQ fd (tcp) also rings for our own operations
+                // and for sockets ready to move more data. The shm doorbell
+                // rings only for arrivals, so while our sends are in flight
+                // (their completions need the peer's reply) we poll instead.
+                bool fd_enough =
+                    transport->fd_covers_own_operations() || engine->ops_in_flight() == 0;
                 if (transport->wait_fd() >= 0 && fd_enough && transport->prepare_wait()) {
                     if (engine->progress()) {
                         transport->finish_wait();

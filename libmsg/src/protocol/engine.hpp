@@ -57,9 +57,6 @@ class Engine {
     bool has_backlog() const { return backlog_; }
     // Transport sends and reads posted and not yet completed.
     size_t ops_in_flight() const { return ops_in_flight_; }
-    // Sends not yet complete: the peer may need our provider to serve
-    // them (an RDMA read is answered by the target's progress).
-    size_t live_sends() const { return live_sends_; }
     // Counts transport completions: tells a waiter whether anything moves.
     uint64_t activity() const { return activity_; }
     // No sends in flight and nothing queued to go out.

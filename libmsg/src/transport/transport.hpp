@@ -87,6 +87,9 @@ class Transport {
     // blocks, then calls finish_wait.
     virtual bool prepare_wait() = 0;
     virtual void finish_wait() {}
+    // True if the fd also rings for the progress of our own operations;
+    // false if it rings only for peers' arrivals.
+    virtual bool fd_covers_own_operations() const = 0;
     // Every peer has connected to us (each sent us its first packet).
     virtual void peers_connected() {}
 };

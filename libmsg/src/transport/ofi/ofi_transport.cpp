@@ -6,7 +6,6 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
-
 #include <unistd.h>
 
 #include <cerrno>
@@ -104,6 +103,7 @@ class OfiTransport final : public Transport {
     void finish_wait() override {
         if (doorbell_) doorbell_->woke();
     }
+    bool fd_covers_own_operations() const override { return !doorbell_; }
     void peers_connected() override {
         if (doorbell_) doorbell_->unlink_name();
     }
