@@ -149,17 +149,20 @@ void Core::progress_loop() {
         } else {
             {
                 std::lock_guard<msg::TimedMutex> lk(mu);
-                if (engine->progress() || engine->has_backlog()) {
+                if (engine->progress()) {
                     idle_us = 0;
                     continue;
                 }
                 // libfabric's CQ fd (tcp) also rings for our own operations
                 // and for sockets ready to move more data. The shm doorbell
                 // rings only for arrivals, so while our sends are in flight
-                // (their completions need the peer's reply) we poll instead.
+                // (their completions need the peer's reply) we poll instead;
+                // so too while a full queue holds work back (a backlog),
+                // which no fd announces the end of.
                 bool fd_enough =
                     transport->fd_covers_own_operations() || engine->ops_in_flight() == 0;
-                if (transport->wait_fd() >= 0 && fd_enough && transport->prepare_wait()) {
+                if (transport->wait_fd() >= 0 && fd_enough && !engine->has_backlog() &&
+                    transport->prepare_wait()) {
                     if (engine->progress()) {
                         transport->finish_wait();
                         idle_us = 0;
