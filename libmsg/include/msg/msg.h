@@ -29,7 +29,8 @@ enum msg_status {
     MSG_ERR_PROTOCOL = -10,    /* a malformed or unexpected protocol header */
     MSG_ERR_BUSY = -11,        /* object still has operations in flight */
     MSG_ERR_NOT_SUPPORTED = -12,
-    MSG_ERR_CONFIG = -13 /* an option or VIADUCT_* variable is invalid */
+    MSG_ERR_CONFIG = -13, /* an option or VIADUCT_* variable is invalid */
+    MSG_ERR_CANCELED = -14 /* a receive withdrawn by msg_cq_cancel_recvs */
 };
 
 /* Readable text for a status code; never NULL. */
@@ -165,6 +166,11 @@ int msg_cq_wait(msg_cq_t *cq, int timeout_ms, msg_completion_t *completion);
 
 /* Appends an entry of the caller's making; a waiter receives it as is. */
 int msg_cq_post(msg_cq_t *cq, const msg_completion_t *entry);
+
+/* Withdraws every receive bound to cq that no message has matched yet; each
+ * completes on cq with MSG_ERR_CANCELED. Receives already taking data are
+ * left to finish. *canceled (may be NULL) gets the number withdrawn. */
+int msg_cq_cancel_recvs(msg_cq_t *cq, size_t *canceled);
 
 /* ---- messaging ---- */
 /* Asynchronous: the result arrives on cq as one completion carrying cookie.

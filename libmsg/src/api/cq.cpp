@@ -106,3 +106,15 @@ extern "C" int msg_cq_post(msg_cq_t *cq, const msg_completion_t *entry) {
     cq->push(*entry);
     return MSG_OK;
 }
+
+extern "C" int msg_cq_cancel_recvs(msg_cq_t *cq, size_t *canceled) {
+    if (cq == nullptr) return MSG_ERR_INVALID_ARG;
+    if (canceled != nullptr) *canceled = 0;
+    std::unique_lock<msg::TimedMutex> lk;
+    if (!cq->core->lock(lk)) return MSG_ERR_TRANSPORT;
+    // After finalize the engine has already completed every receive.
+    if (cq->core->finalized || !cq->core->engine) return MSG_OK;
+    size_t n = cq->core->engine->cancel_recvs(cq);
+    if (canceled != nullptr) *canceled = n;
+    return MSG_OK;
+}

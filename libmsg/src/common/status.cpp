@@ -31,6 +31,8 @@ extern "C" const char *msg_strerror(int status) {
             return "operation not supported by this transport";
         case MSG_ERR_CONFIG:
             return "invalid configuration value";
+        case MSG_ERR_CANCELED:
+            return "receive canceled";
         default:
             return "unknown status code";
     }

@@ -554,6 +554,14 @@ void Engine::fail_peer(int rank) {
         if (Request *r = find(id, -1)) complete(r, MSG_ERR_PEER_FAILED, 0);
 }
 
+size_t Engine::cancel_recvs(CompletionSink *sink) {
+    std::vector<Request *> victims;
+    for (Request *r : posted_)
+        if (r->sink == sink) victims.push_back(r);
+    for (Request *r : victims) complete(r, MSG_ERR_CANCELED, 0);
+    return victims.size();
+}
+
 void Engine::abort_all(int status) {
     std::vector<uint64_t> ids;
     for (const auto &[id, r] : live_) ids.push_back(id);

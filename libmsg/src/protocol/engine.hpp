@@ -62,6 +62,9 @@ class Engine {
     // No sends in flight and nothing queued to go out.
     bool quiescent() const;
 
+    // Completes every unmatched receive bound to sink with MSG_ERR_CANCELED.
+    size_t cancel_recvs(CompletionSink *sink);
+
     void fail_peer(int rank);
     bool peer_failed(int rank) const { return peers_[static_cast<size_t>(rank)].failed; }
     // Completes every remaining operation with `status`.

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -134,4 +135,44 @@ TEST_CASE("many posters and many waiters: every entry is delivered exactly once"
     CHECK(doubled == 0);
     msg_completion_t none{};
     CHECK(msg_cq_wait(cq.get(), 0, &none) == MSG_ERR_TIMEOUT);
+}
+
+TEST_CASE("canceling a CQ's receives completes the unmatched ones and spares the rest",
+          "[cq_post]") {
+    unit::LocalJob job;
+    unit::LocalCq cq(job.ctx());
+    unit::LocalCq other(job.ctx());
+    char a[16], b[16], c[16];
+    int ca = 1, cb = 2, cc = 3;
+    REQUIRE(msg_irecv(job.ctx(), 0, 5, a, sizeof a, cq.get(), &ca) == MSG_OK);
+    REQUIRE(msg_irecv(job.ctx(), MSG_ANY_SOURCE, MSG_ANY_TAG, b, sizeof b, cq.get(), &cb) ==
+            MSG_OK);
+    REQUIRE(msg_irecv(job.ctx(), 0, 6, c, sizeof c, other.get(), &cc) == MSG_OK);
+
+    size_t n = 99;
+    REQUIRE(msg_cq_cancel_recvs(cq.get(), &n) == MSG_OK);
+    CHECK(n == 2);
+    std::vector<void *> cookies;
+    for (int i = 0; i < 2; ++i) {
+        msg_completion_t got{};
+        REQUIRE(msg_cq_wait(cq.get(), 1000, &got) == MSG_OK);
+        CHECK(got.op == MSG_OP_RECV);
+        CHECK(got.status == MSG_ERR_CANCELED);
+        cookies.push_back(got.cookie);
+    }
+    CHECK(((cookies[0] == &ca && cookies[1] == &cb) || (cookies[0] == &cb && cookies[1] == &ca)));
+    msg_completion_t none{};
+    CHECK(msg_cq_wait(cq.get(), 0, &none) == MSG_ERR_TIMEOUT);
+
+    // The other CQ's receive is still posted and still matches.
+    REQUIRE(msg_send(job.ctx(), 0, 6, "hello", 6) == MSG_OK);
+    msg_completion_t got{};
+    REQUIRE(msg_cq_wait(other.get(), 1000, &got) == MSG_OK);
+    CHECK(got.status == MSG_OK);
+    CHECK(got.cookie == &cc);
+    CHECK(std::string(c) == "hello");
+    // Nothing left to cancel; both CQs can go.
+    REQUIRE(msg_cq_cancel_recvs(cq.get(), &n) == MSG_OK);
+    CHECK(n == 0);
+    CHECK(msg_cq_cancel_recvs(nullptr, &n) == MSG_ERR_INVALID_ARG);
 }
