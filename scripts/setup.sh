@@ -8,6 +8,7 @@ packages=(
   libfabric-dev libfabric-bin
   rdma-core libibverbs-dev librdmacm-dev ibverbs-utils
   catch2
+  liburing-dev
   openmpi-bin libopenmpi-dev
   iproute2 procps
 )

@@ -1,0 +1,36 @@
+// The shadow thread's local asynchronous file I/O: io_uring where the kernel
+// allows it, else a few threads doing pread/pwrite. Either way a finished
+// transfer comes back as an entry on the shadow thread's CQ.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "msg/msg.h"
+#include "parts.hpp"
+
+namespace remoteio {
+
+struct IoRequest {
+    Part part{PartKind::FileIo, nullptr};
+    int fd = -1;
+    char *buf = nullptr;
+    size_t len = 0;
+    uint64_t offset = 0;
+    bool write = false;
+    ssize_t result = 0;  // bytes moved by this one transfer, or -errno
+};
+
+class FileIo {
+  public:
+    // Completed requests are posted to `done` (op MSG_OP_USER, cookie = &req->part).
+    static std::unique_ptr<FileIo> create(msg_cq_t *done, int depth);
+    virtual ~FileIo() = default;
+    // One transfer (it may move fewer bytes than asked). Called by one thread only.
+    virtual void submit(IoRequest *req) = 0;
+    virtual const char *name() const = 0;
+};
+
+}  // namespace remoteio
