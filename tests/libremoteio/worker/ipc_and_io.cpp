@@ -42,7 +42,8 @@ void run_ipc_and_io(const Args &args) {
 
     if (me == 0) {
         // Wait, away from the CQ, for the shadow thread to serve all the I/O.
-        const uint64_t want_read = 2 * (reads * kBlock + kBlock);
+        // Per reader: the reads, the read-back of its write, and one last read.
+        const uint64_t want_read = 2 * (reads * kBlock + 2 * kBlock);
         const uint64_t want_written = 2 * kBlock;
         worker::Watchdog dog(60.0 * worker::slowdown(), "serving remote I/O without the worker");
         rio_stats_t s{};
