@@ -50,6 +50,7 @@ class UringIo final : public FileIo {
         io_uring_queue_exit(&ring_);
     }
     void submit(IoRequest *req) override {
+        req->handoff.fetch_add(1, std::memory_order_release);
         io_uring_sqe *sqe = io_uring_get_sqe(&ring_);
         while (sqe == nullptr) {  // the shadow thread keeps depth below the ring size
             io_uring_submit(&ring_);
@@ -77,6 +78,7 @@ class UringIo final : public FileIo {
             int res = cqe->res;
             io_uring_cqe_seen(&ring_, cqe);
             if (req == nullptr) return;
+            req->handoff.load(std::memory_order_acquire);
             req->result = res;
             post_done(done_, req);
         }

@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 
@@ -21,6 +22,9 @@ struct IoRequest {
     uint64_t offset = 0;
     bool write = false;
     ssize_t result = 0;  // bytes moved by this one transfer, or -errno
+    // Published by the submitter and read by the completing thread: the
+    // kernel ring in between is invisible to ThreadSanitizer.
+    std::atomic<int> handoff{0};
 };
 
 class FileIo {
