@@ -9,7 +9,7 @@ packages=(
   rdma-core libibverbs-dev librdmacm-dev ibverbs-utils
   catch2
   liburing-dev
-  openmpi-bin libopenmpi-dev
+  openmpi-bin libopenmpi-dev libpmix-dev
   iproute2 procps
 )
 

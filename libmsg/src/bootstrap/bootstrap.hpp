@@ -28,10 +28,18 @@ class Bootstrap {
     virtual void leave() = 0;
 };
 
-// Builds the bootstrap the environment describes: VIADUCT_COORDINATOR
-// (host:port) with VIADUCT_RANK and VIADUCT_SIZE, optionally hosting the
-// coordinator on rank 0 (VIADUCT_COORDINATOR_HOST=1); with none of them, a
-// job of one. Returns a msg_status code.
+// Builds the bootstrap the environment describes (VIADUCT_BOOTSTRAP=auto,
+// the default, picks the first that applies):
+//   tcp     VIADUCT_COORDINATOR (host:port) with VIADUCT_RANK and VIADUCT_SIZE,
+//           optionally hosting the coordinator on rank 0
+//           (VIADUCT_COORDINATOR_HOST=1): msgrun, or processes started by hand
+//   pmix    PMIX_NAMESPACE and PMIX_RANK from a PMIx server: mpirun, srun
+//   single  a job of one
+// Returns a msg_status code.
 int make_bootstrap(int timeout_ms, std::unique_ptr<Bootstrap> *out, std::string *error);
+
+int make_tcp_bootstrap(int timeout_ms, std::unique_ptr<Bootstrap> *out, std::string *error);
+// MSG_ERR_NOT_SUPPORTED when built without libpmix.
+int make_pmix_bootstrap(int timeout_ms, std::unique_ptr<Bootstrap> *out, std::string *error);
 
 }  // namespace msg

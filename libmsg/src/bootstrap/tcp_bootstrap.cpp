@@ -1,4 +1,4 @@
-// Bootstrap over TCP to the job coordinator, and the job-of-one fallback.
+// Bootstrap over TCP to the job coordinator (msgrun, or one started by hand).
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -21,20 +21,6 @@ namespace {
 
 using boot::Frame;
 using boot::FrameType;
-
-class SingletonBootstrap final : public Bootstrap {
-  public:
-    int rank() const override { return 0; }
-    int size() const override { return 1; }
-    int allgather(const std::vector<uint8_t> &mine, std::vector<std::vector<uint8_t>> &all, int,
-                  std::string *) override {
-        all.assign(1, mine);
-        return MSG_OK;
-    }
-    int barrier(int, std::string *) override { return MSG_OK; }
-    void on_peer_failed(std::function<void(int)>) override {}
-    void leave() override {}
-};
 
 class TcpBootstrap final : public Bootstrap {
   public:
@@ -260,15 +246,11 @@ bool env_int(const char *name, long lo, long hi, int *out, std::string *error) {
 
 }  // namespace
 
-int make_bootstrap(int timeout_ms, std::unique_ptr<Bootstrap> *out, std::string *error) {
+int make_tcp_bootstrap(int timeout_ms, std::unique_ptr<Bootstrap> *out, std::string *error) {
     const char *coord = std::getenv("VIADUCT_COORDINATOR");
     if (coord == nullptr || *coord == '\0') {
-        if (std::getenv("VIADUCT_RANK") || std::getenv("VIADUCT_SIZE")) {
-            *error = "VIADUCT_RANK/VIADUCT_SIZE are set but VIADUCT_COORDINATOR is not";
-            return MSG_ERR_CONFIG;
-        }
-        *out = std::make_unique<SingletonBootstrap>();
-        return MSG_OK;
+        *error = "VIADUCT_COORDINATOR is not set";
+        return MSG_ERR_CONFIG;
     }
     std::string host, port;
     if (!boot::parse_host_port(coord, host, port)) {

@@ -65,3 +65,31 @@ TEST_CASE("a rank can send to itself, eager and long", "[local_job]") {
         CHECK(std::memcmp(in.data(), out.data(), size) == 0);
     }
 }
+
+TEST_CASE("VIADUCT_BOOTSTRAP chooses how to join, and says when it cannot", "[local_job]") {
+    msg_context_t *ctx = nullptr;
+    SECTION("single: a job of one even inside another job's environment") {
+        unit::ScopedEnv how("VIADUCT_BOOTSTRAP", "single");
+        unit::ScopedEnv pmix_ns("PMIX_NAMESPACE", "not-a-real-job");
+        unit::ScopedEnv pmix_rank("PMIX_RANK", "3");
+        REQUIRE(msg_init(nullptr, &ctx) == MSG_OK);
+        int size = 0;
+        CHECK(msg_size(ctx, &size) == MSG_OK);
+        CHECK(size == 1);
+        msg_destroy(ctx);
+    }
+    SECTION("an unknown method is a configuration error") {
+        unit::ScopedEnv how("VIADUCT_BOOTSTRAP", "carrier-pigeon");
+        CHECK(msg_init(nullptr, &ctx) == MSG_ERR_CONFIG);
+    }
+    SECTION("pmix with no PMIx server to talk to fails instead of hanging") {
+        unit::ScopedEnv how("VIADUCT_BOOTSTRAP", "pmix");
+        int rc = msg_init(nullptr, &ctx);
+        // MSG_ERR_NOT_SUPPORTED where libmsg was built without libpmix.
+        CHECK((rc == MSG_ERR_BOOTSTRAP || rc == MSG_ERR_NOT_SUPPORTED));
+    }
+    SECTION("tcp without a coordinator address is a configuration error") {
+        unit::ScopedEnv how("VIADUCT_BOOTSTRAP", "tcp");
+        CHECK(msg_init(nullptr, &ctx) == MSG_ERR_CONFIG);
+    }
+}

@@ -1,0 +1,57 @@
+// Choosing how a process joins its job, and the job of one.
+#include "bootstrap/bootstrap.hpp"
+
+#include <cstdlib>
+#include <string_view>
+
+#include "msg/msg.h"
+
+namespace msg {
+
+namespace {
+
+class SingletonBootstrap final : public Bootstrap {
+  public:
+    int rank() const override { return 0; }
+    int size() const override { return 1; }
+    int allgather(const std::vector<uint8_t> &mine, std::vector<std::vector<uint8_t>> &all, int,
+                  std::string *) override {
+        all.assign(1, mine);
+        return MSG_OK;
+    }
+    int barrier(int, std::string *) override { return MSG_OK; }
+    void on_peer_failed(std::function<void(int)>) override {}
+    void leave() override {}
+};
+
+bool set(const char *name) {
+    const char *v = std::getenv(name);
+    return v != nullptr && *v != '\0';
+}
+
+}  // namespace
+
+int make_bootstrap(int timeout_ms, std::unique_ptr<Bootstrap> *out, std::string *error) {
+    const char *forced = std::getenv("VIADUCT_BOOTSTRAP");
+    std::string_view how = forced != nullptr && *forced != '\0' ? forced : "auto";
+    if (how == "tcp") return make_tcp_bootstrap(timeout_ms, out, error);
+    if (how == "pmix") return make_pmix_bootstrap(timeout_ms, out, error);
+    if (how == "single") {
+        *out = std::make_unique<SingletonBootstrap>();
+        return MSG_OK;
+    }
+    if (how != "auto") {
+        *error = "VIADUCT_BOOTSTRAP=" + std::string(how) + " is not auto, tcp, pmix or single";
+        return MSG_ERR_CONFIG;
+    }
+    if (set("VIADUCT_COORDINATOR")) return make_tcp_bootstrap(timeout_ms, out, error);
+    if (set("VIADUCT_RANK") || set("VIADUCT_SIZE")) {
+        *error = "VIADUCT_RANK/VIADUCT_SIZE are set but VIADUCT_COORDINATOR is not";
+        return MSG_ERR_CONFIG;
+    }
+    if (set("PMIX_NAMESPACE") && set("PMIX_RANK")) return make_pmix_bootstrap(timeout_ms, out, error);
+    *out = std::make_unique<SingletonBootstrap>();
+    return MSG_OK;
+}
+
+}  // namespace msg
