@@ -10,6 +10,7 @@ packages=(
   catch2
   openmpi-bin libopenmpi-dev
   iproute2 procps
+  nlohmann-json3-dev gnuplot-nox
 )
 
 missing=()
