@@ -11,6 +11,7 @@ packages=(
   liburing-dev
   openmpi-bin libopenmpi-dev libpmix-dev
   iproute2 procps
+  nlohmann-json3-dev gnuplot-nox
 )
 
 missing=()

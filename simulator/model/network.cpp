@@ -1,0 +1,284 @@
+// Links and routers. A packet is a train of symbols: its head may leave a router one hop
+// latency after reaching the input FIFO while its tail is still arriving (wormhole
+// pipelining). Flow control is per packet: a packet starts on a link only when the next input
+// FIFO has room for all of it, and only the packet at the head of an input FIFO may request an
+// output, so a packet blocked on a busy output holds up everything queued behind it.
+#include "model/network.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace sansim {
+
+const char *arbitration_name(Arbitration a) {
+    return a == Arbitration::round_robin ? "round_robin" : "oldest_first";
+}
+
+const char *fabric_choice_name(FabricChoice f) {
+    switch (f) {
+        case FabricChoice::shortest: return "shortest";
+        case FabricChoice::balance: return "balance";
+        case FabricChoice::x_only: return "x";
+        case FabricChoice::y_only: return "y";
+    }
+    return "?";
+}
+
+Network::Network(const Topology &topo, const Params &params)
+    : topo_(topo), params_(params), routing_(compute_routing(topo)) {
+    if (params_.max_payload < 1 || params_.header_bytes < 1)
+        throw TopologyError("packet payload and header must be at least one byte");
+    if (params_.fifo_bytes < params_.max_payload + params_.header_bytes)
+        throw TopologyError("router FIFOs must hold one whole packet (" +
+                            std::to_string(params_.max_payload + params_.header_bytes) +
+                            " bytes)");
+    if (params_.outstanding_limit < 1) throw TopologyError("outstanding limit must be >= 1");
+    if (params_.bte_engines < 1) throw TopologyError("BTE engines must be >= 1");
+    hop_latency_ = from_ns(params_.hop_latency_ns);
+    turnaround_ = from_ns(params_.nic_turnaround_ns);
+    const double default_mbps = params_.link_mbps > 0 ? params_.link_mbps : params_.symbol_mhz;
+
+    out_channel_.resize(static_cast<std::size_t>(topo_.devices()));
+    for (int d = 0; d < topo_.devices(); ++d)
+        out_channel_[static_cast<std::size_t>(d)].assign(static_cast<std::size_t>(topo_.ports_of(d)),
+                                                         -1);
+    for (const LinkSpec &l : topo_.links) {
+        const double mbps = l.mbps > 0 ? l.mbps : default_mbps;
+        const double delay = l.delay_ns >= 0 ? l.delay_ns : params_.link_delay_ns;
+        for (int dir = 0; dir < 2; ++dir) {
+            const Endpoint from = dir == 0 ? l.a : l.b;
+            const Endpoint to = dir == 0 ? l.b : l.a;
+            Channel ch;
+            ch.from_dev = from.dev;
+            ch.from_port = from.port;
+            ch.to_dev = to.dev;
+            ch.to_port = to.port;
+            ch.ps_per_byte = ps_per_byte(mbps);
+            ch.delay = from_ns(delay);
+            ch.into_router = !topo_.is_node(to.dev);
+            ch.cap = ch.into_router ? static_cast<std::uint32_t>(params_.fifo_bytes)
+                                    : std::numeric_limits<std::uint32_t>::max();
+            // A worm can sit in several FIFOs at once, so FIFOs are rings of packet ids
+            // rather than links through the packets.
+            if (ch.into_router)
+                ch.fifo.assign(static_cast<std::size_t>(params_.fifo_bytes / params_.header_bytes + 1),
+                               kNil);
+            if (!topo_.is_node(from.dev))
+                ch.to_phase1 = routing_.to_phase1[static_cast<std::size_t>(from.dev - topo_.nodes)]
+                                                 [static_cast<std::size_t>(from.port)];
+            out_channel_[static_cast<std::size_t>(from.dev)][static_cast<std::size_t>(from.port)] =
+                static_cast<int>(channels_.size());
+            channels_.push_back(std::move(ch));
+        }
+    }
+    nics_.resize(static_cast<std::size_t>(topo_.nodes));
+    for (int n = 0; n < topo_.nodes; ++n)
+        for (int f = 0; f < topo_.fabrics; ++f) {
+            NicPort &p = nics_[static_cast<std::size_t>(n)].port[f];
+            p.out = out_channel_[static_cast<std::size_t>(n)][static_cast<std::size_t>(f)];
+            p.resp_head = p.resp_tail = p.req_head = p.req_tail = kNil;
+        }
+    for (Nic &nic : nics_)
+        for (NicPort &p : nic.port) p.resp_head = p.resp_tail = p.req_head = p.req_tail = kNil;
+    stats_.series_bin = std::max<Time>(1, from_us(params_.series_bin_us));
+    if (params_.disk_mbps > 0 && params_.pci_mbps > 0) {
+        // Reads and writes each at disk_mbps: one burst every burst / (2 * rate).
+        disk_interval_ = static_cast<Time>(params_.disk_burst_bytes / (2.0 * params_.disk_mbps) *
+                                           static_cast<double>(kUs));
+        for (int n = 0; n < topo_.nodes; ++n)
+            queue_.push(disk_interval_ * n / std::max(1, topo_.nodes), kDisk,
+                        static_cast<std::uint32_t>(n), 0);
+    }
+}
+
+Time Network::payload_time(int bytes) const {
+    const double mbps = params_.link_mbps > 0 ? params_.link_mbps : params_.symbol_mhz;
+    return ps_per_byte(mbps) * bytes;
+}
+
+int Network::choose_fabric(int src, int dst) const {
+    if (topo_.fabrics == 1) return 0;
+    const int hx = routing_.hop_count(0, src, dst);
+    const int hy = routing_.hop_count(1, src, dst);
+    if (hx == Routing::kUnreachable) return 1;
+    if (hy == Routing::kUnreachable) return 0;
+    switch (params_.fabric_choice) {
+        case FabricChoice::x_only: return 0;
+        case FabricChoice::y_only: return 1;
+        case FabricChoice::balance: return (src + dst) % 2;
+        case FabricChoice::shortest:
+            if (hx != hy) return hx < hy ? 0 : 1;
+            return (src + dst) % 2;
+    }
+    return 0;
+}
+
+void Network::schedule_timer(Time at, TransferClient *client, std::uint64_t arg) {
+    auto it = std::find(clients_.begin(), clients_.end(), client);
+    if (it == clients_.end()) it = clients_.insert(clients_.end(), client);
+    queue_.push(std::max(at, now_), kTimer, static_cast<std::uint32_t>(it - clients_.begin()), arg);
+}
+
+void Network::run(Time until) {
+    while (!queue_.empty() && !stopped_) {
+        if (queue_.top().time > until) {
+            now_ = until;
+            return;
+        }
+        const Event e = queue_.pop();
+        now_ = e.time;
+        ++stats_.events;
+        dispatch(e);
+    }
+    if (queue_.empty() && live_transfers_ > 0) deadlocked_ = true;
+}
+
+void Network::dispatch(const Event &e) {
+    switch (e.kind) {
+        case kHeadReady: head_ready(static_cast<int>(e.a), static_cast<std::uint32_t>(e.b)); break;
+        case kTailOut: tail_out(static_cast<int>(e.a), static_cast<std::uint32_t>(e.b)); break;
+        case kNicRx: nic_receive(static_cast<int>(e.a), static_cast<std::uint32_t>(e.b)); break;
+        case kPciDone:
+            pci_done(static_cast<int>(e.a), static_cast<PciOp>(e.b >> 32),
+                     static_cast<std::uint32_t>(e.b & 0xFFFFFFFFu));
+            break;
+        case kTimer: clients_[e.a]->timer(*this, e.b); break;
+        case kDisk: disk_burst(static_cast<int>(e.a)); break;
+        default: break;
+    }
+}
+
+std::uint32_t Network::alloc_packet() {
+    if (free_packets_.empty()) {
+        packets_.emplace_back();
+        return static_cast<std::uint32_t>(packets_.size() - 1);
+    }
+    const std::uint32_t p = free_packets_.back();
+    free_packets_.pop_back();
+    packets_[p] = Packet{};
+    return p;
+}
+
+void Network::free_packet(std::uint32_t p) { free_packets_.push_back(p); }
+
+// Requesters: a router input (the channel feeding it) or a NIC port (after the channels).
+std::uint32_t Network::head_of(std::uint32_t requester) const {
+    if (requester < channels_.size()) return channels_[requester].fifo_front();
+    const std::uint32_t k = requester - static_cast<std::uint32_t>(channels_.size());
+    const NicPort &p = nics_[k / 2].port[k % 2];
+    return p.resp_head != kNil ? p.resp_head : p.req_head;
+}
+
+bool Network::fits(const Channel &ch, std::uint32_t pkt) const {
+    return !ch.into_router || ch.used + packets_[pkt].length <= ch.cap;
+}
+
+void Network::request(int out, std::uint32_t requester) {
+    Channel &ch = channels_[static_cast<std::size_t>(out)];
+    const std::uint32_t pkt = head_of(requester);
+    if (!ch.busy && ch.waiters.empty() && fits(ch, pkt)) {
+        start(out, requester, pkt);
+        return;
+    }
+    ch.waiters.push_back(requester);
+    arbitrate(out);
+}
+
+void Network::arbitrate(int out) {
+    Channel &ch = channels_[static_cast<std::size_t>(out)];
+    if (ch.busy || ch.waiters.empty()) return;
+    std::size_t pick = ch.waiters.size();
+    if (params_.arbitration == Arbitration::oldest_first) {
+        for (std::size_t i = 0; i < ch.waiters.size(); ++i)
+            if (fits(ch, head_of(ch.waiters[i]))) {
+                pick = i;
+                break;
+            }
+    } else {
+        std::uint64_t best = std::numeric_limits<std::uint64_t>::max();
+        for (std::size_t i = 0; i < ch.waiters.size(); ++i) {
+            const std::uint64_t distance = ch.waiters[i] - ch.rr;  // wraps: round-robin order
+            if (distance < best && fits(ch, head_of(ch.waiters[i]))) {
+                best = distance;
+                pick = i;
+            }
+        }
+    }
+    if (pick == ch.waiters.size()) return;  // nobody fits in the next FIFO yet
+    const std::uint32_t requester = ch.waiters[pick];
+    ch.waiters.erase(ch.waiters.begin() + static_cast<std::ptrdiff_t>(pick));
+    ch.rr = requester + 1;
+    start(out, requester, head_of(requester));
+}
+
+void Network::start(int out, std::uint32_t requester, std::uint32_t pkt) {
+    Channel &ch = channels_[static_cast<std::size_t>(out)];
+    Packet &p = packets_[pkt];
+    ch.busy = true;
+    ch.busy_since = now_;
+    ch.packets++;
+    ch.bytes += p.length;
+    if (ch.into_router) ch.used += p.length;
+    if (requester >= channels_.size()) {
+        // NIC ports hand the packet over now; router inputs keep it until its tail leaves.
+        const std::uint32_t k = requester - static_cast<std::uint32_t>(channels_.size());
+        NicPort &np = nics_[k / 2].port[k % 2];
+        if (np.resp_head == pkt) {
+            np.resp_head = p.next;
+            if (np.resp_head == kNil) np.resp_tail = kNil;
+        } else {
+            np.req_head = p.next;
+            if (np.req_head == kNil) np.req_tail = kNil;
+        }
+        p.tail_at = now_;
+        ++stats_.packets_sent;
+        if (stats_.first_injection < 0) stats_.first_injection = now_;
+    }
+    p.phase |= ch.to_phase1;
+    const Time tail = std::max(now_ + ch.ps_per_byte * p.length, p.tail_at);
+    p.tail_at = tail + ch.delay;
+    queue_.push(tail, kTailOut, static_cast<std::uint32_t>(out), requester);
+    if (ch.into_router)
+        queue_.push(now_ + ch.delay + hop_latency_, kHeadReady, static_cast<std::uint32_t>(out), pkt);
+    else
+        queue_.push(p.tail_at, kNicRx, static_cast<std::uint32_t>(ch.to_dev), pkt);
+}
+
+void Network::tail_out(int out, std::uint32_t requester) {
+    Channel &ch = channels_[static_cast<std::size_t>(out)];
+    ch.busy = false;
+    ch.busy_total += now_ - ch.busy_since;
+    if (requester < channels_.size()) {
+        Channel &in = channels_[requester];
+        const std::uint32_t pkt = in.fifo_pop();
+        in.used -= packets_[pkt].length;
+        arbitrate(out);
+        if (in.fifo_count > 0) route_head(requester);
+        arbitrate(static_cast<int>(requester));  // room in this FIFO for the upstream link
+    } else {
+        const std::uint32_t k = requester - static_cast<std::uint32_t>(channels_.size());
+        NicPort &np = nics_[k / 2].port[k % 2];
+        np.requesting = false;
+        arbitrate(out);
+        if (head_of(requester) != kNil) {
+            np.requesting = true;
+            request(out, requester);
+        }
+    }
+}
+
+void Network::head_ready(int chi, std::uint32_t pkt) {
+    Channel &ch = channels_[static_cast<std::size_t>(chi)];
+    ch.fifo_push(pkt);
+    if (ch.fifo_count == 1) route_head(static_cast<std::uint32_t>(chi));
+}
+
+void Network::route_head(std::uint32_t input) {
+    const Channel &in = channels_[input];
+    const Packet &p = packets_[in.fifo_front()];
+    const int router = in.to_dev - topo_.nodes;
+    const std::uint16_t port = routing_.port(router, p.phase, p.dst);
+    request(out_channel_[static_cast<std::size_t>(in.to_dev)][port], input);
+}
+
+}  // namespace sansim

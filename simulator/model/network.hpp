@@ -1,0 +1,200 @@
+// The packet-level network: links (one Channel per direction), wormhole routers with input
+// FIFOs and output arbitration, NICs with outstanding-request limits, a block transfer
+// engine (BTE) and a PCI bus. Workloads drive it through transfers and timers.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "engine/event_queue.hpp"
+#include "engine/histogram.hpp"
+#include "engine/time.hpp"
+#include "model/params.hpp"
+#include "topology/routing.hpp"
+#include "topology/topology.hpp"
+
+namespace sansim {
+
+class Network;
+
+// Receives completions of the transfers it started and the timers it set.
+class TransferClient {
+public:
+    virtual ~TransferClient() = default;
+    virtual void transfer_done(Network &net, std::uint32_t transfer, std::uint64_t tag) = 0;
+    virtual void timer(Network &, std::uint64_t) {}
+};
+
+enum class PacketKind : std::uint8_t { write_request, read_request, write_response, read_response };
+
+struct Packet {
+    Time head_ready = 0;  // when the head can be routed at the current router input
+    Time tail_at = 0;     // when the tail reaches the current device
+    Time created = 0;     // requests: when queued at the initiating NIC (start of RTT)
+    std::uint32_t transfer = 0;
+    std::uint32_t next = 0;  // intrusive queue link
+    std::int32_t src = 0, dst = 0;
+    std::uint16_t length = 0, payload = 0;
+    PacketKind kind = PacketKind::write_request;
+    std::uint8_t fabric = 0, phase = 0;
+};
+
+struct Transfer {
+    int initiator = 0, target = 0;
+    std::uint64_t bytes = 0, delivered = 0;
+    bool read = false, live = false;
+    int fabric = 0;
+    std::uint32_t packets = 0, issued = 0, answered = 0;
+    Time queued = 0;
+    TransferClient *client = nullptr;
+    std::uint64_t tag = 0;
+};
+
+struct Channel {
+    int from_dev = 0, from_port = 0, to_dev = 0, to_port = 0;
+    Time ps_per_byte = 0, delay = 0;
+    bool busy = false;
+    bool into_router = false;
+    std::uint8_t to_phase1 = 0;
+    Time busy_since = 0, busy_total = 0;
+    std::uint32_t cap = 0, used = 0;  // downstream input FIFO, bytes
+    std::vector<std::uint32_t> fifo;  // ring of the packets in that FIFO, oldest first
+    std::uint32_t fifo_first = 0, fifo_count = 0;
+    std::vector<std::uint32_t> waiters;  // requesters whose head packet wants this channel
+    std::uint32_t rr = 0;
+    std::uint64_t packets = 0, bytes = 0;
+
+    std::uint32_t fifo_front() const {
+        return fifo_count ? fifo[fifo_first] : 0xFFFFFFFFu;
+    }
+    void fifo_push(std::uint32_t p) {
+        fifo[(fifo_first + fifo_count++) % fifo.size()] = p;
+    }
+    std::uint32_t fifo_pop() {
+        const std::uint32_t p = fifo[fifo_first];
+        fifo_first = static_cast<std::uint32_t>((fifo_first + 1) % fifo.size());
+        --fifo_count;
+        return p;
+    }
+};
+
+struct NicPort {
+    int out = -1;  // channel
+    std::uint32_t resp_head, resp_tail, req_head, req_tail;
+    bool requesting = false;
+};
+
+struct Nic {
+    NicPort port[2];
+    int outstanding = 0;
+    Time exhausted_since = -1, exhausted_total = 0;
+    std::deque<std::uint32_t> bte_queue;
+    std::vector<std::uint32_t> bte_active;
+    std::uint32_t bte_rr = 0;
+    bool bte_busy = false;
+    Time pci_free = 0, pci_busy = 0;
+    std::uint64_t tx_payload = 0, rx_payload = 0;
+    std::uint64_t requests = 0;
+};
+
+struct NetworkStats {
+    std::uint64_t events = 0;
+    std::uint64_t packets_sent = 0;        // every packet injected by a NIC
+    std::uint64_t payload_injected = 0;    // bytes of transfers started
+    std::uint64_t payload_delivered = 0;   // bytes that reached their destination
+    std::uint64_t duplicate_deliveries = 0;
+    std::uint64_t transfers_done = 0;
+    Histogram packet_rtt;
+    Histogram transfer_latency;  // queued at the BTE to last response
+    std::vector<Time> or_series;  // exhausted NIC-time per bin, summed over NICs
+    Time series_bin = 0;
+    Time first_injection = -1, last_delivery = 0;
+};
+
+class Network {
+public:
+    Network(const Topology &topo, const Params &params);
+
+    const Topology &topology() const { return topo_; }
+    const Routing &routing() const { return routing_; }
+    const Params &params() const { return params_; }
+    int nodes() const { return topo_.nodes; }
+    Time now() const { return now_; }
+
+    // Queues a transfer on the initiator's BTE. A write moves `bytes` from initiator to
+    // target in write requests; a read moves them back in read responses.
+    std::uint32_t start_transfer(int initiator, int target, std::uint64_t bytes, bool read,
+                                 TransferClient *client, std::uint64_t tag);
+    const Transfer &transfer(std::uint32_t id) const { return transfers_[id]; }
+    void schedule_timer(Time at, TransferClient *client, std::uint64_t arg);
+    int choose_fabric(int src, int dst) const;
+
+    // Runs until the queue drains, stop() is called, or simulated time passes `until`.
+    void run(Time until);
+    void stop() { stopped_ = true; }
+    bool stopped() const { return stopped_; }
+    // Transfers queued or in flight; non-zero after run() with an empty queue is a deadlock.
+    std::uint64_t live_transfers() const { return live_transfers_; }
+    bool deadlocked() const { return deadlocked_; }
+    // Closes open exhaustion intervals so statistics cover [0, now].
+    void finish_statistics();
+
+    NetworkStats &stats() { return stats_; }
+    const NetworkStats &stats() const { return stats_; }
+    const std::vector<Channel> &channels() const { return channels_; }
+    const std::vector<Nic> &nics() const { return nics_; }
+    Time payload_time(int bytes) const;
+
+private:
+    enum EventKind : std::uint32_t { kHeadReady, kTailOut, kNicRx, kPciDone, kTimer, kDisk };
+    enum PciOp : std::uint32_t { kBteFetch, kTargetWrite, kTargetRead, kInitiatorWrite, kDiskIo };
+    static constexpr std::uint32_t kNil = 0xFFFFFFFFu;
+
+    void dispatch(const Event &e);
+    std::uint32_t alloc_packet();
+    void free_packet(std::uint32_t p);
+    std::uint32_t head_of(std::uint32_t requester) const;
+    void request(int out, std::uint32_t requester);
+    void arbitrate(int out);
+    bool fits(const Channel &ch, std::uint32_t pkt) const;
+    void start(int out, std::uint32_t requester, std::uint32_t pkt);
+    void tail_out(int out, std::uint32_t requester);
+    void route_head(std::uint32_t input);
+    void head_ready(int ch, std::uint32_t pkt);
+    void nic_enqueue(int nic, std::uint32_t pkt, bool response);
+    void nic_receive(int nic, std::uint32_t pkt);
+    void bte_step(int nic);
+    void pci(int nic, Time duration, PciOp op, std::uint32_t pkt);
+    void pci_done(int nic, PciOp op, std::uint32_t pkt);
+    Time pci_read_time(int bytes) const;
+    Time pci_write_time(int bytes) const;
+    void make_response(int nic, std::uint32_t request);
+    void deliver(std::uint32_t pkt);
+    void answered(std::uint32_t transfer);
+    void or_acquire(int nic);
+    void or_release(int nic);
+    void add_exhausted(Time from, Time to);
+    void disk_burst(int nic);
+
+    Topology topo_;
+    Params params_;
+    Routing routing_;
+    EventQueue queue_;
+    Time now_ = 0;
+    bool stopped_ = false, deadlocked_ = false;
+
+    std::vector<Channel> channels_;
+    std::vector<std::vector<int>> out_channel_;  // [dev][port] -> channel leaving it
+    std::vector<Nic> nics_;
+    std::vector<Packet> packets_;
+    std::vector<std::uint32_t> free_packets_;
+    std::vector<Transfer> transfers_;
+    std::vector<std::uint32_t> free_transfers_;
+    std::vector<TransferClient *> clients_;
+    std::uint64_t live_transfers_ = 0;
+    Time hop_latency_ = 0, turnaround_ = 0, disk_interval_ = 0;
+    NetworkStats stats_;
+};
+
+}  // namespace sansim

@@ -1,0 +1,194 @@
+// The topology file format (docs/sansim.md): one statement per line, '#' starts a comment.
+//   nodes 8 [fabrics 2]
+//   router NAME ports 6 [fabric x|y] [level 0] [at X Y]
+//   link END END [mbps 50] [delay_ns 10]      END is n3 / n3.x / n3.y or NAME.PORT
+//   routing updown|xy|shortest|table
+//   route NAME n3 PORT                         (with "routing table")
+// Every error names file:line.
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "topology/topology.hpp"
+
+namespace sansim {
+namespace {
+
+struct Parser {
+    std::string origin;
+    int line = 0;
+    Topology t;
+    std::map<std::string, int> router_index;
+
+    [[noreturn]] void fail(const std::string &what) const {
+        throw TopologyError(origin + ":" + std::to_string(line) + ": " + what);
+    }
+
+    long number(const std::string &word, const char *what, long lo, long hi) const {
+        std::size_t used = 0;
+        long v = 0;
+        try {
+            v = std::stol(word, &used);
+        } catch (const std::exception &) {
+            fail(std::string("expected a number for ") + what + ", got '" + word + "'");
+        }
+        if (used != word.size()) fail(std::string("expected a number for ") + what + ", got '" + word + "'");
+        if (v < lo || v > hi)
+            fail(std::string(what) + " " + word + " out of range [" + std::to_string(lo) + ", " +
+                 std::to_string(hi) + "]");
+        return v;
+    }
+
+    double real(const std::string &word, const char *what) const {
+        std::size_t used = 0;
+        double v = 0;
+        try {
+            v = std::stod(word, &used);
+        } catch (const std::exception &) {
+            fail(std::string("expected a number for ") + what + ", got '" + word + "'");
+        }
+        if (used != word.size() || v < 0) fail(std::string("bad ") + what + " '" + word + "'");
+        return v;
+    }
+
+    int node_of(const std::string &word) const {
+        if (t.nodes == 0) fail("'" + word + "' used before the 'nodes' line");
+        const long n = number(word.substr(1), "node number", 0, t.nodes - 1);
+        return static_cast<int>(n);
+    }
+
+    Endpoint endpoint(const std::string &word) const {
+        const auto dot = word.find('.');
+        const std::string dev = word.substr(0, dot);
+        const std::string port = dot == std::string::npos ? "" : word.substr(dot + 1);
+        if (!dev.empty() && dev[0] == 'n' && router_index.count(dev) == 0 && dev.size() > 1 &&
+            std::isdigit(static_cast<unsigned char>(dev[1]))) {
+            const int n = node_of(dev);
+            int p = 0;
+            if (port.empty() || port == "x" || port == "0") p = 0;
+            else if (port == "y" || port == "1") p = 1;
+            else fail("node port must be x or y, got '" + port + "'");
+            if (p >= t.fabrics) fail("node port " + word + " but the topology has one fabric");
+            return Endpoint{n, p};
+        }
+        const auto it = router_index.find(dev);
+        if (it == router_index.end()) fail("link to undefined router '" + dev + "'");
+        if (port.empty()) fail("router endpoint needs a port: " + dev + ".PORT");
+        const auto &r = t.routers[static_cast<std::size_t>(it->second)];
+        const long p = number(port, "port", 0, 1 << 15);
+        if (p >= r.ports)
+            fail("port " + port + " of router " + dev + " is out of range (it has " +
+                 std::to_string(r.ports) + " ports)");
+        return Endpoint{t.router_dev(it->second), static_cast<int>(p)};
+    }
+
+    void statement(const std::vector<std::string> &w) {
+        const std::string &k = w[0];
+        if (k == "nodes") {
+            if (t.nodes != 0) fail("second 'nodes' line");
+            if (w.size() != 2 && w.size() != 4) fail("usage: nodes N [fabrics 1|2]");
+            t.nodes = static_cast<int>(number(w[1], "node count", 1, 1 << 16));
+            t.nodes_line = line;
+            if (w.size() == 4) {
+                if (w[2] != "fabrics") fail("usage: nodes N [fabrics 1|2]");
+                t.fabrics = static_cast<int>(number(w[3], "fabric count", 1, 2));
+            }
+        } else if (k == "router") {
+            if (t.nodes == 0) fail("'router' before the 'nodes' line");
+            if (w.size() < 4 || w[2] != "ports") fail("usage: router NAME ports N [fabric x|y] [level L] [at X Y]");
+            if (router_index.count(w[1])) fail("router '" + w[1] + "' defined twice");
+            RouterSpec r;
+            r.name = w[1];
+            r.ports = static_cast<int>(number(w[3], "port count", 1, 1024));
+            r.line = line;
+            for (std::size_t i = 4; i < w.size(); i += 2) {
+                if (i + 1 >= w.size()) fail("'" + w[i] + "' needs a value");
+                if (w[i] == "fabric") {
+                    if (w[i + 1] == "x" || w[i + 1] == "0") r.fabric = 0;
+                    else if (w[i + 1] == "y" || w[i + 1] == "1") r.fabric = 1;
+                    else fail("fabric must be x or y");
+                } else if (w[i] == "level") {
+                    r.level = static_cast<int>(number(w[i + 1], "level", 0, 1000));
+                } else if (w[i] == "at") {
+                    if (i + 2 >= w.size()) fail("usage: at X Y");
+                    r.x = static_cast<int>(number(w[i + 1], "x", 0, 1 << 16));
+                    r.y = static_cast<int>(number(w[i + 2], "y", 0, 1 << 16));
+                    ++i;
+                } else {
+                    fail("unknown router attribute '" + w[i] + "'");
+                }
+            }
+            router_index[r.name] = static_cast<int>(t.routers.size());
+            t.routers.push_back(r);
+        } else if (k == "link") {
+            if (w.size() < 3) fail("usage: link END END [mbps M] [delay_ns D]");
+            LinkSpec l;
+            l.a = endpoint(w[1]);
+            l.b = endpoint(w[2]);
+            l.line = line;
+            for (std::size_t i = 3; i < w.size(); i += 2) {
+                if (i + 1 >= w.size()) fail("'" + w[i] + "' needs a value");
+                if (w[i] == "mbps") l.mbps = real(w[i + 1], "mbps");
+                else if (w[i] == "delay_ns") l.delay_ns = real(w[i + 1], "delay_ns");
+                else fail("unknown link attribute '" + w[i] + "'");
+            }
+            if (l.mbps == 0 && std::find(w.begin(), w.end(), "mbps") != w.end())
+                fail("link bandwidth must be positive");
+            t.links.push_back(l);
+        } else if (k == "routing") {
+            if (w.size() != 2) fail("usage: routing updown|xy|shortest|table");
+            if (w[1] != "updown" && w[1] != "xy" && w[1] != "shortest" && w[1] != "table")
+                fail("unknown routing rule '" + w[1] + "'");
+            t.routing = w[1];
+        } else if (k == "route") {
+            if (w.size() != 4) fail("usage: route ROUTER nDST PORT");
+            const auto it = router_index.find(w[1]);
+            if (it == router_index.end()) fail("route for undefined router '" + w[1] + "'");
+            RouteSpec r;
+            r.router = it->second;
+            if (w[2].empty() || w[2][0] != 'n') fail("route destination must be a node (nN)");
+            r.dst = node_of(w[2]);
+            r.port = static_cast<int>(number(w[3], "port", 0, 1 << 15));
+            r.line = line;
+            t.routes.push_back(r);
+        } else {
+            fail("unknown statement '" + k + "'");
+        }
+    }
+};
+
+}  // namespace
+
+Topology parse_topology(const std::string &text, const std::string &origin) {
+    Parser p;
+    p.origin = origin;
+    p.t.name = origin;
+    std::istringstream in(text);
+    std::string raw;
+    while (std::getline(in, raw)) {
+        ++p.line;
+        const auto hash = raw.find('#');
+        if (hash != std::string::npos) raw.resize(hash);
+        std::istringstream words(raw);
+        std::vector<std::string> w;
+        for (std::string s; words >> s;) w.push_back(s);
+        if (!w.empty()) p.statement(w);
+    }
+    if (p.t.nodes == 0) throw TopologyError(origin + ": no 'nodes' line");
+    if (p.t.routing != "table" && !p.t.routes.empty())
+        throw TopologyError(origin + ":" + std::to_string(p.t.routes.front().line) +
+                            ": 'route' lines need 'routing table'");
+    return p.t;
+}
+
+Topology read_topology_file(const std::string &path) {
+    std::ifstream f(path);
+    if (!f) throw TopologyError(path + ": cannot open topology file");
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return parse_topology(ss.str(), path);
+}
+
+}  // namespace sansim

@@ -1,0 +1,50 @@
+// Routing tables from a topology: per router, per phase, per destination node, an output port.
+// The phase lets one table express up*/down* and dimension-order rules: some channels may be
+// taken only before the packet has taken any "phase-1" channel (up links, X links).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "topology/topology.hpp"
+
+namespace sansim {
+
+struct PortPeer {
+    int dev = -1;
+    int port = -1;
+    int link = -1;  // index into Topology::links
+};
+
+struct Routing {
+    static constexpr std::uint16_t kNone = 0xFFFF;
+    static constexpr std::uint8_t kUnreachable = 0xFF;
+    int nodes = 0;
+    int fabrics = 1;
+    // peers[dev][port]: what the port is wired to.
+    std::vector<std::vector<PortPeer>> peers;
+    // table[(router * 2 + phase) * nodes + dst]
+    std::vector<std::uint16_t> table;
+    // to_phase1[router][port]: taking this output moves the packet into phase 1.
+    std::vector<std::vector<std::uint8_t>> to_phase1;
+    // hops[(fabric * nodes + src) * nodes + dst]: routers crossed, kUnreachable if none.
+    std::vector<std::uint8_t> hops;
+
+    std::uint16_t port(int router, int phase, int dst) const {
+        return table[(static_cast<std::size_t>(router) * 2 + static_cast<std::size_t>(phase)) *
+                         static_cast<std::size_t>(nodes) +
+                     static_cast<std::size_t>(dst)];
+    }
+    std::uint8_t hop_count(int fabric, int src, int dst) const {
+        return hops[(static_cast<std::size_t>(fabric) * static_cast<std::size_t>(nodes) +
+                     static_cast<std::size_t>(src)) *
+                        static_cast<std::size_t>(nodes) +
+                    static_cast<std::size_t>(dst)];
+    }
+};
+
+// Validates the wiring (ports in range, none used twice, every node port connected) and
+// computes the tables; every node must reach every other on at least one fabric.
+// Throws TopologyError naming the offending line when the topology came from a file.
+Routing compute_routing(const Topology &topo);
+
+}  // namespace sansim

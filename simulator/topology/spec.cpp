@@ -1,0 +1,60 @@
+// Topology specs on the command line: "NAME:ARGS" for a generator, anything else is a file.
+#include <sstream>
+
+#include "topology/topology.hpp"
+
+namespace sansim {
+
+Topology make_topology(const std::string &spec, int fabrics) {
+    const auto colon = spec.find(':');
+    if (colon == std::string::npos) return read_topology_file(spec);
+    const std::string name = spec.substr(0, colon);
+    std::vector<int> a;
+    std::stringstream ss(spec.substr(colon + 1));
+    for (std::string item; std::getline(ss, item, ',');) {
+        try {
+            std::size_t used = 0;
+            a.push_back(std::stoi(item, &used));
+            if (used != item.size()) throw std::invalid_argument(item);
+        } catch (const std::exception &) {
+            throw TopologyError("topology '" + spec + "': '" + item + "' is not a number");
+        }
+    }
+    auto need = [&](std::size_t lo, std::size_t hi, const char *usage) {
+        if (a.size() < lo || a.size() > hi)
+            throw TopologyError("topology '" + spec + "': usage " + usage);
+    };
+    if (name == "crossbar") {
+        need(1, 1, "crossbar:NODES");
+        return make_crossbar(a[0], fabrics);
+    }
+    if (name == "ring") {
+        need(1, 2, "ring:ROUTERS[,NODES_PER_ROUTER]");
+        return make_ring(a[0], a.size() > 1 ? a[1] : 1, fabrics);
+    }
+    if (name == "mesh" || name == "torus") {
+        need(2, 3, "mesh:X,Y[,NODES_PER_ROUTER]");
+        return make_mesh(a[0], a[1], a.size() > 2 ? a[2] : 1, name == "torus", fabrics);
+    }
+    if (name == "fattree") {
+        need(2, 2, "fattree:K,N (k-ary n-tree, K^N nodes)");
+        return make_fat_tree(a[0], a[1], fabrics);
+    }
+    if (name == "dragonfly") {
+        need(3, 3, "dragonfly:A,P,H");
+        return make_dragonfly(a[0], a[1], a[2], fabrics);
+    }
+    if (name == "dual") {
+        need(1, 1, "dual:NODES");
+        return make_dual_fabric(a[0]);
+    }
+    if (name == "chain") {
+        need(1, 1, "chain:ROUTERS");
+        return make_chain(a[0]);
+    }
+    if (name == "file") return read_topology_file(spec.substr(colon + 1));
+    throw TopologyError("unknown topology '" + name +
+                        "' (crossbar, ring, mesh, torus, fattree, dragonfly, dual, chain, file:PATH)");
+}
+
+}  // namespace sansim

@@ -1,0 +1,23 @@
+// Workload selection by name.
+#include "traffic/workload.hpp"
+
+#include <stdexcept>
+
+namespace sansim {
+
+std::unique_ptr<Workload> make_workload(const WorkloadOptions &opt, Network &net) {
+    if (opt.nodes > net.nodes())
+        throw std::invalid_argument("workload asks for " + std::to_string(opt.nodes) +
+                                    " nodes; the topology has " + std::to_string(net.nodes()));
+    if (opt.rounds < 1) throw std::invalid_argument("rounds must be >= 1");
+    if (opt.kind == "alltoall") return make_alltoall(opt, net);
+    if (opt.kind == "permutation") return make_permutation(opt, net, false);
+    if (opt.kind == "hotspot") return make_permutation(opt, net, true);
+    if (opt.kind == "pingpong") return make_pingpong(opt, net);
+    if (opt.kind == "phase3b") return make_phase3b(opt, net);
+    if (opt.kind == "trace") return make_trace(opt, net);
+    throw std::invalid_argument("unknown workload '" + opt.kind +
+                                "' (alltoall, permutation, hotspot, pingpong, phase3b, trace)");
+}
+
+}  // namespace sansim

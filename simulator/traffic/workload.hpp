@@ -1,0 +1,52 @@
+// Workloads: what the nodes ask of the network. Each one runs on nodes 0..nodes-1 of the
+// topology and stops the network when it is done (or runs until the time limit).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "model/network.hpp"
+#include "traffic/message_layer.hpp"
+
+namespace sansim {
+
+struct WorkloadOptions {
+    std::string kind = "alltoall";  // alltoall, permutation, hotspot, pingpong, phase3b, trace
+    int nodes = 0;                  // 0: every node of the topology
+    std::uint64_t message_bytes = 512 * 1024;
+    int rounds = 1;
+    double hot_fraction = 1.0;       // hotspot: share of messages to node 0
+    std::uint64_t transfer_bytes = 4096;  // phase3b request size
+    double read_fraction = 0.5;      // phase3b
+    double requests_per_s = 4700.0;  // phase3b, per node
+    std::string trace_path;
+    std::uint64_t seed = 1;
+    MessageOptions messages;
+};
+
+class Workload : public TransferClient, public MessageListener {
+public:
+    ~Workload() override = default;
+    virtual void start(Network &net) = 0;
+    // Messages or transfers still expected; non-zero at the end means the run was cut short.
+    virtual bool finished() const = 0;
+    const MessageLayer *messages() const { return layer_.get(); }
+    void transfer_done(Network &, std::uint32_t, std::uint64_t) override {}
+    void message_done(Network &, std::uint32_t, const Message &) override {}
+
+protected:
+    std::unique_ptr<MessageLayer> layer_;
+};
+
+// Throws std::invalid_argument on bad options (unknown kind, too many nodes, bad trace file).
+std::unique_ptr<Workload> make_workload(const WorkloadOptions &opt, Network &net);
+
+std::unique_ptr<Workload> make_alltoall(const WorkloadOptions &opt, Network &net);
+std::unique_ptr<Workload> make_permutation(const WorkloadOptions &opt, Network &net, bool hotspot);
+std::unique_ptr<Workload> make_pingpong(const WorkloadOptions &opt, Network &net);
+std::unique_ptr<Workload> make_phase3b(const WorkloadOptions &opt, Network &net);
+std::unique_ptr<Workload> make_trace(const WorkloadOptions &opt, Network &net);
+
+}  // namespace sansim
