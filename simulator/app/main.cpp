@@ -6,6 +6,7 @@
 #include <iostream>
 #include <map>
 #include <sstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -108,6 +109,47 @@ int main(int argc, char **argv) {
     bool json = false, disk_set = false;
     double time_limit_us = -1;
 
+    // Every option that takes a value (an unknown one is named as unknown, not as missing a value).
+    static const std::set<std::string> kValueFlags = {
+        "--arbitration",
+        "--bte-engines",
+        "--chunk-bytes",
+        "--csv",
+        "--disk-burst-bytes",
+        "--disk-mbps",
+        "--fabric-choice",
+        "--fabrics",
+        "--fifo-bytes",
+        "--header-bytes",
+        "--hop-latency-ns",
+        "--hot-fraction",
+        "--link-delay-ns",
+        "--link-mbps",
+        "--max-payload",
+        "--message-bytes",
+        "--nodes",
+        "--outstanding",
+        "--pci-mbps",
+        "--pci-read-latency-ns",
+        "--pci-write-ns",
+        "--plot",
+        "--protocol",
+        "--rate",
+        "--read-fraction",
+        "--request-bytes",
+        "--rounds",
+        "--routing",
+        "--seed",
+        "--series-bin-us",
+        "--setup-us",
+        "--sweep-nodes",
+        "--symbol-mhz",
+        "--time-limit-us",
+        "--topology",
+        "--trace",
+        "--turnaround-ns",
+        "--window",
+        "--workload"};
     std::vector<std::string> args(argv + 1, argv + argc);
     for (std::size_t i = 0; i < args.size(); ++i) {
         std::string flag = args[i], value;
@@ -126,6 +168,7 @@ int main(int argc, char **argv) {
             continue;
         }
         if (flag.rfind("--", 0) != 0) die("unexpected argument '" + flag + "' (see --help)");
+        if (!kValueFlags.count(flag)) die("unknown option '" + flag + "' (see --help)");
         if (!has_eq) {
             if (i + 1 >= args.size()) die(flag + " needs a value");
             value = args[++i];
