@@ -67,24 +67,53 @@ class UringIo final : public FileIo {
     }
     const char *name() const override { return "io_uring"; }
 
+    IoRequest *poll() override {
+        IoRequest *req = nullptr;
+        take(&req);
+        return req;
+    }
+
   private:
+    // The reaper only waits outside the lock; completions are taken under it,
+    // by the reaper or by the submitting thread's poll, whichever comes first.
     void reap() {
         for (;;) {
             io_uring_cqe *cqe = nullptr;
             int rc = io_uring_wait_cqe(&ring_, &cqe);
             if (rc == -EINTR) continue;
             if (rc < 0) return;
-            auto *req = static_cast<IoRequest *>(io_uring_cqe_get_data(cqe));
-            int res = cqe->res;
-            io_uring_cqe_seen(&ring_, cqe);
-            if (req == nullptr) return;
-            req->handoff.load(std::memory_order_acquire);
-            req->result = res;
-            post_done(done_, req);
+            IoRequest *req = nullptr;
+            for (;;) {
+                int got = take(&req);
+                if (got == 0) break;
+                if (got < 0) return;  // the stop marker
+                post_done(done_, req);
+            }
         }
     }
 
+    // 1: *req is a finished transfer; 0: nothing there; -1: the stop marker.
+    int take(IoRequest **req) {
+        std::lock_guard<std::mutex> lk(mu_);
+        io_uring_cqe *cqe = nullptr;
+        if (io_uring_peek_cqe(&ring_, &cqe) != 0 || cqe == nullptr) return 0;
+        auto *r = static_cast<IoRequest *>(io_uring_cqe_get_data(cqe));
+        int res = cqe->res;
+        if (r == nullptr) {
+            // Leave the marker for the reaper.
+            if (std::this_thread::get_id() != reaper_.get_id()) return 0;
+            io_uring_cqe_seen(&ring_, cqe);
+            return -1;
+        }
+        io_uring_cqe_seen(&ring_, cqe);
+        r->handoff.load(std::memory_order_acquire);
+        r->result = res;
+        *req = r;
+        return 1;
+    }
+
     msg_cq_t *done_;
+    std::mutex mu_;
     io_uring ring_{};
     bool started_ = false;
     std::thread reaper_;

@@ -34,6 +34,9 @@ class FileIo {
     virtual ~FileIo() = default;
     // One transfer (it may move fewer bytes than asked). Called by one thread only.
     virtual void submit(IoRequest *req) = 0;
+    // A transfer already finished (a page-cache hit often completes during
+    // submit), taken here instead of through the CQ; null if none.
+    virtual IoRequest *poll() { return nullptr; }
     virtual const char *name() const = 0;
 };
 

@@ -14,7 +14,8 @@ enum class PartKind : uint8_t {
     RequestSend,     // a send of a request of ours (header or data)
     ReplySend,       // a send of a reply we serve (header or data)
     FileIo,          // a file read or write done for an incoming request
-    Stop             // finalize asks the shadow thread to wind down
+    Stop,            // finalize asks the shadow thread to wind down
+    Wake             // the shadow thread should look at its state again
 };
 
 struct Part {

@@ -100,7 +100,7 @@ int rio::issue(int dest, int target, uint32_t command, const void *data, size_t 
     // once leaves no receive behind.
     ++out->pending;
     int rc = msg_isend(msg, dest, kTagRequest, out->request_msg.data(), out->request_msg.size(),
-                       shadow_cq, &out->send_part);
+                       part_cq, &out->send_part);
     if (rc != MSG_OK) {
         --out->pending;
         std::lock_guard<std::mutex> lk(out_mu);
@@ -110,20 +110,20 @@ int rio::issue(int dest, int target, uint32_t command, const void *data, size_t 
     }
     if (!data_inline) {
         ++out->pending;
-        rc = msg_isend(msg, dest, tag_of(tag_base, kRequestDataTag), data, len, shadow_cq,
+        rc = msg_isend(msg, dest, tag_of(tag_base, kRequestDataTag), data, len, part_cq,
                        &out->send_part);
         if (rc != MSG_OK) fail_part(out, rc);
     }
     if (reply_direct && out->error == 0) {
         ++out->pending;
         rc = msg_irecv(msg, dest, tag_of(tag_base, kReplyDataTag), reply, reply_capacity,
-                       shadow_cq, &out->data_part);
+                       part_cq, &out->data_part);
         if (rc != MSG_OK) fail_part(out, rc);
     }
     if (out->error == 0) {
         ++out->pending;
         rc = msg_irecv(msg, dest, tag_of(tag_base, kReplyHeaderTag), out->reply_msg.data(),
-                       out->reply_msg.size(), shadow_cq, &out->header_part);
+                       out->reply_msg.size(), part_cq, &out->header_part);
         if (rc != MSG_OK) fail_part(out, rc);
     }
     drop_pending(out);
@@ -207,6 +207,13 @@ extern "C" int rio_init(msg_context_t *msg, msg_cq_t *worker_cq, const rio_optio
     std::random_device rd;
     r->next_handle = (uint64_t{rd()} << 32) | 1;
     if ((rc = msg_cq_create(msg, &r->shadow_cq)) != MSG_OK) return rc;
+    rc = msg_cq_create_callback(
+        msg, [](void *arg, const msg_completion_t *c) { static_cast<rio *>(arg)->handle(*c); },
+        r.get(), &r->part_cq);
+    if (rc != MSG_OK) {
+        msg_cq_destroy(r->shadow_cq);
+        return rc;
+    }
     r->file_io = remoteio::FileIo::create(r->shadow_cq, o.io_depth);
     for (int i = 0; i < o.header_receives; ++i) {
         auto slot = std::make_unique<remoteio::RequestSlot>();
@@ -227,7 +234,8 @@ extern "C" int rio_init(msg_context_t *msg, msg_cq_t *worker_cq, const rio_optio
             }
             r->file_io.reset();
             msg_cq_destroy(r->shadow_cq);
-            r->shadow_cq = nullptr;
+            msg_cq_destroy(r->part_cq);
+            r->shadow_cq = r->part_cq = nullptr;
             return rc;
         }
         ++r->slots_live;
@@ -270,6 +278,7 @@ extern "C" void rio_destroy(rio_t *r) {
     // A CQ with operations still bound (a request that outlived the finalize
     // timeout) cannot be freed safely; it then stays allocated.
     if (r->shadow_cq != nullptr && msg_cq_destroy(r->shadow_cq) != MSG_OK) r->shadow_cq = nullptr;
+    if (r->part_cq != nullptr && msg_cq_destroy(r->part_cq) != MSG_OK) r->part_cq = nullptr;
     if (!r->outgoing.empty()) {
         // Their libmsg operations may still name them: keep them.
         for (auto &[id, o] : r->outgoing) o.release();

@@ -99,6 +99,7 @@ struct rio {
     // shadow.cpp: the shadow thread and serving
     void shadow_thread();
     void handle(const msg_completion_t &c);
+    void drain_file_io();
     void on_request_header(remoteio::RequestSlot *slot, const msg_completion_t &c);
     void post_request_slot(remoteio::RequestSlot *slot);
     void dispatch(rio_incoming *in);
@@ -115,6 +116,9 @@ struct rio {
     msg_context_t *msg = nullptr;
     msg_cq_t *worker_cq = nullptr;
     msg_cq_t *shadow_cq = nullptr;
+    // Parts that need no thread of their own (our requests' sends and reply
+    // receives, our replies' sends) finish in libmsg's callback on this CQ.
+    msg_cq_t *part_cq = nullptr;
     rio_options_t opts{};
     int rank = 0, size = 0;
     size_t inline_max = 0;
@@ -123,7 +127,7 @@ struct rio {
     std::unique_ptr<remoteio::FileIo> file_io;
     std::atomic<bool> closing{false};  // finalize started: no new requests of ours
     std::atomic<bool> finalized{false};
-    bool stopping = false;  // shadow thread only: asked to wind down
+    std::atomic<bool> stopping{false};  // the shadow thread was asked to wind down
     int stop_status = 0;
 
     // Requests of ours: shadow thread and issuers.

@@ -34,7 +34,14 @@ void rio::shadow_thread() {
             break;
         }
         handle(c);
+        drain_file_io();
     }
+}
+
+// File transfers that finished during submit come back here, without the
+// reaper's round trip through the CQ.
+void rio::drain_file_io() {
+    while (IoRequest *req = file_io->poll()) on_io_done(static_cast<rio_incoming *>(req->part.owner));
 }
 
 void rio::handle(const msg_completion_t &c) {
@@ -86,6 +93,8 @@ void rio::handle(const msg_completion_t &c) {
             break;
         case PartKind::Stop:
             stopping = true;
+            break;
+        case PartKind::Wake:
             break;
     }
 }
@@ -362,37 +371,35 @@ int rio::send_reply(rio_incoming *in, int status, const void *data, size_t len) 
             src = in->reply_data.data();
         }
         ++in->sends;
-        rc = msg_isend(msg, in->source, base + kReplyDataTag, src, sent, shadow_cq,
+        rc = msg_isend(msg, in->source, base + kReplyDataTag, src, sent, part_cq,
                        &in->send_part);
         if (rc != MSG_OK) --in->sends;
     }
     if (rc == MSG_OK) {
         ++in->sends;
         rc = msg_isend(msg, in->source, base + kReplyHeaderTag, in->reply_msg.data(),
-                       in->reply_msg.size(), shadow_cq, &in->send_part);
+                       in->reply_msg.size(), part_cq, &in->send_part);
         if (rc != MSG_OK) --in->sends;
     }
     // The issuing reference: if every send already finished (or none could be
     // issued), the request is done here.
-    if (--in->sends == 0) {
-        // Only the shadow thread frees: hand it over if we are another thread.
-        if (std::this_thread::get_id() == shadow.get_id()) {
-            release_incoming(in);
-        } else {
-            ++in->sends;
-            msg_completion_t c{};
-            c.op = MSG_OP_USER;
-            c.cookie = &in->send_part;
-            msg_cq_post(shadow_cq, &c);
-        }
-    }
+    if (--in->sends == 0) release_incoming(in);
     return rc;
 }
 
 void rio::release_incoming(rio_incoming *in) {
-    --in_shadow_hands;
-    std::lock_guard<std::mutex> lk(in_mu);
-    serving.erase(in);
+    {
+        std::lock_guard<std::mutex> lk(in_mu);
+        serving.erase(in);
+    }
+    // The last one out wakes a shadow thread that is winding down.
+    if (--in_shadow_hands == 0 && stopping) {
+        static Part wake{PartKind::Wake, nullptr};
+        msg_completion_t c{};
+        c.op = MSG_OP_USER;
+        c.cookie = &wake;
+        msg_cq_post(shadow_cq, &c);
+    }
 }
 
 // ---- replies to our own requests ----

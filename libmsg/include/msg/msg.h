@@ -155,6 +155,17 @@ typedef struct msg_completion {
 } msg_completion_t;
 
 int msg_cq_create(msg_context_t *context, msg_cq_t **cq);
+/* A CQ that queues nothing: each completion of an operation bound to it is
+ * handed to fn(arg, completion) by whichever thread moves libmsg forward
+ * (its progress thread, or one waiting or issuing), while libmsg's internal
+ * lock is held. fn must be short and must not call libmsg, except
+ * msg_cq_post on other CQs. For layers built on libmsg that finish their own
+ * bookkeeping without a thread hop. msg_cq_post on it calls fn directly;
+ * msg_cq_wait on it is MSG_ERR_INVALID_ARG. */
+typedef void (*msg_cq_callback_fn)(void *arg, const struct msg_completion *completion);
+int msg_cq_create_callback(msg_context_t *context, msg_cq_callback_fn fn, void *arg,
+                           msg_cq_t **cq);
+
 /* MSG_ERR_BUSY while operations bound to the CQ are still in flight. */
 int msg_cq_destroy(msg_cq_t *cq);
 

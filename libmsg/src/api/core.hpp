@@ -81,4 +81,7 @@ struct msg_cq final : public msg::CompletionSink {
     std::condition_variable cv;
     std::deque<msg_completion_t> entries;
     long in_flight = 0;  // operations bound to this CQ, guarded by core->mu
+    // A callback CQ hands each completion to callback instead of queueing it.
+    msg_cq_callback_fn callback = nullptr;
+    void *callback_arg = nullptr;
 };

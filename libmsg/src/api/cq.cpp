@@ -5,7 +5,10 @@
 
 void msg_cq::deliver(const msg_completion_t &c) {
     --in_flight;  // core->mu is held by the engine's caller
-    push(c);
+    if (callback != nullptr)
+        callback(callback_arg, &c);
+    else
+        push(c);
 }
 
 void msg_cq::push(const msg_completion_t &c) {
@@ -83,6 +86,16 @@ extern "C" int msg_cq_create(msg_context_t *context, msg_cq_t **cq) {
     return MSG_OK;
 }
 
+extern "C" int msg_cq_create_callback(msg_context_t *context, msg_cq_callback_fn fn, void *arg,
+                                      msg_cq_t **cq) {
+    if (fn == nullptr) return MSG_ERR_INVALID_ARG;
+    int rc = msg_cq_create(context, cq);
+    if (rc != MSG_OK) return rc;
+    (*cq)->callback = fn;
+    (*cq)->callback_arg = arg;
+    return MSG_OK;
+}
+
 extern "C" int msg_cq_destroy(msg_cq_t *cq) {
     if (cq == nullptr) return MSG_ERR_INVALID_ARG;
     {
@@ -97,13 +110,17 @@ extern "C" int msg_cq_destroy(msg_cq_t *cq) {
 }
 
 extern "C" int msg_cq_wait(msg_cq_t *cq, int timeout_ms, msg_completion_t *completion) {
-    if (cq == nullptr || completion == nullptr) return MSG_ERR_INVALID_ARG;
+    if (cq == nullptr || completion == nullptr || cq->callback != nullptr)
+        return MSG_ERR_INVALID_ARG;
     return cq->wait(timeout_ms, completion);
 }
 
 extern "C" int msg_cq_post(msg_cq_t *cq, const msg_completion_t *entry) {
     if (cq == nullptr || entry == nullptr) return MSG_ERR_INVALID_ARG;
-    cq->push(*entry);
+    if (cq->callback != nullptr)
+        cq->callback(cq->callback_arg, entry);
+    else
+        cq->push(*entry);
     return MSG_OK;
 }
 
