@@ -4,6 +4,7 @@
 #include "file_io.hpp"
 
 #include <liburing.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -30,29 +31,32 @@ class UringIo final : public FileIo {
   public:
     explicit UringIo(msg_cq_t *done) : done_(done) {}
     bool start(int depth) {
-        if (io_uring_queue_init(static_cast<unsigned>(depth + 1), &ring_, 0) != 0) return false;
+        if (io_uring_queue_init(static_cast<unsigned>(depth), &ring_, 0) != 0) return false;
+        efd_ = eventfd(0, EFD_CLOEXEC);
+        if (efd_ < 0 || io_uring_register_eventfd(&ring_, efd_) != 0) {
+            if (efd_ >= 0) close(efd_);
+            io_uring_queue_exit(&ring_);
+            return false;
+        }
         started_ = true;
         reaper_ = std::thread([this] { reap(); });
         return true;
     }
     ~UringIo() override {
         if (!started_) return;
-        // A no-op with no owner tells the reaper to stop.
-        io_uring_sqe *sqe = io_uring_get_sqe(&ring_);
-        while (sqe == nullptr) {
-            io_uring_submit(&ring_);
-            sqe = io_uring_get_sqe(&ring_);
+        stop_ = true;
+        uint64_t one = 1;
+        while (write(efd_, &one, sizeof one) < 0 && errno == EINTR) {
         }
-        io_uring_prep_nop(sqe);
-        io_uring_sqe_set_data(sqe, nullptr);
-        io_uring_submit(&ring_);
         reaper_.join();
+        io_uring_unregister_eventfd(&ring_);
+        close(efd_);
         io_uring_queue_exit(&ring_);
     }
     void submit(IoRequest *req) override {
         req->handoff.fetch_add(1, std::memory_order_release);
         io_uring_sqe *sqe = io_uring_get_sqe(&ring_);
-        while (sqe == nullptr) {  // the shadow thread keeps depth below the ring size
+        while (sqe == nullptr) {  // the shadow thread keeps depth within the ring
             io_uring_submit(&ring_);
             sqe = io_uring_get_sqe(&ring_);
         }
@@ -65,57 +69,42 @@ class UringIo final : public FileIo {
         io_uring_sqe_set_data(sqe, req);
         io_uring_submit(&ring_);
     }
+    IoRequest *poll() override { return take(); }
     const char *name() const override { return "io_uring"; }
 
-    IoRequest *poll() override {
-        IoRequest *req = nullptr;
-        take(&req);
-        return req;
-    }
-
   private:
-    // The reaper only waits outside the lock; completions are taken under it,
-    // by the reaper or by the submitting thread's poll, whichever comes first.
+    // The kernel counts each completion on the eventfd; the reaper sleeps on
+    // it, and completions are taken under the lock by the reaper or by the
+    // submitting thread's poll, whichever comes first. Only the eventfd is
+    // ever waited on, so no ring access happens outside the lock.
     void reap() {
         for (;;) {
-            io_uring_cqe *cqe = nullptr;
-            int rc = io_uring_wait_cqe(&ring_, &cqe);
-            if (rc == -EINTR) continue;
-            if (rc < 0) return;
-            IoRequest *req = nullptr;
-            for (;;) {
-                int got = take(&req);
-                if (got == 0) break;
-                if (got < 0) return;  // the stop marker
-                post_done(done_, req);
-            }
+            uint64_t count = 0;
+            ssize_t n = read(efd_, &count, sizeof count);
+            if (n < 0 && errno == EINTR) continue;
+            if (stop_ || n < 0) return;
+            while (IoRequest *req = take()) post_done(done_, req);
         }
     }
 
-    // 1: *req is a finished transfer; 0: nothing there; -1: the stop marker.
-    int take(IoRequest **req) {
+    IoRequest *take() {
         std::lock_guard<std::mutex> lk(mu_);
         io_uring_cqe *cqe = nullptr;
-        if (io_uring_peek_cqe(&ring_, &cqe) != 0 || cqe == nullptr) return 0;
-        auto *r = static_cast<IoRequest *>(io_uring_cqe_get_data(cqe));
+        if (io_uring_peek_cqe(&ring_, &cqe) != 0 || cqe == nullptr) return nullptr;
+        auto *req = static_cast<IoRequest *>(io_uring_cqe_get_data(cqe));
         int res = cqe->res;
-        if (r == nullptr) {
-            // Leave the marker for the reaper.
-            if (std::this_thread::get_id() != reaper_.get_id()) return 0;
-            io_uring_cqe_seen(&ring_, cqe);
-            return -1;
-        }
         io_uring_cqe_seen(&ring_, cqe);
-        r->handoff.load(std::memory_order_acquire);
-        r->result = res;
-        *req = r;
-        return 1;
+        req->handoff.load(std::memory_order_acquire);
+        req->result = res;
+        return req;
     }
 
     msg_cq_t *done_;
     std::mutex mu_;
     io_uring ring_{};
+    int efd_ = -1;
     bool started_ = false;
+    std::atomic<bool> stop_{false};
     std::thread reaper_;
 };
 
