@@ -1,0 +1,169 @@
+// Phase 1. Two run buffers: a reader thread fills one with deep asynchronous reads while the
+// sorting thread sorts the other's entries and gathers its records, in key order, into the
+// write-behind ring of the run file. With one pass, a single buffer holds the whole input.
+#include "sortapp/run_former.hpp"
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+
+#include "sortapp/key_sort.hpp"
+#include "sortapp/sequential_writer.hpp"
+
+namespace sortapp {
+
+namespace {
+
+std::uint64_t round_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
+
+double now_seconds() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+// Memory for one run: its records as read, their sort entries and the radix scratch.
+struct RunBuffer {
+    Buffer records;
+    Buffer entries;
+    Buffer scratch;
+    std::uint64_t first = 0;  // index of the run's first record in the input
+    std::uint64_t count = 0;
+
+    RunBuffer(std::uint64_t run_records, std::size_t record_size)
+        : records(round_up(run_records * record_size, io_alignment)),
+          entries(run_records * sizeof(SortEntry)),
+          scratch(run_records * sizeof(SortEntry)) {}
+    SortEntry *entry_data() const { return reinterpret_cast<SortEntry *>(entries.data()); }
+    SortEntry *scratch_data() const { return reinterpret_cast<SortEntry *>(scratch.data()); }
+};
+
+struct Progress {
+    Progress(const SortOptions &o, std::uint64_t t) : options(o), total(t) {}
+    const SortOptions &options;
+    std::uint64_t total;
+    std::mutex mutex;
+    std::uint64_t done = 0;
+    void add(std::uint64_t n) {
+        if (!options.progress) return;
+        std::lock_guard lock(mutex);
+        done += n;
+        options.progress("phase 1", done, total);
+    }
+};
+
+// Sorts a filled run buffer and writes its records in key order to `out`.
+Status sort_and_write(const SortOptions &o, const MemoryPlan &plan, RunBuffer &run, File &out,
+                      bool sync, Progress &progress, double &sort_seconds) {
+    const std::size_t rs = o.format.record_size;
+    double t0 = now_seconds();
+    make_entries(o.format, run.records.data(), run.count, run.entry_data(), o.threads);
+    sort_entries(o.format, run.records.data(), run.entry_data(), run.scratch_data(), run.count,
+                 o.threads);
+    sort_seconds += now_seconds() - t0;
+    IoRing ring;
+    SORTAPP_TRY(ring.init(plan.write_buffers + 1));
+    SequentialWriter writer(ring, out, plan.write_buffer, plan.write_buffers);
+    const SortEntry *e = run.entry_data();
+    const std::uint8_t *base = run.records.data();
+    const std::uint64_t step = std::max<std::uint64_t>(1, (8u << 20) / rs);
+    for (std::uint64_t i = 0; i < run.count; i += step) {
+        std::uint64_t end = std::min(run.count, i + step);
+        for (std::uint64_t j = i; j < end; ++j) {
+            if (j + 8 < end) __builtin_prefetch(base + entry_index(e[j + 8]) * rs);
+            SORTAPP_TRY(writer.append(base + entry_index(e[j]) * rs, rs));
+        }
+        progress.add((end - i) * rs);
+    }
+    return writer.finish(sync);
+}
+
+std::string run_name(const std::string &dir, std::size_t k) {
+    char name[32];
+    std::snprintf(name, sizeof name, "/run-%06zu", k);
+    return dir + name;
+}
+
+}  // namespace
+
+Status form_runs(const SortOptions &o, const MemoryPlan &plan, const File &input,
+                 std::uint64_t records, File &output, const std::string &run_dir,
+                 RunFormation &result) {
+    result = RunFormation();
+    result.records = records;
+    const std::size_t rs = o.format.record_size;
+    Progress progress(o, 2 * records * rs);
+    if (records == 0 || plan.one_pass) {
+        result.one_pass = true;
+        if (records == 0) return Status::ok();
+        RunBuffer run(records, rs);
+        run.count = records;
+        IoRing ring;
+        SORTAPP_TRY(ring.init(o.io_depth));
+        SORTAPP_TRY(read_sequential(ring, input, run.records.data(), 0, records * rs, o.io_size,
+                                    [&](std::uint64_t n) { progress.add(n); }));
+        return sort_and_write(o, plan, run, output, true, progress, result.sort_seconds);
+    }
+
+    const std::uint64_t runs = (records + plan.run_records - 1) / plan.run_records;
+    RunBuffer slots[2] = {RunBuffer(plan.run_records, rs), RunBuffer(plan.run_records, rs)};
+    // Slot k % 2 holds run k. filled counts runs read; consumed counts runs written.
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::uint64_t filled = 0, consumed = 0;
+    bool stop = false;
+    Status read_status;
+
+    std::jthread reader([&] {
+        IoRing ring;
+        Status s = ring.init(o.io_depth);
+        for (std::uint64_t k = 0; k < runs && s; ++k) {
+            {
+                std::unique_lock lock(mutex);
+                changed.wait(lock, [&] { return stop || k < consumed + 2; });
+                if (stop) return;
+            }
+            RunBuffer &slot = slots[k % 2];
+            slot.first = k * plan.run_records;
+            slot.count = std::min(plan.run_records, records - slot.first);
+            s = read_sequential(ring, input, slot.records.data(), slot.first * rs,
+                                slot.count * rs, o.io_size,
+                                [&](std::uint64_t n) { progress.add(n); });
+            std::lock_guard lock(mutex);
+            if (s) ++filled;
+            changed.notify_all();
+        }
+        std::lock_guard lock(mutex);
+        read_status = s;
+        stop = stop || !s;
+        changed.notify_all();
+    });
+    Status status;
+    for (std::uint64_t k = 0; k < runs; ++k) {
+        {
+            std::unique_lock lock(mutex);
+            changed.wait(lock, [&] { return filled > k || !read_status || stop; });
+            if (filled <= k) {
+                status = read_status ? Status::error("reading the input stopped") : read_status;
+                break;
+            }
+        }
+        Run run{run_name(run_dir, k), slots[k % 2].count};
+        File file;
+        status = File::create(run.path, o.direct_io, false, file);
+        if (status) result.runs.push_back(run);  // listed at once, so a failure removes it
+        if (status) status = sort_and_write(o, plan, slots[k % 2], file, false, progress,
+                                            result.sort_seconds);
+        std::lock_guard lock(mutex);
+        ++consumed;
+        if (!status) stop = true;
+        changed.notify_all();
+        if (!status) break;
+    }
+    reader.join();
+    if (status && !read_status) status = read_status;
+    return status;
+}
+
+}  // namespace sortapp
