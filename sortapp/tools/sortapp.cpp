@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -199,6 +200,9 @@ int run_local(int argc, char **argv) {
 }  // namespace
 
 int main(int argc, char **argv) {
+    // A file size limit then fails the write with EFBIG, reported like any write error,
+    // instead of killing the process before it can remove its temporary files.
+    std::signal(SIGXFSZ, SIG_IGN);
     if (argc < 2 || std::string(argv[1]) == "-h" || std::string(argv[1]) == "--help") {
         std::fputs(usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? cli::exit_error : 0;

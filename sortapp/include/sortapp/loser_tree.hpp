@@ -13,7 +13,7 @@ template <class Less, class Exhausted>
 class LoserTree {
 public:
     LoserTree(std::size_t k, Less less, Exhausted exhausted)
-        : k_(k), less_(less), exhausted_(exhausted), tree_(k == 0 ? 1 : k, k) {
+        : k_(k), less_(less), exhausted_(exhausted), tree_(2 * k + 1, 0) {
         if (k_ > 0) winner_ = build(1);
     }
 
@@ -49,7 +49,7 @@ private:
     std::size_t k_;
     Less less_;
     Exhausted exhausted_;
-    std::vector<std::size_t> tree_;
+    std::vector<std::size_t> tree_;  // losers at 1..k-1 (sized for any node index)
     std::size_t winner_ = 0;
 };
 
