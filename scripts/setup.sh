@@ -10,6 +10,7 @@ packages=(
   catch2
   openmpi-bin libopenmpi-dev
   iproute2 procps
+  liburing-dev zlib1g-dev libstxxl-dev
 )
 
 missing=()
