@@ -25,6 +25,16 @@ public:
         }
         return append_slow(data, n);
     }
+    // Direct filling: the free part of the current buffer, then commit(n) once n bytes of it
+    // are filled (n <= room).
+    std::uint8_t *span(std::size_t &room) {
+        room = buffer_size_ - fill_;
+        return current() + fill_;
+    }
+    Status commit(std::size_t n) {
+        fill_ += n;
+        return fill_ == buffer_size_ ? flush_full() : Status::ok();
+    }
     // Writes what is left (the unaligned tail without O_DIRECT), waits for every write and
     // flushes the file to disk when `sync`.
     Status finish(bool sync);

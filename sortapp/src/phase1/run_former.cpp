@@ -5,10 +5,12 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <cstdio>
 #include <mutex>
 #include <thread>
 
+#include "phase1/parallel.hpp"
 #include "sortapp/key_sort.hpp"
 #include "sortapp/sequential_writer.hpp"
 
@@ -65,16 +67,31 @@ Status sort_and_write(const SortOptions &o, const MemoryPlan &plan, RunBuffer &r
     IoRing ring;
     SORTAPP_TRY(ring.init(plan.write_buffers + 1));
     SequentialWriter writer(ring, out, plan.write_buffer, plan.write_buffers);
+    // Gather: both threads copy records, in key order, straight into the write buffer.
     const SortEntry *e = run.entry_data();
     const std::uint8_t *base = run.records.data();
-    const std::uint64_t step = std::max<std::uint64_t>(1, (8u << 20) / rs);
-    for (std::uint64_t i = 0; i < run.count; i += step) {
-        std::uint64_t end = std::min(run.count, i + step);
-        for (std::uint64_t j = i; j < end; ++j) {
-            if (j + 8 < end) __builtin_prefetch(base + entry_index(e[j + 8]) * rs);
+    const unsigned threads = std::max(1u, o.threads);
+    for (std::uint64_t j = 0; j < run.count;) {
+        std::size_t room;
+        std::uint8_t *dst = writer.span(room);
+        std::uint64_t k = std::min<std::uint64_t>(room / rs, run.count - j);
+        if (k == 0) {  // the buffer ends inside a record
             SORTAPP_TRY(writer.append(base + entry_index(e[j]) * rs, rs));
+            ++j;
+            continue;
         }
-        progress.add((end - i) * rs);
+        const unsigned parts = k >= 4096 ? threads : 1;  // small spans: not worth a thread
+        auto gather = [&](unsigned t) {
+            std::uint64_t lo = k * t / parts, hi = k * (t + 1) / parts;
+            for (std::uint64_t i = lo; i < hi; ++i) {
+                if (i + 8 < hi) __builtin_prefetch(base + entry_index(e[j + i + 8]) * rs);
+                std::memcpy(dst + i * rs, base + entry_index(e[j + i]) * rs, rs);
+            }
+        };
+        parallel_run(parts, gather);
+        SORTAPP_TRY(writer.commit(k * rs));
+        j += k;
+        progress.add(k * rs);
     }
     return writer.finish(sync);
 }
