@@ -58,6 +58,13 @@ drop_caches() {
 mib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
 json_field() { sed -n "s/.*\"$1\": \([0-9.a-z\"]*\).*/\1/p" | head -1 | tr -d '"'; }
 
+# Measure the scratch disk once, outside the timed runs (sortapp caches the figures).
+echo "== scratch disk =="
+$bin/sortgen "${fmt[@]}" 1 "$dir/input-probe" >/dev/null
+$bin/sortapp local "${fmt[@]}" --remeasure --scratch "$dir" --no-progress \
+  "$dir/input-probe" "$dir/output-probe" | grep 'scratch disk' | sed 's/^/  /'
+rm -f "$dir/input-probe" "$dir/output-probe"
+
 echo "== in-core sort: $incore records of $format =="
 $bin/incore_sort "$incore" uniform
 
