@@ -71,7 +71,7 @@ $bin/incore_sort "$incore" uniform
 run_case() {
   local name=$1 gib=$2 mem=$3
   local records bytes
-  bytes=$(awk -v g="$gib" 'BEGIN { printf "%d", g * 1073741824 }')
+  bytes=$(awk -v g="$gib" 'BEGIN { printf "%.0f", g * 1073741824 }')
   records=$((bytes / rs))
   bytes=$((records * rs))
   echo

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "sortapp/record_format.hpp"
 
@@ -25,11 +26,36 @@ inline std::uint64_t entry_index(const SortEntry &e) { return e.lo & entry_index
 // Fills entries[i] for records[i], i < count, using `threads` threads.
 void make_entries(const RecordFormat &format, const std::uint8_t *records, std::size_t count,
                   SortEntry *entries, unsigned threads);
+// Fills entries[i] for i in [begin, end) only (as parts of the records arrive).
+void make_entries_range(const RecordFormat &format, const std::uint8_t *records, std::size_t begin,
+                        std::size_t end, SortEntry *entries);
 
 // Sorts entries[0, count) by key (ties in key order by index); scratch holds count entries.
 // Keys longer than 10 bytes are finished with a comparison of the full keys wherever the
 // first 10 bytes tie.
 void sort_entries(const RecordFormat &format, const std::uint8_t *records, SortEntry *entries,
                   SortEntry *scratch, std::size_t count, unsigned threads);
+
+// The same sort in two stages, so that writing can start before the sort ends: partition()
+// scatters the entries by their top digit (all threads); sort_bucket(b) then finishes bucket b
+// in place. Buckets are in key order: once buckets 0..b are sorted, entries [0, end(b)) are final.
+class StagedKeySort {
+public:
+    StagedKeySort(const RecordFormat &format, const std::uint8_t *records, SortEntry *entries,
+                  SortEntry *scratch, std::size_t count);
+    void partition(unsigned threads);
+    std::size_t buckets() const { return start_.size() - 1; }
+    std::size_t end(std::size_t bucket) const { return start_[bucket + 1]; }
+    void sort_bucket(std::size_t bucket);
+
+private:
+    RecordFormat format_;
+    const std::uint8_t *records_;
+    SortEntry *entries_, *scratch_;
+    std::size_t count_;
+    unsigned kbits_ = 0, p_ = 0;  // key bits; bits the buckets already account for
+    bool scattered_ = false;      // buckets are in scratch_ (else one bucket, in entries_)
+    std::vector<std::size_t> start_;
+};
 
 }  // namespace sortapp

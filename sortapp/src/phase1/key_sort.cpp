@@ -89,86 +89,107 @@ void finish_long_keys(const RecordFormat &format, const std::uint8_t *records, S
 
 }  // namespace
 
+void make_entries_range(const RecordFormat &format, const std::uint8_t *records, std::size_t begin,
+                        std::size_t end, SortEntry *entries) {
+    const std::size_t rs = format.record_size, ks = format.key_size;
+    for (std::size_t i = begin; i < end; ++i) {
+        const std::uint8_t *key = records + i * rs;
+        std::uint64_t b8 = ks > 8 ? key[8] : 0, b9 = ks > 9 ? key[9] : 0;
+        entries[i].hi = key_prefix(key, ks);
+        entries[i].lo = (b8 << 56) | (b9 << 48) | std::uint64_t(i);
+    }
+}
+
 void make_entries(const RecordFormat &format, const std::uint8_t *records, std::size_t count,
                   SortEntry *entries, unsigned threads) {
-    const std::size_t rs = format.record_size, ks = format.key_size;
+    threads = std::max(1u, threads);
     parallel_run(threads, [&](unsigned t) {
-        std::size_t lo = count * t / threads, hi = count * (t + 1) / threads;
-        for (std::size_t i = lo; i < hi; ++i) {
-            const std::uint8_t *key = records + i * rs;
-            std::uint64_t b8 = ks > 8 ? key[8] : 0, b9 = ks > 9 ? key[9] : 0;
-            entries[i].hi = key_prefix(key, ks);
-            entries[i].lo = (b8 << 56) | (b9 << 48) | std::uint64_t(i);
+        make_entries_range(format, records, count * t / threads, count * (t + 1) / threads, entries);
+    });
+}
+
+StagedKeySort::StagedKeySort(const RecordFormat &format, const std::uint8_t *records,
+                             SortEntry *entries, SortEntry *scratch, std::size_t count)
+    : format_(format),
+      records_(records),
+      entries_(entries),
+      scratch_(scratch),
+      count_(count),
+      kbits_(unsigned(std::min<std::size_t>(format.key_size, 10) * 8)),
+      start_{0, count} {}
+
+void StagedKeySort::partition(unsigned threads) {
+    const std::size_t n = count_;
+    threads = std::max(1u, threads);
+    if (n < (std::size_t{1} << 15)) return;  // one bucket: small enough for the cache anyway
+    // Skip the leading bits that every key shares (a skewed or narrow key range).
+    std::vector<u128> diff(threads, 0);
+    const u128 first = key80(entries_[0]);
+    parallel_run(threads, [&](unsigned t) {
+        u128 d = 0;
+        for (std::size_t i = n * t / threads; i < n * (t + 1) / threads; ++i) {
+            d |= key80(entries_[i]) ^ first;
+        }
+        diff[t] = d;
+    });
+    u128 all = 0;
+    for (u128 d : diff) all |= d;
+    unsigned p0 = 0;
+    while (p0 < kbits_ && ((all >> (79 - p0)) & 1) == 0) ++p0;
+    p_ = p0;
+    if (p0 >= kbits_) return;  // one key: the bucket sorts by index
+    const unsigned bits = std::min(top_digit_bits, kbits_ - p0);
+    const std::size_t buckets = std::size_t{1} << bits;
+    std::vector<std::vector<std::size_t>> hist(threads, std::vector<std::size_t>(buckets));
+    parallel_run(threads, [&](unsigned t) {
+        auto &h = hist[t];
+        for (std::size_t i = n * t / threads; i < n * (t + 1) / threads; ++i) {
+            ++h[digit(entries_[i], p0, bits)];
         }
     });
+    start_.assign(buckets + 1, 0);
+    std::vector<std::vector<std::size_t>> next(threads, std::vector<std::size_t>(buckets));
+    std::size_t sum = 0;
+    for (std::size_t b = 0; b < buckets; ++b) {
+        start_[b] = sum;
+        for (unsigned t = 0; t < threads; ++t) {
+            next[t][b] = sum;
+            sum += hist[t][b];
+        }
+    }
+    start_[buckets] = sum;
+    parallel_run(threads, [&](unsigned t) {
+        auto &pos = next[t];
+        for (std::size_t i = n * t / threads; i < n * (t + 1) / threads; ++i) {
+            scratch_[pos[digit(entries_[i], p0, bits)]++] = entries_[i];
+        }
+    });
+    p_ = p0 + bits;
+    scattered_ = true;
+}
+
+void StagedKeySort::sort_bucket(std::size_t b) {
+    const std::size_t s = start_[b], c = start_[b + 1] - s;
+    if (c == 0) return;
+    if (scattered_) msd(scratch_ + s, entries_ + s, c, p_, kbits_, false);
+    else msd(entries_ + s, scratch_ + s, c, p_, kbits_, true);
+    if (format_.key_size > 10) finish_long_keys(format_, records_, entries_ + s, c);
 }
 
 void sort_entries(const RecordFormat &format, const std::uint8_t *records, SortEntry *entries,
                   SortEntry *scratch, std::size_t n, unsigned threads) {
-    const unsigned kbits = unsigned(std::min<std::size_t>(format.key_size, 10) * 8);
-    threads = std::max(1u, threads);
-    if (n < (std::size_t{1} << 15) || threads == 1) {
-        msd(entries, scratch, n, 0, kbits, true);
-    } else {
-        // Skip the leading bits that every key shares (a skewed or narrow key range).
-        std::vector<u128> diff(threads, 0);
-        const u128 first = key80(entries[0]);
-        parallel_run(threads, [&](unsigned t) {
-            u128 d = 0;
-            for (std::size_t i = n * t / threads; i < n * (t + 1) / threads; ++i) {
-                d |= key80(entries[i]) ^ first;
-            }
-            diff[t] = d;
-        });
-        u128 all = 0;
-        for (u128 d : diff) all |= d;
-        unsigned p0 = 0;
-        while (p0 < kbits && ((all >> (79 - p0)) & 1) == 0) ++p0;
-        if (p0 >= kbits) {
-            msd(entries, scratch, n, kbits, kbits, true);  // one key: order by index
-        } else {
-            const unsigned bits = std::min(top_digit_bits, kbits - p0);
-            const std::size_t buckets = std::size_t{1} << bits;
-            std::vector<std::vector<std::size_t>> hist(threads, std::vector<std::size_t>(buckets));
-            parallel_run(threads, [&](unsigned t) {
-                auto &h = hist[t];
-                for (std::size_t i = n * t / threads; i < n * (t + 1) / threads; ++i) {
-                    ++h[digit(entries[i], p0, bits)];
-                }
-            });
-            std::vector<std::size_t> bucket_start(buckets + 1, 0);
-            std::vector<std::vector<std::size_t>> next(threads, std::vector<std::size_t>(buckets));
-            std::size_t sum = 0;
-            for (std::size_t b = 0; b < buckets; ++b) {
-                bucket_start[b] = sum;
-                for (unsigned t = 0; t < threads; ++t) {
-                    next[t][b] = sum;
-                    sum += hist[t][b];
-                }
-            }
-            bucket_start[buckets] = sum;
-            parallel_run(threads, [&](unsigned t) {
-                auto &pos = next[t];
-                for (std::size_t i = n * t / threads; i < n * (t + 1) / threads; ++i) {
-                    scratch[pos[digit(entries[i], p0, bits)]++] = entries[i];
-                }
-            });
-            // Largest buckets first, so one thread is not left with a big one at the end.
-            std::vector<std::size_t> order(buckets);
-            std::iota(order.begin(), order.end(), 0);
-            std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-                return bucket_start[a + 1] - bucket_start[a] > bucket_start[b + 1] - bucket_start[b];
-            });
-            std::atomic<std::size_t> claimed{0};
-            parallel_run(threads, [&](unsigned) {
-                for (std::size_t k; (k = claimed.fetch_add(1)) < buckets;) {
-                    std::size_t b = order[k], s = bucket_start[b], c = bucket_start[b + 1] - s;
-                    if (c > 0) msd(scratch + s, entries + s, c, p0 + bits, kbits, false);
-                }
-            });
-        }
-    }
-    if (format.key_size > 10) finish_long_keys(format, records, entries, n);
+    StagedKeySort sort(format, records, entries, scratch, n);
+    sort.partition(threads);
+    const std::size_t buckets = sort.buckets();
+    // Largest buckets first, so one thread is not left with a big one at the end.
+    std::vector<std::size_t> order(buckets);
+    std::iota(order.begin(), order.end(), 0);
+    auto size = [&](std::size_t b) { return sort.end(b) - (b == 0 ? 0 : sort.end(b - 1)); };
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return size(a) > size(b); });
+    std::atomic<std::size_t> claimed{0};
+    parallel_run(buckets > 1 ? std::max(1u, threads) : 1u, [&](unsigned) {
+        for (std::size_t k; (k = claimed.fetch_add(1)) < buckets;) sort.sort_bucket(order[k]);
+    });
 }
 
 }  // namespace sortapp

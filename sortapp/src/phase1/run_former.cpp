@@ -3,6 +3,7 @@
 // write-behind ring of the run file. With one pass, a single buffer holds the whole input.
 #include "sortapp/run_former.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -55,32 +56,49 @@ struct Progress {
     }
 };
 
-// Sorts a filled run buffer and writes its records in key order to `out`.
+// Sorts a filled run buffer and writes its records in key order to `out`. After the parallel
+// partition, a sorter thread finishes the buckets in key order while this thread gathers the
+// records of the buckets already sorted into the write-behind ring: sorting overlaps writing.
 Status sort_and_write(const SortOptions &o, const MemoryPlan &plan, RunBuffer &run, File &out,
-                      bool sync, Progress &progress, double &sort_seconds) {
+                      bool sync, bool entries_ready, Progress &progress, double &sort_seconds) {
     const std::size_t rs = o.format.record_size;
+    const unsigned threads = std::max(1u, o.threads);
     double t0 = now_seconds();
-    make_entries(o.format, run.records.data(), run.count, run.entry_data(), o.threads);
-    sort_entries(o.format, run.records.data(), run.entry_data(), run.scratch_data(), run.count,
-                 o.threads);
-    sort_seconds += now_seconds() - t0;
+    if (!entries_ready) make_entries(o.format, run.records.data(), run.count, run.entry_data(), threads);
+    StagedKeySort sort(o.format, run.records.data(), run.entry_data(), run.scratch_data(), run.count);
+    sort.partition(threads);
+    std::atomic<std::uint64_t> sorted{0};  // entries [0, sorted) are final
+    std::jthread sorter([&] {
+        for (std::size_t b = 0; b < sort.buckets(); ++b) {
+            sort.sort_bucket(b);
+            sorted.store(sort.end(b), std::memory_order_release);
+            sorted.notify_one();
+        }
+        sort_seconds += now_seconds() - t0;  // read by the caller after join
+    });
+
     IoRing ring;
     SORTAPP_TRY(ring.init(plan.write_buffers + 1));
     SequentialWriter writer(ring, out, plan.write_buffer, plan.write_buffers);
-    // Gather: both threads copy records, in key order, straight into the write buffer.
     const SortEntry *e = run.entry_data();
     const std::uint8_t *base = run.records.data();
-    const unsigned threads = std::max(1u, o.threads);
-    for (std::uint64_t j = 0; j < run.count;) {
+    Status status;
+    for (std::uint64_t j = 0; j < run.count && status;) {
+        std::uint64_t ready = sorted.load(std::memory_order_acquire);
+        if (ready == j) {
+            sorted.wait(ready, std::memory_order_acquire);
+            continue;
+        }
         std::size_t room;
         std::uint8_t *dst = writer.span(room);
-        std::uint64_t k = std::min<std::uint64_t>(room / rs, run.count - j);
+        std::uint64_t k = std::min<std::uint64_t>(room / rs, ready - j);
         if (k == 0) {  // the buffer ends inside a record
-            SORTAPP_TRY(writer.append(base + entry_index(e[j]) * rs, rs));
+            status = writer.append(base + entry_index(e[j]) * rs, rs);
             ++j;
             continue;
         }
-        const unsigned parts = k >= 4096 ? threads : 1;  // small spans: not worth a thread
+        // Once the sort is done, both threads gather.
+        const unsigned parts = (ready == run.count && k >= 4096) ? threads : 1;
         auto gather = [&](unsigned t) {
             std::uint64_t lo = k * t / parts, hi = k * (t + 1) / parts;
             for (std::uint64_t i = lo; i < hi; ++i) {
@@ -89,10 +107,12 @@ Status sort_and_write(const SortOptions &o, const MemoryPlan &plan, RunBuffer &r
             }
         };
         parallel_run(parts, gather);
-        SORTAPP_TRY(writer.commit(k * rs));
+        status = writer.commit(k * rs);
         j += k;
         progress.add(k * rs);
     }
+    sorter.join();
+    SORTAPP_TRY(status);
     return writer.finish(sync);
 }
 
@@ -116,11 +136,24 @@ Status form_runs(const SortOptions &o, const MemoryPlan &plan, const File &input
         if (records == 0) return Status::ok();
         RunBuffer run(records, rs);
         run.count = records;
+        // The CPU is idle while the input arrives: make the sort entries of each part as it
+        // comes in, and let a helper fault in the radix scratch memory meanwhile.
+        std::jthread prefault([&] { std::memset(run.scratch.data(), 0, run.scratch.size()); });
         IoRing ring;
         SORTAPP_TRY(ring.init(o.io_depth));
+        std::uint64_t arrived = 0, entries_made = 0;
         SORTAPP_TRY(read_sequential(ring, input, run.records.data(), 0, records * rs, o.io_size,
-                                    [&](std::uint64_t n) { progress.add(n); }));
-        return sort_and_write(o, plan, run, output, true, progress, result.sort_seconds);
+                                    [&](std::uint64_t n) {
+                                        arrived += n;
+                                        std::uint64_t whole = arrived / rs;
+                                        make_entries_range(o.format, run.records.data(),
+                                                           entries_made, whole, run.entry_data());
+                                        entries_made = whole;
+                                        progress.add(n);
+                                    }));
+        prefault.join();
+        return sort_and_write(o, plan, run, output, true, entries_made == records, progress,
+                              result.sort_seconds);
     }
 
     const std::uint64_t runs = (records + plan.run_records - 1) / plan.run_records;
@@ -170,7 +203,7 @@ Status form_runs(const SortOptions &o, const MemoryPlan &plan, const File &input
         File file;
         status = File::create(run.path, o.direct_io, false, file);
         if (status) result.runs.push_back(run);  // listed at once, so a failure removes it
-        if (status) status = sort_and_write(o, plan, slots[k % 2], file, false, progress,
+        if (status) status = sort_and_write(o, plan, slots[k % 2], file, false, false, progress,
                                             result.sort_seconds);
         std::lock_guard lock(mutex);
         ++consumed;
