@@ -178,9 +178,10 @@ Status local_sort(const SortOptions &options_in, const std::string &input,
         SORTAPP_TRY(merge_runs(o, result.memory, runs.runs, out.file, scratch.path(), merge));
         result.merge = merge.plan;
         result.merge_passes = merge.passes;
-        std::snprintf(note, sizeof note, "%u merge pass%s, fan-in %zu, %zu KiB prefetch per run",
+        std::snprintf(note, sizeof note,
+                      "%u merge pass%s, fan-in %zu, %u x %zu KiB prefetch buffers per run",
                       merge.passes, merge.passes == 1 ? "" : "es", merge.plan.fan_in,
-                      merge.plan.stream_buffer >> 10);
+                      merge.plan.stream_depth, merge.plan.stream_buffer >> 10);
         result.phases.push_back(finish_phase("phase 2", start, bytes,
                                              merge.passes * expected_io_seconds(disk, bytes), note));
         if (on_phase) on_phase(result.phases.back());

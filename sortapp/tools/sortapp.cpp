@@ -25,7 +25,8 @@ static const char usage[] =
     "  --key-size N           key bytes (default 10)\n"
     "  --io-size SIZE         bytes per read/write request (default 2M)\n"
     "  --io-depth N           requests outstanding per stream (default 15)\n"
-    "  --merge-buffer SIZE    prefetch per run in the merge, per half buffer (default 1280K)\n"
+    "  --merge-buffer SIZE    size of each prefetch buffer of a run in the merge (default 1280K)\n"
+    "  --merge-depth N        prefetch buffers per run (default 4; at least 2)\n"
     "  --min-merge-buffer SIZE  smallest prefetch before merging in more passes (default 128K)\n"
     "  --threads N            sorting threads (default 2)\n"
     "  --no-direct            buffered I/O instead of O_DIRECT\n"
@@ -66,6 +67,9 @@ int run_local(int argc, char **argv) {
             o.io_depth = unsigned(cli::size_value(tool, "--io-depth", v));
         } else if (cli::option(tool, argc, argv, i, "--merge-buffer", v)) {
             o.merge_buffer = std::size_t(cli::size_value(tool, "--merge-buffer", v));
+        } else if (cli::option(tool, argc, argv, i, "--merge-depth", v)) {
+            o.merge_depth = unsigned(cli::size_value(tool, "--merge-depth", v));
+            if (o.merge_depth < 2) cli::fail(tool, "--merge-depth must be at least 2");
         } else if (cli::option(tool, argc, argv, i, "--min-merge-buffer", v)) {
             o.min_merge_buffer = std::size_t(cli::size_value(tool, "--min-merge-buffer", v));
         } else if (cli::option(tool, argc, argv, i, "--threads", v)) {

@@ -127,3 +127,17 @@ TEST_CASE("local sort: expectations come from the disk bandwidth", "[local_sort]
     CHECK(r.phases[0].expected_seconds == Approx(0.01 + 0.02));
     CHECK(r.phases[0].ratio() > 0);
 }
+
+TEST_CASE("local sort: deep prefetch, runs shorter than the prefetch ring", "[local_sort]") {
+    SortOptions o = small_options(RecordFormat{100, 10}, 4u << 20, "");
+    MemoryPlan plan;
+    REQUIRE(plan_memory(o, 1u << 20, plan));
+    for (std::uint64_t n : {3 * plan.run_records + 1, 4 * plan.run_records - 5}) {
+        INFO(n << " records");
+        LocalSortResult r;
+        sort_and_check(o, Distribution::uniform, n, r);
+        CHECK_FALSE(r.one_pass);
+        CHECK(r.merge.stream_depth == o.merge_depth);
+        CHECK(r.merge_passes == 1);
+    }
+}

@@ -56,10 +56,13 @@ TEST_CASE("merge plan: one pass with big buffers, more passes when runs are many
     CHECK(few.passes == 1);
     CHECK(few.fan_in == 10);
     CHECK(few.stream_buffer >= o.merge_buffer - 102400);
+    CHECK(few.stream_depth == o.merge_depth);  // room for deep prefetch
     MergePlan many = plan_merge(o, m, 2000);
     CHECK(many.passes >= 2);
     CHECK(many.fan_in >= 2);
-    CHECK(2 * many.fan_in * many.stream_buffer + m.write_buffer * m.write_buffers <= o.memory_budget);
+    CHECK(many.stream_depth >= 2);
+    CHECK(many.stream_depth * many.fan_in * many.stream_buffer + m.write_buffer * m.write_buffers <=
+          o.memory_budget);
     o.memory_budget = minimum_memory_budget;
     REQUIRE(plan_memory(o, 100000, m));
     MergePlan tight = plan_merge(o, m, 40);

@@ -20,7 +20,8 @@ struct SortOptions {
     std::string scratch_dir = ".";              // where runs go
     std::size_t io_size = 2u << 20;             // bytes per read/write request (the paper: 2 MB)
     unsigned io_depth = 15;                     // requests outstanding (the paper: 30 MB in all)
-    std::size_t merge_buffer = 1280u << 10;     // per run and per half of its double buffer
+    std::size_t merge_buffer = 1280u << 10;     // per prefetch buffer of a run in the merge
+    unsigned merge_depth = 4;                   // prefetch buffers per run (2: double buffering)
     std::size_t min_merge_buffer = 128u << 10;  // below this, merge in more passes instead
     unsigned threads = 2;
     bool direct_io = true;                      // O_DIRECT where the file system allows it
@@ -46,7 +47,8 @@ struct MemoryPlan {
 Status plan_memory(const SortOptions &options, std::uint64_t records, MemoryPlan &plan);
 
 struct MergePlan {
-    std::size_t stream_buffer = 0;  // bytes per half of each run's double buffer
+    std::size_t stream_buffer = 0;  // bytes per prefetch buffer
+    unsigned stream_depth = 2;      // prefetch buffers per run: depth - 1 reads in flight
     std::size_t fan_in = 0;         // runs merged at once
     unsigned passes = 0;            // merge passes over the data (1 = straight to the output)
 };

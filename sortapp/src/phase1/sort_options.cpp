@@ -81,7 +81,14 @@ MergePlan plan_merge(const SortOptions &o, const MemoryPlan &memory, std::size_t
     auto fit = [&](std::uint64_t b) { return std::max(unit_bytes, round_down(b, unit_bytes)); };
     std::uint64_t stream = fit(o.merge_buffer);
     std::size_t n = std::max<std::size_t>(runs, 1);
-    if (n * 2 * stream <= avail) {
+    const unsigned depth = std::max(2u, o.merge_depth);
+    p.stream_depth = 2;
+    if (n * depth * stream <= avail) {
+        // Deep prefetch: depth - 1 reads in flight per run.
+        p.stream_buffer = std::size_t(stream);
+        p.stream_depth = depth;
+        p.fan_in = n;
+    } else if (n * 2 * stream <= avail) {
         p.stream_buffer = std::size_t(stream);
         p.fan_in = n;
     } else {

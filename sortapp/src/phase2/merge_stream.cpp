@@ -1,14 +1,17 @@
-// Double-buffered run reader. Blocks of the run go alternately to buffer 0 and 1; a buffer is
-// refilled with the next unassigned block as soon as the merge has consumed it.
+// Prefetching run reader. Blocks of the run go to buffers 0, 1, ..., depth-1 in turn; a buffer
+// is refilled with the next unassigned block as soon as the merge has consumed it.
 #include "phase2/merge_stream.hpp"
 
 namespace sortapp {
 
-MergeStream::MergeStream(IoRing &ring, const RecordFormat &format, std::size_t buffer_size)
+MergeStream::MergeStream(IoRing &ring, const RecordFormat &format, std::size_t buffer_size,
+                         unsigned depth)
     : ring_(ring),
       record_size_(format.record_size),
       key_size_(format.key_size),
-      buffer_size_(buffer_size) {}
+      buffer_size_(buffer_size),
+      requests_(std::max(2u, depth)),
+      length_(requests_.size(), 0) {}
 
 MergeStream::~MergeStream() {
     for (Request &r : requests_) {
@@ -20,15 +23,17 @@ Status MergeStream::open(const std::string &path, bool direct) {
     SORTAPP_TRY(File::open_read(path, direct, file_));
     size_ = file_.size();
     if (size_ % record_size_ != 0) return Status::error(path + ": run has a partial record");
-    buffers_[0] = Buffer(buffer_size_);
-    buffers_[1] = Buffer(buffer_size_);
-    SORTAPP_TRY(post_read(0));
-    SORTAPP_TRY(post_read(1));
-    current_ = 1;
+    for (unsigned b = 0; b < requests_.size(); ++b) {
+        // Short runs need fewer buffers.
+        if (next_offset_ < size_) buffers_.emplace_back(buffer_size_);
+        else buffers_.emplace_back();
+        SORTAPP_TRY(post_read(b));
+    }
+    current_ = unsigned(requests_.size()) - 1;
     return next_buffer();
 }
 
-Status MergeStream::post_read(int which) {
+Status MergeStream::post_read(unsigned which) {
     Request &r = requests_[which];
     std::size_t len = std::size_t(std::min<std::uint64_t>(size_ - next_offset_, buffer_size_));
     length_[which] = len;
@@ -45,7 +50,7 @@ Status MergeStream::post_read(int which) {
 
 Status MergeStream::next_buffer() {
     if (pos_ != nullptr) SORTAPP_TRY(post_read(current_));  // refill what was just consumed
-    current_ ^= 1;
+    current_ = (current_ + 1) % unsigned(requests_.size());
     if (length_[current_] == 0) {
         pos_ = end_ = nullptr;
         return Status::ok();

@@ -1,6 +1,9 @@
-// One run read front to back through two buffers: while the merge consumes one, the next block
-// of the run is already being read into the other (the paper's large per-run prefetch).
+// One run read front to back through a ring of buffers (two or more): while the merge consumes
+// one, the next blocks of the run are already being read into the others (the paper's large
+// per-run prefetch).
 #pragma once
+
+#include <vector>
 
 #include "sortapp/io_ring.hpp"
 #include "sortapp/record_format.hpp"
@@ -9,7 +12,7 @@ namespace sortapp {
 
 class MergeStream {
 public:
-    MergeStream(IoRing &ring, const RecordFormat &format, std::size_t buffer_size);
+    MergeStream(IoRing &ring, const RecordFormat &format, std::size_t buffer_size, unsigned depth);
     MergeStream(const MergeStream &) = delete;
     MergeStream &operator=(const MergeStream &) = delete;
     ~MergeStream();
@@ -29,17 +32,17 @@ public:
     }
 
 private:
-    Status post_read(int which);
+    Status post_read(unsigned which);
     Status next_buffer();
 
     IoRing &ring_;
     std::size_t record_size_, key_size_, buffer_size_;
     File file_;
     std::uint64_t size_ = 0, next_offset_ = 0;
-    Buffer buffers_[2];
-    Request requests_[2];
-    std::size_t length_[2] = {0, 0};  // bytes of the run each buffer holds (or will)
-    int current_ = 0;
+    std::vector<Buffer> buffers_;
+    std::vector<Request> requests_;
+    std::vector<std::size_t> length_;  // bytes of the run each buffer holds (or will)
+    unsigned current_ = 0;
     const std::uint8_t *pos_ = nullptr, *end_ = nullptr;
     std::uint64_t prefix_ = 0;
 };

@@ -26,10 +26,11 @@ Status merge_group(const SortOptions &o, const MemoryPlan &memory, const MergePl
                    const std::vector<Run> &runs, File &out, bool sync, MergeProgress &progress) {
     const std::size_t rs = o.format.record_size, ks = o.format.key_size;
     IoRing ring;
-    SORTAPP_TRY(ring.init(unsigned(2 * runs.size() + memory.write_buffers + 2)));
+    SORTAPP_TRY(ring.init(unsigned(plan.stream_depth * runs.size() + memory.write_buffers + 2)));
     std::vector<std::unique_ptr<MergeStream>> streams;
     for (const Run &run : runs) {
-        streams.push_back(std::make_unique<MergeStream>(ring, o.format, plan.stream_buffer));
+        streams.push_back(
+            std::make_unique<MergeStream>(ring, o.format, plan.stream_buffer, plan.stream_depth));
         SORTAPP_TRY(streams.back()->open(run.path, o.direct_io));
     }
     SequentialWriter writer(ring, out, memory.write_buffer, memory.write_buffers);
