@@ -44,6 +44,8 @@ if [ "$stxxl" = 1 ] && [ ! -x $bin/stxxl_sort ]; then
   stxxl=0
 fi
 mkdir -p "$dir"
+# STXXL writes its logs to the working directory unless told otherwise.
+export STXXLLOGFILE=$dir/stxxl.log STXXLERRLOGFILE=$dir/stxxl.errlog
 [ "$keep" = 1 ] || trap 'rm -rf "$dir"/input-* "$dir"/output-* "$dir"/stxxl-*' EXIT
 
 drop_caches() {
@@ -61,7 +63,7 @@ json_field() { sed -n "s/.*\"$1\": \([0-9.a-z\"]*\).*/\1/p" | head -1 | tr -d '"
 # Measure the scratch disk once, outside the timed runs (sortapp caches the figures).
 echo "== scratch disk =="
 $bin/sortgen "${fmt[@]}" 1 "$dir/input-probe" >/dev/null
-$bin/sortapp local "${fmt[@]}" --remeasure --scratch "$dir" --no-progress \
+$bin/sortapp local "${fmt[@]}" --remeasure --probe-size 1G --scratch "$dir" --no-progress \
   "$dir/input-probe" "$dir/output-probe" | grep 'scratch disk' | sed 's/^/  /'
 rm -f "$dir/input-probe" "$dir/output-probe"
 

@@ -1,6 +1,7 @@
 // Phase 2: the local merge. A loser tree merges the runs, each read through its own
-// double-buffered prefetch stream, while the output is written asynchronously. With more runs
-// than the budget can prefetch well, earlier passes merge groups of runs into longer runs.
+// prefetch stream (a ring of two or more buffers), while the output is written asynchronously.
+// With more runs than the budget can prefetch well, earlier passes merge groups of runs into
+// longer runs.
 #pragma once
 
 #include <string>
