@@ -12,6 +12,7 @@ packages=(
   openmpi-bin libopenmpi-dev libpmix-dev
   iproute2 procps
   nlohmann-json3-dev gnuplot-nox
+  zlib1g-dev libstxxl-dev
 )
 
 missing=()

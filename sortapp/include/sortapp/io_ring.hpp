@@ -1,0 +1,123 @@
+// Deep asynchronous file I/O over one io_uring, driven by one thread: requests are posted with
+// a caller-owned Request and completed by wait_for()/reap(). Short transfers are continued
+// inside the ring, so a completed request has moved all its bytes or carries an error.
+#pragma once
+
+#include <liburing.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "sortapp/status.hpp"
+
+namespace sortapp {
+
+// An owned file descriptor plus what was learned when opening it.
+class File {
+public:
+    File() = default;
+    File(const File &) = delete;
+    File &operator=(const File &) = delete;
+    File(File &&other) noexcept { *this = std::move(other); }
+    File &operator=(File &&other) noexcept;
+    ~File() { close(); }
+
+    // Opens for reading; tries O_DIRECT first when `direct`, falls back to buffered I/O where
+    // the file system refuses it.
+    static Status open_read(const std::string &path, bool direct, File &out);
+    // Creates (exclusively unless `truncate`) for writing, O_DIRECT where possible.
+    static Status create(const std::string &path, bool direct, bool truncate, File &out);
+
+    int fd() const { return fd_; }
+    bool direct() const { return direct_; }
+    const std::string &path() const { return path_; }
+    std::uint64_t size() const;
+    // Drops O_DIRECT for the unaligned tail of a file.
+    Status set_buffered();
+    void close();
+
+private:
+    int fd_ = -1;
+    bool direct_ = false;
+    std::string path_;
+};
+
+// Direct I/O needs buffers, offsets and lengths aligned to this.
+inline constexpr std::size_t io_alignment = 4096;
+
+// Page-aligned anonymous memory (mmap), freed on destruction.
+class Buffer {
+public:
+    Buffer() = default;
+    explicit Buffer(std::size_t bytes);
+    Buffer(const Buffer &) = delete;
+    Buffer &operator=(const Buffer &) = delete;
+    Buffer(Buffer &&other) noexcept { *this = std::move(other); }
+    Buffer &operator=(Buffer &&other) noexcept;
+    ~Buffer();
+    std::uint8_t *data() const { return data_; }
+    std::size_t size() const { return size_; }
+    bool valid() const { return data_ != nullptr || size_ == 0; }
+
+private:
+    std::uint8_t *data_ = nullptr;
+    std::size_t size_ = 0;
+};
+
+struct Request {
+    enum class Kind { read, write };
+    Kind kind = Kind::read;
+    const File *file = nullptr;
+    std::uint8_t *buffer = nullptr;
+    std::size_t length = 0;
+    std::uint64_t offset = 0;
+    std::size_t required = 0;  // reads: end of file after this many bytes is fine (0: length)
+    std::size_t done = 0;      // bytes transferred so far
+    bool pending = false;
+    int error = 0;  // errno of a failed request; EIO-like for an unexpected end of file
+};
+
+class IoRing {
+public:
+    IoRing() = default;
+    IoRing(const IoRing &) = delete;
+    IoRing &operator=(const IoRing &) = delete;
+    ~IoRing();
+
+    Status init(unsigned depth);
+    unsigned depth() const { return depth_; }
+    unsigned in_flight() const { return in_flight_; }
+
+    // Posts a request (submitted at once). The Request must stay alive until completed.
+    Status post(Request &request);
+    // Waits until `request` is no longer pending; other completions are processed meanwhile.
+    Status wait_for(Request &request);
+    // Waits for at least one completion when anything is in flight.
+    Status reap_one();
+    // Waits for everything in flight.
+    Status drain();
+
+private:
+    Status submit(Request &request);
+    Status complete(io_uring_cqe *cqe);
+
+    io_uring ring_{};
+    bool ready_ = false;
+    unsigned depth_ = 0;
+    unsigned in_flight_ = 0;
+};
+
+// Reads bytes [offset, offset + bytes) of file into buffer with requests of io_size bytes,
+// as many in flight as the ring is deep. With direct I/O, offset must be aligned and buffer
+// must have room for bytes rounded up to io_alignment. progress(n) is told of each n bytes read.
+Status read_sequential(IoRing &ring, const File &file, std::uint8_t *buffer, std::uint64_t offset,
+                       std::uint64_t bytes, std::size_t io_size,
+                       const std::function<void(std::uint64_t)> &progress = {});
+
+// The error text for a finished request: "reading F at offset O: strerror".
+Status request_status(const Request &request);
+
+}  // namespace sortapp

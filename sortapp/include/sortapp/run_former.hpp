@@ -1,0 +1,32 @@
+// Phase 1: run formation. Reads the input with deep asynchronous I/O, sorts key-prefix entries
+// and writes sorted runs; when the input fits the memory budget it writes the output directly.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sortapp/io_ring.hpp"
+#include "sortapp/sort_options.hpp"
+
+namespace sortapp {
+
+struct Run {
+    std::string path;
+    std::uint64_t records = 0;
+};
+
+struct RunFormation {
+    std::uint64_t records = 0;
+    bool one_pass = false;   // the output was written, no runs
+    std::vector<Run> runs;   // otherwise, in input order
+    double sort_seconds = 0; // time spent in the in-core sort (all runs)
+};
+
+// `input` is an open input file of `records` records. With plan.one_pass, the sorted records
+// go to `output`; otherwise runs are created in run_dir.
+Status form_runs(const SortOptions &options, const MemoryPlan &plan, const File &input,
+                 std::uint64_t records, File &output, const std::string &run_dir,
+                 RunFormation &result);
+
+}  // namespace sortapp

@@ -1,0 +1,249 @@
+// Files, aligned buffers and the io_uring request loop.
+#include "sortapp/io_ring.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <new>
+#include <vector>
+#include <algorithm>
+
+namespace sortapp {
+
+File &File::operator=(File &&other) noexcept {
+    if (this != &other) {
+        close();
+        fd_ = other.fd_;
+        direct_ = other.direct_;
+        path_ = std::move(other.path_);
+        other.fd_ = -1;
+    }
+    return *this;
+}
+
+void File::close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+}
+
+std::uint64_t File::size() const {
+    struct stat st {};
+    if (fd_ < 0 || ::fstat(fd_, &st) != 0) return 0;
+    return std::uint64_t(st.st_size);
+}
+
+Status File::open_read(const std::string &path, bool direct, File &out) {
+    File f;
+    f.path_ = path;
+    if (direct) {
+        f.fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT);
+        f.direct_ = f.fd_ >= 0;
+    }
+    if (f.fd_ < 0) f.fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (f.fd_ < 0) return Status::from_errno("cannot open " + path + " for reading", errno);
+    struct stat st {};
+    if (::fstat(f.fd_, &st) == 0 && !S_ISREG(st.st_mode)) {
+        return Status::error(path + " is not a regular file");
+    }
+    if (!f.direct_) ::posix_fadvise(f.fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
+    out = std::move(f);
+    return Status::ok();
+}
+
+Status File::create(const std::string &path, bool direct, bool truncate, File &out) {
+    File f;
+    f.path_ = path;
+    int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : O_EXCL);
+    if (direct) {
+        f.fd_ = ::open(path.c_str(), flags | O_DIRECT, 0644);
+        f.direct_ = f.fd_ >= 0;
+        // The file may exist now even though O_DIRECT was refused: do not fail on O_EXCL.
+        if (f.fd_ < 0 && errno == EINVAL) flags &= ~O_EXCL;
+    }
+    if (f.fd_ < 0) f.fd_ = ::open(path.c_str(), flags, 0644);
+    if (f.fd_ < 0) return Status::from_errno("cannot create " + path, errno);
+    out = std::move(f);
+    return Status::ok();
+}
+
+Status File::set_buffered() {
+    if (!direct_) return Status::ok();
+    int flags = ::fcntl(fd_, F_GETFL);
+    if (flags < 0 || ::fcntl(fd_, F_SETFL, flags & ~O_DIRECT) != 0) {
+        return Status::from_errno("clearing O_DIRECT on " + path_, errno);
+    }
+    direct_ = false;
+    return Status::ok();
+}
+
+Buffer::Buffer(std::size_t bytes) : size_(bytes) {
+    if (bytes == 0) return;
+    void *p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        size_ = 0;
+        throw std::bad_alloc();
+    }
+    data_ = static_cast<std::uint8_t *>(p);
+}
+
+Buffer &Buffer::operator=(Buffer &&other) noexcept {
+    if (this != &other) {
+        if (data_ != nullptr) ::munmap(data_, size_);
+        data_ = other.data_;
+        size_ = other.size_;
+        other.data_ = nullptr;
+        other.size_ = 0;
+    }
+    return *this;
+}
+
+Buffer::~Buffer() {
+    if (data_ != nullptr) ::munmap(data_, size_);
+}
+
+IoRing::~IoRing() {
+    if (ready_) {
+        // Requests still in flight refer to caller memory: finish them before leaving.
+        while (in_flight_ > 0 && reap_one()) {
+        }
+        io_uring_queue_exit(&ring_);
+    }
+}
+
+Status IoRing::init(unsigned depth) {
+    if (depth == 0) depth = 1;
+    int rc = io_uring_queue_init(depth, &ring_, 0);
+    if (rc < 0) return Status::from_errno("io_uring_queue_init", -rc);
+    ready_ = true;
+    depth_ = depth;
+    return Status::ok();
+}
+
+Status IoRing::submit(Request &r) {
+    io_uring_sqe *sqe = io_uring_get_sqe(&ring_);
+    if (sqe == nullptr) {
+        io_uring_submit(&ring_);
+        sqe = io_uring_get_sqe(&ring_);
+        if (sqe == nullptr) return Status::error("io_uring: no submission slot");
+    }
+    std::uint8_t *buf = r.buffer + r.done;
+    unsigned len = unsigned(r.length - r.done);
+    if (r.kind == Request::Kind::read) {
+        io_uring_prep_read(sqe, r.file->fd(), buf, len, r.offset + r.done);
+    } else {
+        io_uring_prep_write(sqe, r.file->fd(), buf, len, r.offset + r.done);
+    }
+    io_uring_sqe_set_data(sqe, &r);
+    int rc = io_uring_submit(&ring_);
+    if (rc < 0) return Status::from_errno("io_uring_submit", -rc);
+    return Status::ok();
+}
+
+Status IoRing::post(Request &r) {
+    // Never more requests in flight than the ring's completion queue holds.
+    while (in_flight_ >= depth_) SORTAPP_TRY(reap_one());
+    r.done = 0;
+    r.error = 0;
+    r.pending = true;
+    if (r.length == 0) {
+        r.pending = false;
+        return Status::ok();
+    }
+    SORTAPP_TRY(submit(r));
+    ++in_flight_;
+    return Status::ok();
+}
+
+Status IoRing::complete(io_uring_cqe *cqe) {
+    auto *r = static_cast<Request *>(io_uring_cqe_get_data(cqe));
+    int res = cqe->res;
+    io_uring_cqe_seen(&ring_, cqe);
+    if (res == -EINTR || res == -EAGAIN) return submit(*r);
+    if (res < 0) {
+        r->error = -res;
+    } else if (res == 0 && r->kind == Request::Kind::read && r->required != 0 &&
+               r->done >= r->required) {
+        // A direct read rounded up past the end of the file: it has all it needs.
+    } else if (res == 0) {
+        // End of file before the request was satisfied (or a write that made no progress).
+        r->error = r->kind == Request::Kind::read ? ENODATA : ENOSPC;
+    } else {
+        r->done += std::size_t(res);
+        if (r->done < r->length) return submit(*r);  // a short transfer: continue it
+    }
+    r->pending = false;
+    --in_flight_;
+    return Status::ok();
+}
+
+Status IoRing::reap_one() {
+    if (in_flight_ == 0) return Status::ok();
+    io_uring_cqe *cqe = nullptr;
+    int rc;
+    do {
+        rc = io_uring_wait_cqe(&ring_, &cqe);
+    } while (rc == -EINTR);
+    if (rc < 0) return Status::from_errno("io_uring_wait_cqe", -rc);
+    return complete(cqe);
+}
+
+Status IoRing::wait_for(Request &r) {
+    while (r.pending) SORTAPP_TRY(reap_one());
+    return Status::ok();
+}
+
+Status IoRing::drain() {
+    while (in_flight_ > 0) SORTAPP_TRY(reap_one());
+    return Status::ok();
+}
+
+Status read_sequential(IoRing &ring, const File &file, std::uint8_t *buffer, std::uint64_t offset,
+                       std::uint64_t bytes, std::size_t io_size,
+                       const std::function<void(std::uint64_t)> &progress) {
+    const std::size_t n = std::size_t((bytes + io_size - 1) / io_size);
+    std::vector<Request> requests(n);
+    Status status;
+    std::size_t completed = 0;
+    auto collect = [&](std::size_t upto) {
+        // Requests complete roughly in order; report and check them in order.
+        for (; completed < upto && !requests[completed].pending; ++completed) {
+            Status s = request_status(requests[completed]);
+            if (!s && status) status = s;
+            if (progress) progress(requests[completed].required);
+        }
+    };
+    for (std::size_t i = 0; i < n && status; ++i) {
+        Request &r = requests[i];
+        std::uint64_t start = std::uint64_t(i) * io_size;
+        std::size_t len = std::size_t(std::min<std::uint64_t>(io_size, bytes - start));
+        r.kind = Request::Kind::read;
+        r.file = &file;
+        r.buffer = buffer + start;
+        r.offset = offset + start;
+        r.required = len;
+        r.length = file.direct() ? (len + io_alignment - 1) / io_alignment * io_alignment : len;
+        Status s = ring.post(r);
+        if (!s) status = s;
+        collect(i);
+    }
+    for (std::size_t i = completed; i < n; ++i) {
+        Status s = ring.wait_for(requests[i]);
+        if (!s && status) status = s;
+    }
+    collect(n);
+    return status;
+}
+
+Status request_status(const Request &r) {
+    if (r.error == 0) return Status::ok();
+    std::string what = (r.kind == Request::Kind::read ? "reading " : "writing ") + r.file->path() +
+                       " at offset " + std::to_string(r.offset + r.done);
+    if (r.error == ENODATA) return Status::error(what + ": file ended early");
+    if (r.error == ENOSPC) return Status::error(what + ": disk full (No space left on device)");
+    return Status::from_errno(what, r.error);
+}
+
+}  // namespace sortapp

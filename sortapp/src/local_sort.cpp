@@ -1,0 +1,192 @@
+// `sortapp local`: checks the arguments, plans memory, runs phase 1 and (when needed) phase 2,
+// and reports each phase against its expectation. Nothing appears at the output path unless
+// the sort succeeded, and no scratch file outlives the call.
+#include "sortapp/local_sort.hpp"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "sortapp/merger.hpp"
+#include "sortapp/run_former.hpp"
+
+namespace sortapp {
+
+namespace {
+
+// A private directory for the runs, removed with everything in it.
+class ScratchDir {
+public:
+    ScratchDir() = default;
+    ScratchDir(const ScratchDir &) = delete;
+    ScratchDir &operator=(const ScratchDir &) = delete;
+    ~ScratchDir() {
+        if (path_.empty()) return;
+        if (DIR *d = ::opendir(path_.c_str())) {
+            std::vector<std::string> names;
+            while (dirent *e = ::readdir(d)) {
+                std::string n = e->d_name;
+                if (n != "." && n != "..") names.push_back(path_ + "/" + n);
+            }
+            ::closedir(d);
+            for (const std::string &n : names) ::unlink(n.c_str());
+        }
+        ::rmdir(path_.c_str());
+    }
+    Status create(const std::string &base) {
+        std::string templ = base + "/sortapp-runs.XXXXXX";
+        std::vector<char> buf(templ.begin(), templ.end());
+        buf.push_back('\0');
+        if (::mkdtemp(buf.data()) == nullptr) {
+            return Status::from_errno("cannot create a scratch directory in " + base, errno);
+        }
+        path_ = buf.data();
+        return Status::ok();
+    }
+    const std::string &path() const { return path_; }
+
+private:
+    std::string path_;
+};
+
+// The output under a temporary name beside its final path; removed unless committed.
+class PendingOutput {
+public:
+    PendingOutput() = default;
+    PendingOutput(const PendingOutput &) = delete;
+    PendingOutput &operator=(const PendingOutput &) = delete;
+    ~PendingOutput() {
+        file.close();
+        if (!temp_.empty() && !committed_) ::unlink(temp_.c_str());
+    }
+    Status create(const std::string &final_path, bool direct) {
+        final_ = final_path;
+        auto slash = final_path.rfind('/');
+        std::string dir = slash == std::string::npos ? std::string(".")
+                          : slash == 0                ? std::string("/")
+                                                      : final_path.substr(0, slash);
+        std::string base = slash == std::string::npos ? final_path : final_path.substr(slash + 1);
+        std::vector<char> buf(dir.size() + base.size() + 32);
+        std::snprintf(buf.data(), buf.size(), "%s/.%s.sortapp-XXXXXX", dir.c_str(), base.c_str());
+        int fd = ::mkstemp(buf.data());
+        if (fd < 0) return Status::from_errno("cannot create the output in " + dir, errno);
+        ::fchmod(fd, 0644);  // mkstemp's 0600 is for the name, not for the sorted file
+        ::close(fd);
+        temp_ = buf.data();
+        return File::create(temp_, direct, true, file);
+    }
+    Status commit() {
+        file.close();
+        if (::rename(temp_.c_str(), final_.c_str()) != 0) {
+            return Status::from_errno("cannot rename " + temp_ + " to " + final_, errno);
+        }
+        committed_ = true;
+        return Status::ok();
+    }
+    File file;
+
+private:
+    std::string temp_, final_;
+    bool committed_ = false;
+};
+
+double expected_io_seconds(const DiskBandwidth &disk, std::uint64_t bytes) {
+    if (disk.read_mb_s <= 0 || disk.write_mb_s <= 0) return 0;
+    return bytes / (disk.read_mb_s * 1e6) + bytes / (disk.write_mb_s * 1e6);
+}
+
+PhaseReport finish_phase(const char *name, const Stopwatch &start, std::uint64_t bytes,
+                         double expected, std::string note) {
+    Stopwatch end = Stopwatch::now();
+    PhaseReport r;
+    r.name = name;
+    r.bytes = bytes;
+    r.seconds = end.wall - start.wall;
+    r.cpu_seconds = end.cpu - start.cpu;
+    r.expected_seconds = expected;
+    r.note = std::move(note);
+    return r;
+}
+
+}  // namespace
+
+Status local_sort(const SortOptions &options_in, const std::string &input,
+                  const std::string &output, const DiskBandwidth &disk, LocalSortResult &result,
+                  const std::function<void(const PhaseReport &)> &on_phase) {
+    result = LocalSortResult();
+    SortOptions o = options_in;
+    o.threads = std::max(1u, o.threads);
+    SORTAPP_TRY(o.format.validate());
+    const std::size_t rs = o.format.record_size;
+
+    struct stat in_st {}, out_st {};
+    if (::stat(input.c_str(), &in_st) != 0) {
+        return Status::from_errno("cannot read input " + input, errno);
+    }
+    if (!S_ISREG(in_st.st_mode)) return Status::error("input " + input + " is not a regular file");
+    if (input == output ||
+        (::stat(output.c_str(), &out_st) == 0 && out_st.st_dev == in_st.st_dev &&
+         out_st.st_ino == in_st.st_ino)) {
+        return Status::error("output " + output + " is the input file: sortapp does not sort in place");
+    }
+    if (std::uint64_t(in_st.st_size) % rs != 0) {
+        return Status::error("input " + input + ": size " + std::to_string(in_st.st_size) +
+                             " bytes is not a multiple of the record size (" + std::to_string(rs) +
+                             " bytes)");
+    }
+    // Direct I/O needs runs that start on block boundaries.
+    const bool aligned_runs = records_per_io_unit(o.format) * rs % io_alignment == 0;
+    File in;
+    SORTAPP_TRY(File::open_read(input, o.direct_io && aligned_runs, in));
+    const std::uint64_t records = std::uint64_t(in_st.st_size) / rs;
+    const std::uint64_t bytes = records * rs;
+    result.records = records;
+    SORTAPP_TRY(plan_memory(o, records, result.memory));
+    if (!aligned_runs) o.direct_io = false;
+
+    PendingOutput out;
+    SORTAPP_TRY(out.create(output, o.direct_io));
+    ScratchDir scratch;
+    if (!result.memory.one_pass && records > 0) SORTAPP_TRY(scratch.create(o.scratch_dir));
+
+    Stopwatch start = Stopwatch::now();
+    RunFormation runs;
+    SORTAPP_TRY(form_runs(o, result.memory, in, records, out.file, scratch.path(), runs));
+    result.one_pass = runs.one_pass;
+    result.runs = runs.runs.size();
+    char note[160];
+    if (runs.one_pass) {
+        std::snprintf(note, sizeof note, "in-core sort %.2f s", runs.sort_seconds);
+        result.phases.push_back(
+            finish_phase("one-pass", start, bytes, expected_io_seconds(disk, bytes), note));
+        if (on_phase) on_phase(result.phases.back());
+    } else {
+        std::snprintf(note, sizeof note, "%zu runs of up to %llu records, in-core sort %.2f s",
+                      runs.runs.size(), static_cast<unsigned long long>(result.memory.run_records),
+                      runs.sort_seconds);
+        result.phases.push_back(
+            finish_phase("phase 1", start, bytes, expected_io_seconds(disk, bytes), note));
+        if (on_phase) on_phase(result.phases.back());
+
+        start = Stopwatch::now();
+        MergeReport merge;
+        SORTAPP_TRY(merge_runs(o, result.memory, runs.runs, out.file, scratch.path(), merge));
+        result.merge = merge.plan;
+        result.merge_passes = merge.passes;
+        std::snprintf(note, sizeof note,
+                      "%u merge pass%s, fan-in %zu, %u x %zu KiB prefetch buffers per run",
+                      merge.passes, merge.passes == 1 ? "" : "es", merge.plan.fan_in,
+                      merge.plan.stream_depth, merge.plan.stream_buffer >> 10);
+        result.phases.push_back(finish_phase("phase 2", start, bytes,
+                                             merge.passes * expected_io_seconds(disk, bytes), note));
+        if (on_phase) on_phase(result.phases.back());
+    }
+    return out.commit();
+}
+
+}  // namespace sortapp

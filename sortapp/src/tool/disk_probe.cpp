@@ -1,0 +1,122 @@
+// Measures sequential write then read bandwidth of a directory's disk with the sort's own
+// request size and depth (direct I/O where possible), and caches the figures per device.
+#include "sortapp/disk_probe.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "sortapp/io_ring.hpp"
+
+namespace sortapp {
+
+namespace {
+
+double now_seconds() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+bool read_cache(const std::string &path, std::uint64_t dev, DiskBandwidth &out) {
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line)) {
+        std::istringstream f(line);
+        std::uint64_t d;
+        double r, w;
+        if (f >> d >> r >> w && d == dev && r > 0 && w > 0) {
+            out.read_mb_s = r;
+            out.write_mb_s = w;
+            out.cached = true;
+        }
+    }
+    return out.cached;
+}
+
+void write_cache(const std::string &path, std::uint64_t dev, const DiskBandwidth &bw) {
+    auto slash = path.rfind('/');
+    if (slash != std::string::npos && slash > 0) {
+        std::string dir = path.substr(0, slash);
+        for (std::size_t p = 1; p <= dir.size(); ++p) {
+            if (p == dir.size() || dir[p] == '/') ::mkdir(dir.substr(0, p).c_str(), 0755);
+        }
+    }
+    std::ofstream out(path, std::ios::app);
+    out << dev << " " << bw.read_mb_s << " " << bw.write_mb_s << "\n";
+}
+
+}  // namespace
+
+std::string default_disk_cache_path() {
+    const char *xdg = std::getenv("XDG_CACHE_HOME");
+    const char *home = std::getenv("HOME");
+    std::string base = xdg && *xdg ? xdg : std::string(home && *home ? home : "/tmp") + "/.cache";
+    return base + "/viaduct/sortapp-disk";
+}
+
+Status probe_disk(const DiskProbeOptions &o, DiskBandwidth &out) {
+    out = DiskBandwidth();
+    struct stat st {};
+    if (::stat(o.dir.c_str(), &st) != 0) return Status::from_errno("cannot stat " + o.dir, errno);
+    if (!o.remeasure && !o.cache_path.empty() && read_cache(o.cache_path, st.st_dev, out)) {
+        return Status::ok();
+    }
+    const std::size_t io = std::max<std::size_t>(io_alignment, o.io_size / io_alignment * io_alignment);
+    const std::uint64_t bytes = std::max<std::uint64_t>(io, o.bytes / io * io);
+    std::string path = o.dir + "/.sortapp-disk-probe-" + std::to_string(::getpid());
+    Buffer buffer(io * o.io_depth);
+    for (std::size_t i = 0; i < buffer.size(); ++i) buffer.data()[i] = std::uint8_t(i * 131 + 7);
+    Status status;
+    {
+        File file;
+        SORTAPP_TRY(File::create(path, true, true, file));
+        IoRing ring;
+        status = ring.init(o.io_depth);
+        std::vector<Request> requests(o.io_depth);
+        double t0 = now_seconds();
+        for (std::uint64_t off = 0, k = 0; off < bytes && status; off += io, ++k) {
+            Request &r = requests[k % requests.size()];
+            if (r.pending) status = ring.wait_for(r);
+            if (status) status = request_status(r);
+            r.kind = Request::Kind::write;
+            r.file = &file;
+            r.buffer = buffer.data() + (k % requests.size()) * io;
+            r.length = io;
+            r.offset = off;
+            if (status) status = ring.post(r);
+        }
+        for (Request &r : requests) {
+            Status s = ring.wait_for(r);
+            if (status) status = s;
+            if (status) status = request_status(r);
+        }
+        if (status && ::fdatasync(file.fd()) != 0) status = Status::from_errno("fdatasync " + path, errno);
+        out.write_mb_s = bytes / (now_seconds() - t0) / 1e6;
+        // Without O_DIRECT the read would come from the page cache: drop it first.
+        if (!file.direct()) ::posix_fadvise(file.fd(), 0, 0, POSIX_FADV_DONTNEED);
+    }
+    if (status) {
+        File file;
+        status = File::open_read(path, true, file);
+        if (status && !file.direct()) ::posix_fadvise(file.fd(), 0, 0, POSIX_FADV_DONTNEED);
+        IoRing ring;
+        if (status) status = ring.init(o.io_depth);
+        Buffer target(bytes < (256u << 20) ? bytes : io * o.io_depth);
+        double t0 = now_seconds();
+        for (std::uint64_t off = 0; off < bytes && status;) {
+            std::uint64_t n = std::min<std::uint64_t>(target.size(), bytes - off);
+            status = read_sequential(ring, file, target.data(), off, n, io);
+            off += n;
+        }
+        out.read_mb_s = bytes / (now_seconds() - t0) / 1e6;
+    }
+    ::unlink(path.c_str());
+    if (status && !o.cache_path.empty()) write_cache(o.cache_path, st.st_dev, out);
+    return status;
+}
+
+}  // namespace sortapp

@@ -1,0 +1,97 @@
+// Phase reports, the stopwatch and the terminal progress bar.
+#include "sortapp/report.hpp"
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <sstream>
+
+namespace sortapp {
+
+namespace {
+std::mutex progress_mutex;
+}
+
+Stopwatch Stopwatch::now() {
+    Stopwatch s;
+    s.wall = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+                 .count();
+    rusage ru {};
+    ::getrusage(RUSAGE_SELF, &ru);
+    s.cpu = double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+            double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+    return s;
+}
+
+std::string PhaseReport::to_text() const {
+    char line[256];
+    std::snprintf(line, sizeof line, "%-9s %8.2f s %9.1f MB/s  cpu %4.0f%%", name.c_str(), seconds,
+                  mb_per_s(), cpu_percent());
+    std::string s = line;
+    if (expected_seconds > 0) {
+        std::snprintf(line, sizeof line, "  expected %7.2f s  actual/expected %.2f",
+                      expected_seconds, ratio());
+        s += line;
+    }
+    if (!note.empty()) s += "  (" + note + ")";
+    return s;
+}
+
+std::string json_escape(const std::string &text) {
+    std::string out;
+    for (char c : text) {
+        if (c == '"' || c == '\\') out += '\\', out += c;
+        else if (static_cast<unsigned char>(c) < 0x20) {
+            char u[8];
+            std::snprintf(u, sizeof u, "\\u%04x", c);
+            out += u;
+        } else out += c;
+    }
+    return out;
+}
+
+std::string PhaseReport::to_json() const {
+    std::ostringstream s;
+    s << "{\"name\": \"" << json_escape(name) << "\", \"bytes\": " << bytes
+      << ", \"seconds\": " << seconds << ", \"mb_per_s\": " << mb_per_s()
+      << ", \"cpu_percent\": " << cpu_percent() << ", \"expected_seconds\": " << expected_seconds
+      << ", \"actual_over_expected\": " << ratio() << ", \"note\": \"" << json_escape(note)
+      << "\"}";
+    return s.str();
+}
+
+void ProgressBar::update(const char *phase, std::uint64_t done, std::uint64_t total) {
+    if (!enabled_) return;
+    std::lock_guard lock(progress_mutex);
+    double t = Stopwatch::now().wall;
+    if (phase_ != phase) {
+        phase_ = phase;
+        phase_start_ = t;
+        last_draw_ = 0;
+    }
+    if (t - last_draw_ < 0.1 && done < total) return;
+    last_draw_ = t;
+    const int width = 40;
+    double f = total > 0 ? double(done) / double(total) : 1;
+    if (f > 1) f = 1;
+    int filled = int(f * width);
+    double rate = t > phase_start_ ? done / (t - phase_start_) / 1e6 : 0;
+    std::fprintf(stderr, "\r%-8s [%s%s] %3.0f%% %8.1f MB/s", phase, std::string(filled, '#').c_str(),
+                 std::string(width - filled, '.').c_str(), 100 * f, rate);
+    std::fflush(stderr);
+    drawn_ = true;
+}
+
+void ProgressBar::finish() {
+    std::lock_guard lock(progress_mutex);
+    if (enabled_ && drawn_) {
+        std::fprintf(stderr, "\r%78s\r", "");
+        std::fflush(stderr);
+    }
+    drawn_ = false;
+    phase_.clear();
+}
+
+}  // namespace sortapp
