@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "job.hpp"
 #include "sortapp/disk_probe.hpp"
 #include "sortapp/local_sort.hpp"
 #include "sortapp/memory_budget.hpp"
@@ -213,5 +214,7 @@ int main(int argc, char **argv) {
     }
     std::string command = argv[1];
     if (command == "local") return run_local(argc - 2, argv + 2);
-    cli::fail("sortapp", "unknown command '" + command + "' (commands: local)");
+    if (command == "run") return sortapp::cluster::run_main(argc - 1, argv + 1);
+    if (command == "job") return sortapp::cluster::job_main(argc - 1, argv + 1);
+    cli::fail("sortapp", "unknown command '" + command + "' (commands: local, run, job)");
 }

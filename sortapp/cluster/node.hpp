@@ -1,0 +1,15 @@
+// The two roles of a process in a distributed sort job.
+#pragma once
+
+#include <msg/msg.h>
+
+#include "options.hpp"
+
+namespace sortapp::cluster {
+
+// A sort node: serves the monitor (rank `monitor`) until told to finish.
+int node_main(const JobOptions &opts, msg_context_t *msg, int rank, int monitor);
+// The monitor: drives the job over nodes 0..nodes-1 and prints the report.
+int monitor_main(const JobOptions &opts, msg_context_t *msg, int nodes);
+
+}  // namespace sortapp::cluster

@@ -1,0 +1,218 @@
+// Phase 3b's pull-and-merge (see remote_merge.hpp).
+#include "remote_merge.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "sortapp/io_ring.hpp"
+#include "sortapp/loser_tree.hpp"
+#include "sortapp/sequential_writer.hpp"
+
+namespace sortapp::cluster {
+
+namespace {
+
+// One source node's range, read ahead through `depth` buffers.
+struct Stream {
+    struct Slot {
+        Buffer buf;
+        size_t bytes = 0;
+        bool pending = false;
+        bool ready = false;
+        int status = 0;
+    };
+    int node = 0;
+    uint64_t handle = 0;
+    uint64_t next = 0, end = 0;  // byte offsets still to request
+    std::vector<Slot> slots;
+    unsigned cur = 0;     // slot being consumed
+    size_t pos = 0;       // byte offset in it
+    bool exhausted = false;
+};
+
+// A completion's cookie: which stream and slot.
+struct Tag {
+    Stream *stream;
+    unsigned slot;
+};
+
+// An output file that appears under its name only when complete.
+class PendingFile {
+  public:
+    ~PendingFile() {
+        file.close();
+        if (!temp_.empty() && !committed_) ::unlink(temp_.c_str());
+    }
+    Status create(const std::string &path) {
+        final_ = path;
+        auto slash = path.rfind('/');
+        std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+        std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+        std::string tmpl = dir + "/." + base + ".sortapp-XXXXXX";
+        std::vector<char> name(tmpl.begin(), tmpl.end());
+        name.push_back('\0');
+        int fd = ::mkstemp(name.data());
+        if (fd < 0) return Status::from_errno("cannot create the output in " + dir, errno);
+        ::fchmod(fd, 0644);
+        ::close(fd);
+        temp_ = name.data();
+        return File::create(temp_, true, true, file);
+    }
+    Status commit() {
+        file.close();
+        if (::rename(temp_.c_str(), final_.c_str()) != 0)
+            return Status::from_errno("cannot rename " + temp_ + " to " + final_, errno);
+        committed_ = true;
+        return Status::ok();
+    }
+    File file;
+
+  private:
+    std::string temp_, final_;
+    bool committed_ = false;
+};
+
+}  // namespace
+
+Status remote_merge(rio_t *rio, msg_context_t *msg, int self, const RecordFormat &format,
+                    const MergeOrder &order, size_t block, unsigned depth,
+                    const std::string &output, RemoteMergeResult &result) {
+    const size_t R = format.record_size;
+    block = block / R * R;
+    if (block == 0) block = R;
+    if (depth < 2) depth = 2;
+    const size_t sources = order.handles.size();
+
+    msg_cq_t *cq = nullptr;
+    if (msg_cq_create(msg, &cq) != MSG_OK) return Status::error("cannot create a completion queue");
+    struct CqOwner {
+        msg_cq_t *cq;
+        ~CqOwner() {
+            if (msg_cq_destroy(cq) != MSG_OK) {
+                // Reads still in flight after an error: drain them first.
+                msg_completion_t c;
+                while (msg_cq_wait(cq, 10000, &c) == MSG_OK) {
+                }
+                msg_cq_destroy(cq);
+            }
+        }
+    } cq_owner{cq};
+
+    std::vector<Stream> streams(sources);
+    std::vector<std::vector<Tag>> tags(sources);
+    unsigned in_flight = 0;
+    auto issue = [&](Stream &s, unsigned slot) -> Status {
+        Stream::Slot &sl = s.slots[slot];
+        sl.ready = false;
+        if (s.next >= s.end) {
+            sl.bytes = 0;
+            return Status::ok();
+        }
+        sl.bytes = static_cast<size_t>(std::min<uint64_t>(block, s.end - s.next));
+        int rc = rio_read(rio, s.node, s.handle, s.next, sl.buf.data(), sl.bytes, cq,
+                          &tags[static_cast<size_t>(&s - streams.data())][slot]);
+        if (rc != RIO_OK)
+            return Status::error("remote read from node " + std::to_string(s.node) + ": " +
+                                 rio_strerror(rc));
+        sl.pending = true;
+        s.next += sl.bytes;
+        ++in_flight;
+        return Status::ok();
+    };
+    // Waits for one read and files it.
+    auto reap = [&]() -> Status {
+        msg_completion_t c;
+        int rc = msg_cq_wait(cq, -1, &c);
+        if (rc != MSG_OK) return Status::error(std::string("waiting for remote reads: ") + msg_strerror(rc));
+        auto *t = static_cast<Tag *>(c.cookie);
+        Stream::Slot &sl = t->stream->slots[t->slot];
+        --in_flight;
+        sl.pending = false;
+        if (c.status != RIO_OK || c.bytes != sl.bytes)
+            return Status::error("remote read from node " + std::to_string(t->stream->node) +
+                                 " failed: " + rio_strerror(c.status));
+        sl.ready = true;
+        if (t->stream->node == self)
+            result.bytes_local += c.bytes;
+        else
+            result.bytes_received += c.bytes;
+        return Status::ok();
+    };
+
+    Status st;
+    for (size_t i = 0; i < sources && st; ++i) {
+        Stream &s = streams[i];
+        s.node = static_cast<int>(i);
+        s.handle = order.handles[i];
+        s.next = order.first[i] * R;
+        s.end = order.last[i] * R;
+        s.exhausted = s.next >= s.end;
+        s.slots.resize(depth);
+        for (unsigned k = 0; k < depth; ++k) {
+            s.slots[k].buf = Buffer(block);
+            tags[i].push_back({&s, k});
+        }
+        for (unsigned k = 0; k < depth && st; ++k) st = issue(s, k);
+    }
+    // Every stream's first block in hand before the tree is built.
+    auto wait_ready = [&](Stream &s) -> Status {
+        while (!s.exhausted && !s.slots[s.cur].ready) {
+            if (!s.slots[s.cur].pending) {
+                s.exhausted = true;  // nothing more was requested: the range is done
+                break;
+            }
+            SORTAPP_TRY(reap());
+        }
+        return Status::ok();
+    };
+    for (size_t i = 0; i < sources && st; ++i) st = wait_ready(streams[i]);
+
+    PendingFile out;
+    IoRing ring;
+    if (st) st = out.create(output);
+    if (st) st = ring.init(8);
+    if (!st) {
+        while (in_flight > 0 && reap()) {
+        }
+        return st;
+    }
+    {
+        SequentialWriter writer(ring, out.file, 4u << 20, 3);
+        auto record = [&](size_t i) {
+            const Stream &s = streams[i];
+            return s.slots[s.cur].buf.data() + s.pos;
+        };
+        auto less = [&](size_t a, size_t b) {
+            return format.compare(record(a), record(b)) < 0;
+        };
+        auto exhausted = [&](size_t i) { return streams[i].exhausted; };
+        LoserTree<decltype(less), decltype(exhausted)> tree(sources, less, exhausted);
+        for (size_t w = tree.winner(); w < sources && st; w = tree.winner()) {
+            Stream &s = streams[w];
+            st = writer.append(record(w), R);
+            ++result.records;
+            s.pos += R;
+            if (s.pos == s.slots[s.cur].bytes) {
+                // This block is used up: refill it with the stream's next, move on.
+                st = st ? issue(s, s.cur) : st;
+                s.cur = (s.cur + 1) % depth;
+                s.pos = 0;
+                if (st) st = wait_ready(s);
+            }
+            tree.replay();
+        }
+        if (st) st = writer.finish(true);
+    }
+    while (in_flight > 0) {
+        Status r = reap();
+        if (!r && st) st = r;
+    }
+    if (!st) return st;
+    return out.commit();
+}
+
+}  // namespace sortapp::cluster
