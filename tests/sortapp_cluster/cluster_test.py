@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the distributed sort (`sortapp run` / `sortapp job`).
+
+usage: cluster_test.py SCENARIO
+Scenarios: distributions, formats, bad_input, killed, disk_full, mpirun, netns.
+Binaries come from SORTAPP_BIN, SORTGEN_BIN, SORTCHECK_BIN (and VIADUCT_MSGRUN for netns).
+Every sort is validated by sortcheck: the node-order concatenation of the outputs is sorted,
+holds as many records as the inputs, and has the inputs' order-independent checksum; the
+report's partition sizes differ by at most one record. Exit 77 means skipped (meson's code).
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+SORTAPP = os.environ["SORTAPP_BIN"]
+SORTGEN = os.environ["SORTGEN_BIN"]
+SORTCHECK = os.environ["SORTCHECK_BIN"]
+SLOW = int(os.environ.get("VIADUCT_TEST_SLOWDOWN", "1"))
+SKIP = 77
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what, flush=True)
+    return cond
+
+
+def generate(d, sizes, dist, seed=5, rec=100, key=10):
+    """Node k's input: sizes[k] records numbered from sum(sizes[:k])."""
+    first = 0
+    for k, n in enumerate(sizes):
+        subprocess.run([SORTGEN, "--distribution", dist, "--seed", str(seed), "--first",
+                        str(first), "--record-size", str(rec), "--key-size", str(key), str(n),
+                        f"{d}/in.{k}"], check=True, capture_output=True)
+        first += n
+
+
+def summary(files, rec=100, key=10):
+    r = subprocess.run([SORTCHECK, "--json", "--record-size", str(rec), "--key-size", str(key),
+                        *files], capture_output=True, text=True)
+    return json.loads(r.stdout)
+
+
+def sort_and_validate(d, nodes, what, rec=100, key=10, extra=()):
+    inputs = [f"{d}/in.{k}" for k in range(nodes)]
+    outputs = [f"{d}/out.{k}" for k in range(nodes)]
+    want = summary(inputs, rec, key)
+    r = subprocess.run([SORTAPP, "run", "-n", str(nodes), "--input", f"{d}/in.{{rank}}",
+                        "--output", f"{d}/out.{{rank}}", "--record-size", str(rec),
+                        "--key-size", str(key), "--json", "--timeout", str(300 * SLOW), *extra],
+                       capture_output=True, text=True, timeout=400 * SLOW)
+    if not check(r.returncode == 0, f"{what}: sortapp run exit {r.returncode}: {r.stderr[-2000:]}"):
+        return None
+    report = json.loads(r.stdout.strip().splitlines()[-1])
+    got = summary(outputs, rec, key)
+    check(got["sorted"], f"{what}: outputs not sorted (first unordered {got['first_unordered']})")
+    check(got["records"] == want["records"], f"{what}: {got['records']} records out, "
+          f"{want['records']} in")
+    check(got["checksum"] == want["checksum"], f"{what}: checksum {got['checksum']} out, "
+          f"{want['checksum']} in")
+    parts = report["partition_records"]
+    check(len(parts) == nodes and sum(parts) == want["records"] and max(parts) - min(parts) <= 1,
+          f"{what}: partition sizes {parts}")
+    for k, f in enumerate(outputs):
+        check(os.path.getsize(f) == parts[k] * rec, f"{what}: out.{k} holds "
+              f"{os.path.getsize(f)} bytes, partition {parts[k]} records")
+    return report
+
+
+def scenario_distributions(d):
+    # Uneven node sizes, one node with no records at all.
+    for dist in ["uniform", "skewed", "equal", "few", "sorted", "reverse"]:
+        sub = tempfile.mkdtemp(dir=d)
+        generate(sub, [20000, 0, 7001, 13], dist)
+        rep = sort_and_validate(sub, 4, f"{dist}, sizes 20000/0/7001/13")
+        if rep:
+            print(f"{dist}: {rep['records']} records, phase 3a {rep['phase_3a']['rounds']} rounds, "
+                  f"{rep['seconds']:.2f} s", flush=True)
+    sub = tempfile.mkdtemp(dir=d)
+    generate(sub, [0, 0, 0], "uniform")
+    sort_and_validate(sub, 3, "all nodes empty")
+    sub = tempfile.mkdtemp(dir=d)
+    generate(sub, [3001], "skewed")
+    sort_and_validate(sub, 1, "one node")
+
+
+def scenario_formats(d):
+    # The paper's 80-byte records with 8-byte keys, several runs per node (small memory).
+    sub = tempfile.mkdtemp(dir=d)
+    generate(sub, [30000, 25000, 28000], "uniform", rec=80, key=8)
+    sort_and_validate(sub, 3, "80/8 records, multi-run", rec=80, key=8,
+                      extra=["--memory", "2M", "--block", "64K", "--depth", "3"])
+    sub = tempfile.mkdtemp(dir=d)
+    generate(sub, [30000, 25000], "skewed")
+    sort_and_validate(sub, 2, "sendrecv protocol, restricted", extra=[
+        "--protocol", "sendrecv", "--restricted"])
+
+
+def scenario_bad_input(d):
+    generate(d, [1000, 1000, 1000], "uniform")
+    os.remove(f"{d}/in.1")
+    r = subprocess.run([SORTAPP, "run", "-n", "3", "--input", f"{d}/in.{{rank}}", "--output",
+                        f"{d}/out.{{rank}}"], capture_output=True, text=True, timeout=60 * SLOW)
+    check(r.returncode == 2 and f"{d}/in.1" in r.stderr and "missing" in r.stderr,
+          f"missing partition: exit {r.returncode}, stderr {r.stderr!r}")
+    generate(d, [1000, 1000, 1000], "uniform")
+    with open(f"{d}/in.2", "ab") as f:
+        f.write(b"1234567")
+    r = subprocess.run([SORTAPP, "run", "-n", "3", "--input", f"{d}/in.{{rank}}", "--output",
+                        f"{d}/out.{{rank}}"], capture_output=True, text=True, timeout=60 * SLOW)
+    check(r.returncode == 2 and "node 2" in r.stderr and "100007 bytes" in r.stderr,
+          f"truncated partition: exit {r.returncode}, stderr {r.stderr!r}")
+    r = subprocess.run([SORTAPP, "run", "-n", "3", "--input", f"{d}/in.{{rank}}", "--output",
+                        f"{d}/in.{{rank}}"], capture_output=True, text=True, timeout=60 * SLOW)
+    check(r.returncode == 2 and "output is its input" in r.stderr,
+          f"output = input: exit {r.returncode}, stderr {r.stderr!r}")
+    for args, needle in [(["run", "--input", "x", "--output", "y"], "-n N is required"),
+                         (["run", "-n", "0", "--input", "x", "--output", "y"], "--nodes"),
+                         (["run", "-n", "2", "--output", "y"], "--input and --output"),
+                         (["run", "-n", "2", "--input", "x", "--output", "y", "--bogus"],
+                          "unknown option '--bogus'"),
+                         (["job", "--input", "x", "--output", "y", "--key-size", "200"], "key")]:
+        r = subprocess.run([SORTAPP, *args], capture_output=True, text=True, timeout=60)
+        check(r.returncode == 2 and needle in r.stderr,
+              f"{args}: exit {r.returncode}, stderr {r.stderr!r}")
+    check(not any(n.startswith("out") for n in os.listdir(d)), "bad input left output files")
+
+
+def rank_pids(rank):
+    """pids of `sortapp job` processes with VIADUCT_RANK=rank."""
+    found = []
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            cmd = open(f"/proc/{p}/cmdline", "rb").read().split(b"\0")
+            env = open(f"/proc/{p}/environ", "rb").read().split(b"\0")
+        except OSError:
+            continue
+        if len(cmd) > 1 and cmd[1] == b"job" and cmd[0].endswith(b"sortapp") and \
+                f"VIADUCT_RANK={rank}".encode() in env:
+            found.append(int(p))
+    return found
+
+
+def scenario_killed(d):
+    # Big enough that phases 1 and 2 are still running when node 1 is killed. Over tcp:
+    # libfabric's shm can wedge survivors of a rank killed mid-transfer (docs/libmsg.md).
+    generate(d, [400000, 400000, 400000], "uniform")
+    proc = subprocess.Popen([SORTAPP, "run", "-n", "3", "--input", f"{d}/in.{{rank}}",
+                             "--output", f"{d}/out.{{rank}}", "--provider", "tcp;ofi_rxm",
+                             "--memory", "8M"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    victim = []
+    deadline = time.time() + 30 * SLOW
+    while not victim and time.time() < deadline and proc.poll() is None:
+        victim = rank_pids(1)
+        time.sleep(0.02)
+    if not check(victim, "node 1's process never appeared"):
+        proc.kill()
+        return
+    # Kill it once the nodes are sorting: their runs or work files appear beside the outputs.
+    while time.time() < deadline and proc.poll() is None and \
+            not any("sortapp" in n for n in os.listdir(d)):
+        time.sleep(0.01)
+    os.kill(victim[0], signal.SIGKILL)
+    try:
+        out, err = proc.communicate(timeout=120 * SLOW)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        check(False, "the job hung after a node was killed")
+        return
+    check(proc.returncode != 0, "the job reported success with a node killed")
+    check("node 1" in err and ("killed" in err or "exited" in err),
+          f"the error does not name the dead node: {err[-1500:]!r}")
+    left = [n for n in os.listdir(d) if n.startswith("out") or n.startswith(".out")]
+    check(not left, f"a failed job left output files: {left}")
+
+
+def scenario_disk_full(d):
+    small = f"{d}/small"
+    os.mkdir(small)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", small],
+                      capture_output=True).returncode != 0:
+        print("cannot mount a small tmpfs here (needs root): skipped")
+        return SKIP
+    try:
+        generate(d, [50000, 50000, 50000], "uniform")
+        # Node 1's scratch is the 2 MiB tmpfs: its runs and work file cannot fit.
+        os.mkdir(f"{d}/scratch0")
+        os.symlink(small, f"{d}/scratch1")
+        os.mkdir(f"{d}/scratch2")
+        r = subprocess.run([SORTAPP, "run", "-n", "3", "--input", f"{d}/in.{{rank}}", "--output",
+                            f"{d}/out.{{rank}}", "--scratch", f"{d}/scratch{{rank}}",
+                            "--memory", "2M"], capture_output=True, text=True, timeout=120 * SLOW)
+        check(r.returncode != 0, "the job reported success with a full disk")
+        check("node 1" in r.stderr and "space" in r.stderr.lower(),
+              f"the error does not name the node and the full disk: {r.stderr[-1500:]!r}")
+        check(not [n for n in os.listdir(d) if n.startswith("out")],
+              "a failed job left output files")
+        check(os.listdir(small) == [], f"node 1 left files on its scratch: {os.listdir(small)}")
+    finally:
+        subprocess.run(["umount", small], capture_output=True)
+
+
+def scenario_mpirun(d):
+    if shutil.which("mpirun") is None:
+        print("mpirun not found (Debian: openmpi-bin): skipped")
+        return SKIP
+    generate(d, [9000, 12000, 3000], "skewed")
+    want = summary([f"{d}/in.{k}" for k in range(3)])
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    r = subprocess.run(["mpirun", "-n", "4", "--oversubscribe", "-x", "VIADUCT_BOOTSTRAP=pmix",
+                        SORTAPP, "job", "--input", f"{d}/in.{{rank}}", "--output",
+                        f"{d}/out.{{rank}}", "--memory", "16M", "--json"],
+                       capture_output=True, text=True, timeout=300 * SLOW, env=env)
+    if not check(r.returncode == 0, f"mpirun: exit {r.returncode}: {r.stderr[-2000:]}"):
+        return
+    got = summary([f"{d}/out.{k}" for k in range(3)])
+    check(got["sorted"] and got["checksum"] == want["checksum"] and
+          got["records"] == want["records"], f"mpirun: outputs {got} vs inputs {want}")
+
+
+def scenario_netns(d):
+    script = os.environ["NETNS_SCRIPT"]
+    msgrun = os.environ["VIADUCT_MSGRUN"]
+    wrapper = f"{d}/rank.sh"
+    with open(wrapper, "w") as f:
+        f.write('#!/bin/sh\nshift\n"$@" && echo "[rank $VIADUCT_RANK] PASS sortjob"\n')
+    os.chmod(wrapper, 0o755)
+    generate(d, [15000, 15000, 1], "uniform")
+    want = summary([f"{d}/in.{k}" for k in range(3)])
+    r = subprocess.run([script, "4", str(120), msgrun, wrapper, "sortjob", SORTAPP, "job",
+                        "--input", f"{d}/in.{{rank}}", "--output", f"{d}/out.{{rank}}",
+                        "--memory", "16M"], capture_output=True, text=True, timeout=300 * SLOW)
+    if r.returncode == SKIP:
+        print(r.stdout)
+        return SKIP
+    if not check(r.returncode == 0, f"netns: exit {r.returncode}: {r.stdout[-3000:]}"):
+        return
+    got = summary([f"{d}/out.{k}" for k in range(3)])
+    check(got["sorted"] and got["checksum"] == want["checksum"] and
+          got["records"] == want["records"], f"netns: outputs {got} vs inputs {want}")
+
+
+def main():
+    scenario = sys.argv[1]
+    fn = globals().get(f"scenario_{scenario}")
+    if fn is None:
+        print(f"unknown scenario {scenario}")
+        return 2
+    d = tempfile.mkdtemp(prefix=f"sortapp-{scenario}-")
+    try:
+        rc = fn(d)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    if rc == SKIP and not failures:
+        return SKIP
+    print(f"{scenario}: {'FAILED' if failures else 'ok'} ({len(failures)} failures)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
