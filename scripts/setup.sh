@@ -12,6 +12,8 @@ packages=(
   openmpi-bin libopenmpi-dev libpmix-dev
   iproute2 procps
   nlohmann-json3-dev gnuplot-nox
+  # The Soft-RoCE guest (scripts/softroce-run): qemu boots Debian's kernel with rxe.
+  qemu-system-x86 busybox-static xz-utils ibverbs-providers rdmacm-utils perftest
 )
 
 missing=()
