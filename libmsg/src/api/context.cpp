@@ -9,6 +9,9 @@
 
 #include "api/core.hpp"
 #include "common/log.hpp"
+#ifdef VIADUCT_HAVE_VERBS
+#include "transport/verbs/verbs_transport.hpp"
+#endif
 
 namespace msg {
 
@@ -20,6 +23,7 @@ using clock = std::chrono::steady_clock;
 struct JobParams {
     char host[64];
     char provider[64];
+    char transport[16];
     int32_t protocol;
     int32_t restricted;
     uint64_t eager_max;
@@ -215,6 +219,14 @@ extern "C" int msg_init(const msg_config_t *config, msg_context_t **context) {
         return MSG_ERR_CONFIG;
     }
 
+    // The transport: libfabric (default) or native verbs, chosen at run time.
+    const char *transport = std::getenv("VIADUCT_TRANSPORT");
+    if (transport == nullptr || *transport == '\0') transport = "ofi";
+    if (std::strcmp(transport, "ofi") != 0 && std::strcmp(transport, "verbs") != 0) {
+        log_error("VIADUCT_TRANSPORT=%s: must be ofi or verbs", transport);
+        return MSG_ERR_CONFIG;
+    }
+
     auto core = std::make_shared<Core>();
     core->timeout_ms = cfg.timeout_ms;
     core->spin_us = cfg.spin_us;
@@ -231,6 +243,7 @@ extern "C" int msg_init(const msg_config_t *config, msg_context_t **context) {
     gethostname(mine.host, sizeof mine.host - 1);
     if (cfg.provider != nullptr)
         std::strncpy(mine.provider, cfg.provider, sizeof mine.provider - 1);
+    std::strncpy(mine.transport, transport, sizeof mine.transport - 1);
     mine.protocol = cfg.long_protocol;
     mine.restricted = cfg.restricted != 0;
     mine.eager_max = cfg.eager_max;
@@ -249,11 +262,12 @@ extern "C" int msg_init(const msg_config_t *config, msg_context_t **context) {
         std::memcpy(&p, all[static_cast<size_t>(r)].data(), sizeof p);
         if (std::strncmp(p.host, mine.host, sizeof p.host) != 0) one_host = false;
         if (std::strncmp(p.provider, mine.provider, sizeof p.provider) != 0 ||
+            std::strncmp(p.transport, mine.transport, sizeof p.transport) != 0 ||
             p.protocol != mine.protocol || p.restricted != mine.restricted ||
             p.eager_max != mine.eager_max || p.buffer_size != mine.buffer_size ||
             p.credits != mine.credits) {
             log_error(
-                "rank %d runs with different settings (provider, protocol, mode, "
+                "rank %d runs with different settings (transport, provider, protocol, mode, "
                 "eager_max, buffer_size or credits); every rank must use the same",
                 r);
             return MSG_ERR_CONFIG;
@@ -271,7 +285,15 @@ extern "C" int msg_init(const msg_config_t *config, msg_context_t **context) {
     opts.credits = cfg.credits;
 
     if (size > 1) {
-        core->transport = open_ofi_transport(provider, &why);
+        if (std::strcmp(transport, "verbs") == 0) {
+#ifdef VIADUCT_HAVE_VERBS
+            core->transport = open_verbs_transport(cfg.timeout_ms, &why);
+#else
+            why = "this libmsg was built without rdma-core: no verbs transport";
+#endif
+        } else {
+            core->transport = open_ofi_transport(provider, &why);
+        }
         if (!core->transport) {
             log_error("%s", why.c_str());
             return MSG_ERR_TRANSPORT;
