@@ -24,7 +24,9 @@ void plan_write_buffers(const SortOptions &o, MemoryPlan &plan) {
         size = std::max<std::uint64_t>(16u << 10, o.memory_budget / 32);
     }
     plan.write_buffer = std::size_t(std::max<std::uint64_t>(io_alignment, round_down(size, io_alignment)));
-    plan.write_buffers = 4;
+    // As many writes in flight as reads (--io-depth) when the budget can spare it.
+    std::uint64_t deep = std::clamp<std::uint64_t>(o.io_depth + 1, 4, 16);
+    plan.write_buffers = deep * plan.write_buffer <= o.memory_budget / 16 ? unsigned(deep) : 4;
 }
 
 std::string mib(std::uint64_t bytes) {

@@ -100,17 +100,30 @@ Status probe_disk(const DiskProbeOptions &o, DiskBandwidth &out) {
         if (!file.direct()) ::posix_fadvise(file.fd(), 0, 0, POSIX_FADV_DONTNEED);
     }
     if (status) {
+        // Read back with the same sliding window of requests as the writes.
         File file;
         status = File::open_read(path, true, file);
         if (status && !file.direct()) ::posix_fadvise(file.fd(), 0, 0, POSIX_FADV_DONTNEED);
         IoRing ring;
         if (status) status = ring.init(o.io_depth);
-        Buffer target(bytes < (256u << 20) ? bytes : io * o.io_depth);
+        std::vector<Request> requests(o.io_depth);
         double t0 = now_seconds();
-        for (std::uint64_t off = 0; off < bytes && status;) {
-            std::uint64_t n = std::min<std::uint64_t>(target.size(), bytes - off);
-            status = read_sequential(ring, file, target.data(), off, n, io);
-            off += n;
+        for (std::uint64_t off = 0, k = 0; off < bytes && status; off += io, ++k) {
+            Request &r = requests[k % requests.size()];
+            if (r.pending) status = ring.wait_for(r);
+            if (status) status = request_status(r);
+            r.kind = Request::Kind::read;
+            r.file = &file;
+            r.buffer = buffer.data() + (k % requests.size()) * io;
+            r.length = io;
+            r.required = io;
+            r.offset = off;
+            if (status) status = ring.post(r);
+        }
+        for (Request &r : requests) {
+            Status s = ring.wait_for(r);
+            if (status) status = s;
+            if (status) status = request_status(r);
         }
         out.read_mb_s = bytes / (now_seconds() - t0) / 1e6;
     }
