@@ -6,8 +6,8 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <thread>
 
@@ -19,7 +19,9 @@ namespace sortapp {
 
 namespace {
 
-std::uint64_t round_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
+std::uint64_t round_up(std::uint64_t v, std::uint64_t a) {
+    return (v + a - 1) / a * a;
+}
 
 double now_seconds() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
@@ -65,8 +67,10 @@ Status sort_and_write(const SortOptions &o, const MemoryPlan &plan, IoRing &ring
     const std::size_t rs = o.format.record_size;
     const unsigned threads = std::max(1u, o.threads);
     double t0 = now_seconds();
-    if (!entries_ready) make_entries(o.format, run.records.data(), run.count, run.entry_data(), threads);
-    StagedKeySort sort(o.format, run.records.data(), run.entry_data(), run.scratch_data(), run.count);
+    if (!entries_ready)
+        make_entries(o.format, run.records.data(), run.count, run.entry_data(), threads);
+    StagedKeySort sort(o.format, run.records.data(), run.entry_data(), run.scratch_data(),
+                       run.count);
     sort.partition(threads);
     std::atomic<std::uint64_t> sorted{0};  // entries [0, sorted) are final
     std::jthread sorter([&] {
@@ -211,8 +215,9 @@ Status form_runs(const SortOptions &o, const MemoryPlan &plan, const File &input
         File file;
         status = File::create(run.path, o.direct_io, false, file);
         if (status) result.runs.push_back(run);  // listed at once, so a failure removes it
-        if (status) status = sort_and_write(o, plan, write_ring, slots[k % 2], file, false, false,
-                                            progress, result.sort_seconds);
+        if (status)
+            status = sort_and_write(o, plan, write_ring, slots[k % 2], file, false, false, progress,
+                                    result.sort_seconds);
         std::lock_guard lock(mutex);
         ++consumed;
         if (!status) stop = true;

@@ -65,7 +65,8 @@ Status probe_disk(const DiskProbeOptions &o, DiskBandwidth &out) {
     if (!o.remeasure && !o.cache_path.empty() && read_cache(o.cache_path, st.st_dev, out)) {
         return Status::ok();
     }
-    const std::size_t io = std::max<std::size_t>(io_alignment, o.io_size / io_alignment * io_alignment);
+    const std::size_t io =
+        std::max<std::size_t>(io_alignment, o.io_size / io_alignment * io_alignment);
     const std::uint64_t bytes = std::max<std::uint64_t>(io, o.bytes / io * io);
     std::string path = o.dir + "/.sortapp-disk-probe-" + std::to_string(::getpid());
     Buffer buffer(io * o.io_depth);
@@ -94,7 +95,8 @@ Status probe_disk(const DiskProbeOptions &o, DiskBandwidth &out) {
             if (status) status = s;
             if (status) status = request_status(r);
         }
-        if (status && ::fdatasync(file.fd()) != 0) status = Status::from_errno("fdatasync " + path, errno);
+        if (status && ::fdatasync(file.fd()) != 0)
+            status = Status::from_errno("fdatasync " + path, errno);
         out.write_mb_s = bytes / (now_seconds() - t0) / 1e6;
         // Without O_DIRECT the read would come from the page cache: drop it first.
         if (!file.direct()) ::posix_fadvise(file.fd(), 0, 0, POSIX_FADV_DONTNEED);
