@@ -44,11 +44,11 @@ int main(int argc, char **argv) {
         return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo);
     });
     double s = seconds_since(t0);
-    std::printf("std::sort of the same pairs, 1 thread: %.3f s, %.1f M records/s\n", s, n / s / 1e6);
-    bool same = std::equal(entries.begin(), entries.end(), by_radix.begin(),
-                           [](const SortEntry &a, const SortEntry &b) {
-                               return a.hi == b.hi && a.lo == b.lo;
-                           });
+    std::printf("std::sort of the same pairs, 1 thread: %.3f s, %.1f M records/s\n", s,
+                n / s / 1e6);
+    bool same = std::equal(
+        entries.begin(), entries.end(), by_radix.begin(),
+        [](const SortEntry &a, const SortEntry &b) { return a.hi == b.hi && a.lo == b.lo; });
     std::printf("results identical: %s\n", same ? "yes" : "NO");
     return same ? 0 : 1;
 }

@@ -2,16 +2,15 @@
 // records (100/10 or 80/8), in place, with a given memory budget. The file is the sort's
 // storage (an stxxl vector over it), so stxxl reads it, writes runs to its scratch disk, and
 // merges them back into the file: the same I/O volume as a two-pass sortapp local.
-#include <stxxl/io>
-#include <stxxl/sort>
-#include <stxxl/vector>
-
 #include <sys/stat.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <stxxl/io>
+#include <stxxl/sort>
+#include <stxxl/vector>
 
 template <std::size_t R, std::size_t K>
 struct Record {
@@ -61,7 +60,8 @@ int sort_file(const char *path, std::size_t memory) {
 
 int main(int argc, char **argv) {
     if (argc < 5) {
-        std::fprintf(stderr, "usage: stxxl_sort FILE MEMORY_MIB RECORD_SIZE KEY_SIZE [SCRATCH_FILE]\n");
+        std::fprintf(stderr,
+                     "usage: stxxl_sort FILE MEMORY_MIB RECORD_SIZE KEY_SIZE [SCRATCH_FILE]\n");
         return 2;
     }
     std::size_t memory = std::size_t(std::stoull(argv[2])) << 20;

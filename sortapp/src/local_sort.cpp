@@ -21,7 +21,7 @@ namespace {
 
 // A private directory for the runs, removed with everything in it.
 class ScratchDir {
-public:
+  public:
     ScratchDir() = default;
     ScratchDir(const ScratchDir &) = delete;
     ScratchDir &operator=(const ScratchDir &) = delete;
@@ -50,13 +50,13 @@ public:
     }
     const std::string &path() const { return path_; }
 
-private:
+  private:
     std::string path_;
 };
 
 // The output under a temporary name beside its final path; removed unless committed.
 class PendingOutput {
-public:
+  public:
     PendingOutput() = default;
     PendingOutput(const PendingOutput &) = delete;
     PendingOutput &operator=(const PendingOutput &) = delete;
@@ -68,8 +68,8 @@ public:
         final_ = final_path;
         auto slash = final_path.rfind('/');
         std::string dir = slash == std::string::npos ? std::string(".")
-                          : slash == 0                ? std::string("/")
-                                                      : final_path.substr(0, slash);
+                          : slash == 0               ? std::string("/")
+                                                     : final_path.substr(0, slash);
         std::string base = slash == std::string::npos ? final_path : final_path.substr(slash + 1);
         std::vector<char> buf(dir.size() + base.size() + 32);
         std::snprintf(buf.data(), buf.size(), "%s/.%s.sortapp-XXXXXX", dir.c_str(), base.c_str());
@@ -90,7 +90,7 @@ public:
     }
     File file;
 
-private:
+  private:
     std::string temp_, final_;
     bool committed_ = false;
 };
@@ -124,15 +124,16 @@ Status local_sort(const SortOptions &options_in, const std::string &input,
     SORTAPP_TRY(o.format.validate());
     const std::size_t rs = o.format.record_size;
 
-    struct stat in_st {}, out_st {};
+    struct stat in_st {
+    }, out_st{};
     if (::stat(input.c_str(), &in_st) != 0) {
         return Status::from_errno("cannot read input " + input, errno);
     }
     if (!S_ISREG(in_st.st_mode)) return Status::error("input " + input + " is not a regular file");
-    if (input == output ||
-        (::stat(output.c_str(), &out_st) == 0 && out_st.st_dev == in_st.st_dev &&
-         out_st.st_ino == in_st.st_ino)) {
-        return Status::error("output " + output + " is the input file: sortapp does not sort in place");
+    if (input == output || (::stat(output.c_str(), &out_st) == 0 && out_st.st_dev == in_st.st_dev &&
+                            out_st.st_ino == in_st.st_ino)) {
+        return Status::error("output " + output +
+                             " is the input file: sortapp does not sort in place");
     }
     if (std::uint64_t(in_st.st_size) % rs != 0) {
         return Status::error("input " + input + ": size " + std::to_string(in_st.st_size) +
@@ -182,8 +183,8 @@ Status local_sort(const SortOptions &options_in, const std::string &input,
                       "%u merge pass%s, fan-in %zu, %u x %zu KiB prefetch buffers per run",
                       merge.passes, merge.passes == 1 ? "" : "es", merge.plan.fan_in,
                       merge.plan.stream_depth, merge.plan.stream_buffer >> 10);
-        result.phases.push_back(finish_phase("phase 2", start, bytes,
-                                             merge.passes * expected_io_seconds(disk, bytes), note));
+        result.phases.push_back(finish_phase(
+            "phase 2", start, bytes, merge.passes * expected_io_seconds(disk, bytes), note));
         if (on_phase) on_phase(result.phases.back());
     }
     return out.commit();

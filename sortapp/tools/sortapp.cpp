@@ -131,14 +131,14 @@ int run_local(int argc, char **argv) {
     if (!json) {
         std::fprintf(text, "sortapp local: %s -> %s, %s\n", input.c_str(), output.c_str(),
                      o.format.describe().c_str());
-        std::fprintf(text, "memory budget: %.1f MiB%s\n", o.memory_budget / 1048576.0,
-                     mem.available ? " (from /proc/meminfo and the cgroup limit, less a margin)"
-                                   : "");
+        std::fprintf(
+            text, "memory budget: %.1f MiB%s\n", o.memory_budget / 1048576.0,
+            mem.available ? " (from /proc/meminfo and the cgroup limit, less a margin)" : "");
         if (disk.read_mb_s > 0) {
-            std::fprintf(text, "scratch disk: read %.0f MB/s, write %.0f MB/s (%s)\n",
-                         disk.read_mb_s, disk.write_mb_s,
-                         disk.cached ? "cached measurement" :
-                         (disk_read > 0 ? "given" : "measured now"));
+            std::fprintf(
+                text, "scratch disk: read %.0f MB/s, write %.0f MB/s (%s)\n", disk.read_mb_s,
+                disk.write_mb_s,
+                disk.cached ? "cached measurement" : (disk_read > 0 ? "given" : "measured now"));
         }
     }
     ProgressBar bar(progress && ::isatty(2));
@@ -179,24 +179,25 @@ int run_local(int argc, char **argv) {
     double total = 0, expected = 0;
     for (const PhaseReport &r : result.phases) total += r.seconds, expected += r.expected_seconds;
     if (json) {
-        std::printf("{\"records\": %llu, \"record_size\": %zu, \"key_size\": %zu, "
-                    "\"memory_budget\": %llu, \"one_pass\": %s, \"runs\": %zu, "
-                    "\"run_records\": %llu, \"merge_passes\": %u, \"merge_fan_in\": %zu, "
-                    "\"disk_read_mb_s\": %.1f, \"disk_write_mb_s\": %.1f, \"seconds\": %.3f, "
-                    "\"expected_seconds\": %.3f, \"phases\": [",
-                    static_cast<unsigned long long>(result.records), o.format.record_size,
-                    o.format.key_size, static_cast<unsigned long long>(o.memory_budget),
-                    result.one_pass ? "true" : "false", result.runs,
-                    static_cast<unsigned long long>(result.memory.run_records),
-                    result.merge_passes, result.merge.fan_in, disk.read_mb_s, disk.write_mb_s,
-                    total, expected);
+        std::printf(
+            "{\"records\": %llu, \"record_size\": %zu, \"key_size\": %zu, "
+            "\"memory_budget\": %llu, \"one_pass\": %s, \"runs\": %zu, "
+            "\"run_records\": %llu, \"merge_passes\": %u, \"merge_fan_in\": %zu, "
+            "\"disk_read_mb_s\": %.1f, \"disk_write_mb_s\": %.1f, \"seconds\": %.3f, "
+            "\"expected_seconds\": %.3f, \"phases\": [",
+            static_cast<unsigned long long>(result.records), o.format.record_size,
+            o.format.key_size, static_cast<unsigned long long>(o.memory_budget),
+            result.one_pass ? "true" : "false", result.runs,
+            static_cast<unsigned long long>(result.memory.run_records), result.merge_passes,
+            result.merge.fan_in, disk.read_mb_s, disk.write_mb_s, total, expected);
         for (std::size_t i = 0; i < result.phases.size(); ++i) {
             std::printf("%s%s", i ? ", " : "", result.phases[i].to_json().c_str());
         }
         std::printf("]}\n");
     } else {
         std::printf("total     %8.2f s", total);
-        if (expected > 0) std::printf("  expected %.2f s  actual/expected %.2f", expected, total / expected);
+        if (expected > 0)
+            std::printf("  expected %.2f s  actual/expected %.2f", expected, total / expected);
         std::printf("\n");
     }
     return 0;

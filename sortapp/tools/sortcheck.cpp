@@ -91,8 +91,8 @@ int main(int argc, char **argv) {
         std::uint64_t want = cli::size_value(tool, "--expect-records", expect_records);
         if (want != total.records) {
             ok = false;
-            problems += std::to_string(total.records) + " records, expected " +
-                        std::to_string(want) + "\n";
+            problems +=
+                std::to_string(total.records) + " records, expected " + std::to_string(want) + "\n";
         }
     }
     if (json) {

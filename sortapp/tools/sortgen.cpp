@@ -67,8 +67,8 @@ int main(int argc, char **argv) {
         if (partitions > 1) {
             if (json) {
                 parts_json += std::string(parts_json.empty() ? "" : ", ") + "{\"path\": \"" + path +
-                              "\", \"records\": " + std::to_string(hi - lo) +
-                              ", \"checksum\": \"" + c.hex() + "\"}";
+                              "\", \"records\": " + std::to_string(hi - lo) + ", \"checksum\": \"" +
+                              c.hex() + "\"}";
             } else {
                 std::printf("%s: records %llu, checksum %s\n", path.c_str(),
                             static_cast<unsigned long long>(hi - lo), c.hex().c_str());
@@ -76,11 +76,12 @@ int main(int argc, char **argv) {
         }
     }
     if (json) {
-        std::printf("{\"records\": %llu, \"checksum\": \"%s\", \"distribution\": \"%s\", "
-                    "\"record_size\": %zu, \"key_size\": %zu, \"partitions\": [%s]}\n",
-                    static_cast<unsigned long long>(records), total.hex().c_str(),
-                    distribution_name(spec.distribution), spec.format.record_size,
-                    spec.format.key_size, parts_json.c_str());
+        std::printf(
+            "{\"records\": %llu, \"checksum\": \"%s\", \"distribution\": \"%s\", "
+            "\"record_size\": %zu, \"key_size\": %zu, \"partitions\": [%s]}\n",
+            static_cast<unsigned long long>(records), total.hex().c_str(),
+            distribution_name(spec.distribution), spec.format.record_size, spec.format.key_size,
+            parts_json.c_str());
     } else {
         std::printf("records: %llu\nchecksum: %s\n", static_cast<unsigned long long>(records),
                     total.hex().c_str());

@@ -3,10 +3,9 @@
 // mount is refused the test reports itself skipped (exit 77), never passed.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
-
 #include <sys/mount.h>
 
+#include <catch2/catch.hpp>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -38,7 +37,8 @@ TEST_CASE("disk full while writing runs", "[disk_full]") {
     std::string sort = tool_path("SORTAPP_BIN") + " local --no-measure --no-progress";
     REQUIRE(run_tool(tool_path("SORTGEN_BIN") + " 30000 '" + dir / "in'").exit_code == 0);
     // 3 MB of input, runs on the 1 MiB file system.
-    auto s = run_tool(sort + " --memory 1M --scratch '" + small_fs + "' '" + dir / "in' '" + dir / "out'");
+    auto s = run_tool(sort + " --memory 1M --scratch '" + small_fs + "' '" + dir / "in' '" +
+                      dir / "out'");
     INFO(s.out);
     CHECK(s.exit_code != 0);
     CHECK(s.out.find("No space left on device") != std::string::npos);
@@ -65,8 +65,10 @@ TEST_CASE("disk full while writing the output", "[disk_full]") {
 int main(int argc, char **argv) {
     TempDir mount_point;
     if (::mount("tmpfs", mount_point.path().c_str(), "tmpfs", 0, "size=1m") != 0) {
-        std::printf("SKIPPED: cannot mount a tmpfs here (%s); the disk-full tests need "
-                    "CAP_SYS_ADMIN\n", std::strerror(errno));
+        std::printf(
+            "SKIPPED: cannot mount a tmpfs here (%s); the disk-full tests need "
+            "CAP_SYS_ADMIN\n",
+            std::strerror(errno));
         return 77;
     }
     small_fs = mount_point.path();

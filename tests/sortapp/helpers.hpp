@@ -10,7 +10,7 @@ namespace sortapp_test {
 
 // A fresh directory under $TMPDIR (or /tmp), removed with its contents.
 class TempDir {
-public:
+  public:
     TempDir();
     ~TempDir();
     TempDir(const TempDir &) = delete;
@@ -19,7 +19,7 @@ public:
     std::string operator/(const std::string &name) const { return path_ + "/" + name; }
     std::vector<std::string> entries() const;  // names in it, sorted
 
-private:
+  private:
     std::string path_;
 };
 

@@ -1,10 +1,9 @@
 // The tools from the command line: sortgen and sortcheck agree, and every bad input to
 // `sortapp local` ends in a clear error, a non-zero exit, no temporary files and no output.
-#include <catch2/catch.hpp>
-
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
 
@@ -25,12 +24,15 @@ std::string field(const std::string &text, const std::string &name) {
 
 // The line of `text` that starts with `prefix`.
 std::string line_starting(const std::string &text, const std::string &prefix) {
-    std::size_t p = text.rfind("\n" + prefix) == std::string::npos ? text.find(prefix) : text.rfind("\n" + prefix) + 1;
+    std::size_t p = text.rfind("\n" + prefix) == std::string::npos ? text.find(prefix)
+                                                                   : text.rfind("\n" + prefix) + 1;
     if (p == std::string::npos) return "";
     return text.substr(p, text.find('\n', p) - p);
 }
 
-std::string q(const std::string &s) { return "'" + s + "'"; }
+std::string q(const std::string &s) {
+    return "'" + s + "'";
+}
 
 bool exists(const std::string &path) {
     struct stat st;
@@ -52,7 +54,8 @@ TEST_CASE("sortgen's checksum is what sortcheck computes, whole or in partitions
     REQUIRE(g.exit_code == 0);
     std::string sum = field(g.out, "checksum");
     REQUIRE_FALSE(sum.empty());
-    auto p = run_tool(t.gen + " --distribution skewed --seed 9 --partitions 3 30000 " + q(dir / "part"));
+    auto p =
+        run_tool(t.gen + " --distribution skewed --seed 9 --partitions 3 30000 " + q(dir / "part"));
     REQUIRE(p.exit_code == 0);
     CHECK(field(p.out, "checksum") == sum);
     auto c = run_tool(t.check + " --json " + q(dir / "whole"));
@@ -62,14 +65,16 @@ TEST_CASE("sortgen's checksum is what sortcheck computes, whole or in partitions
     CHECK(c.out.find("\"records\": 30000") != std::string::npos);
     // The three partitions concatenated are the whole file: checked as a list, or per
     // partition with summaries combined afterwards.
-    auto list = run_tool(t.check + " " + q(dir / "part.0") + " " + q(dir / "part.1") + " " + q(dir / "part.2"));
+    auto list = run_tool(t.check + " " + q(dir / "part.0") + " " + q(dir / "part.1") + " " +
+                         q(dir / "part.2"));
     CHECK(field(list.out, "checksum") == sum);
     for (int i = 0; i < 3; ++i) {
-        auto s = run_tool(t.check + " --summary-out " + q(dir / ("sum." + std::to_string(i))) + " " +
-                          q(dir / ("part." + std::to_string(i))));
+        auto s = run_tool(t.check + " --summary-out " + q(dir / ("sum." + std::to_string(i))) +
+                          " " + q(dir / ("part." + std::to_string(i))));
         CHECK((s.exit_code == 0 || s.exit_code == 1));
     }
-    auto combined = run_tool(t.check + " --combine " + q(dir / "sum.0") + " " + q(dir / "sum.1") + " " + q(dir / "sum.2"));
+    auto combined = run_tool(t.check + " --combine " + q(dir / "sum.0") + " " + q(dir / "sum.1") +
+                             " " + q(dir / "sum.2"));
     CHECK(field(combined.out, "checksum") == sum);
     CHECK(field(combined.out, "records") == "30000");
     CHECK(field(combined.out, "sorted") == field(list.out, "sorted"));
@@ -82,17 +87,20 @@ TEST_CASE("sortapp local sorts, sortcheck confirms with the generator's checksum
         auto g = run_tool(t.gen + format + " --distribution few 50000 " + q(dir / "in"));
         REQUIRE(g.exit_code == 0);
         std::string sum = field(g.out, "checksum");
-        auto s = run_tool(t.sort + format + " --memory 1M --json " + q(dir / "in") + " " + q(dir / "out"));
+        auto s = run_tool(t.sort + format + " --memory 1M --json " + q(dir / "in") + " " +
+                          q(dir / "out"));
         INFO(s.out);
         REQUIRE(s.exit_code == 0);
         CHECK(s.out.find("\"one_pass\": false") != std::string::npos);
         CHECK(s.out.find("\"name\": \"phase 2\"") != std::string::npos);
-        auto c = run_tool(t.check + format + " --expect-checksum " + sum + " --expect-records 50000 " + q(dir / "out"));
+        auto c = run_tool(t.check + format + " --expect-checksum " + sum +
+                          " --expect-records 50000 " + q(dir / "out"));
         INFO(c.out);
         CHECK(c.exit_code == 0);
         CHECK(field(c.out, "sorted") == "yes");
         // A plain run prints the report lines.
-        auto plain = run_tool(t.sort + format + " --memory 1M --disk-read 500 --disk-write 400 " + q(dir / "in") + " " + q(dir / "out2"));
+        auto plain = run_tool(t.sort + format + " --memory 1M --disk-read 500 --disk-write 400 " +
+                              q(dir / "in") + " " + q(dir / "out2"));
         REQUIRE(plain.exit_code == 0);
         CHECK(plain.out.find("expected: phase 1") != std::string::npos);
         // NOW-Sort's expectation: each pass reads and writes the 50000 records once.
@@ -106,8 +114,9 @@ TEST_CASE("sortapp local sorts, sortcheck confirms with the generator's checksum
             std::string line = line_starting(plain.out, phase);
             INFO(line);
             double secs = -1, rate = -1, cpu = -1, expected = -1, ratio = -1;
-            CHECK(std::sscanf(line.c_str() + 7, " %lf s %lf MB/s cpu %lf%% expected %lf s actual/expected %lf",
-                              &secs, &rate, &cpu, &expected, &ratio) == 5);
+            CHECK(std::sscanf(line.c_str() + 7,
+                              " %lf s %lf MB/s cpu %lf%% expected %lf s actual/expected %lf", &secs,
+                              &rate, &cpu, &expected, &ratio) == 5);
             CHECK(secs > 0);
             CHECK(expected > 0);
             const double want = std::string(phase) == "phase 1" ? pass : passes * pass;
@@ -123,7 +132,8 @@ TEST_CASE("bad input: size not a multiple of the record size", "[cli][bad_input]
     sortapp_test::write_file(dir / "in", std::vector<std::uint8_t>(1050, 7));
     auto s = run_tool(t.sort + " " + q(dir / "in") + " " + q(dir / "out"));
     CHECK(s.exit_code != 0);
-    CHECK(s.out.find("size 1050 bytes is not a multiple of the record size (100 bytes)") != std::string::npos);
+    CHECK(s.out.find("size 1050 bytes is not a multiple of the record size (100 bytes)") !=
+          std::string::npos);
     CHECK(dir.entries() == std::vector<std::string>{"in"});
     // 1050 bytes are whole 150-byte records.
     auto ok = run_tool(t.sort + " --record-size 150 " + q(dir / "in") + " " + q(dir / "out"));
@@ -150,7 +160,8 @@ TEST_CASE("bad input: unreadable input", "[cli][bad_input]") {
     TempDir dir;
     auto missing = run_tool(t.sort + " " + q(dir / "nothing") + " " + q(dir / "out"));
     CHECK(missing.exit_code != 0);
-    CHECK(missing.out.find("cannot read input " + dir / "nothing" + ": No such file or directory") != std::string::npos);
+    CHECK(missing.out.find("cannot read input " + dir / "nothing" +
+                           ": No such file or directory") != std::string::npos);
     ::mkdir((dir / "adir").c_str(), 0755);
     auto directory = run_tool(t.sort + " " + q(dir / "adir") + " " + q(dir / "out"));
     CHECK(directory.exit_code != 0);
@@ -190,7 +201,8 @@ TEST_CASE("bad input: unwritable output directory", "[cli][bad_input]") {
     REQUIRE(run_tool(t.gen + " 1000 " + q(dir / "in")).exit_code == 0);
     auto missing = run_tool(t.sort + " " + q(dir / "in") + " " + q(dir / "no/such/dir/out"));
     CHECK(missing.exit_code != 0);
-    CHECK(missing.out.find("cannot create the output in " + dir / "no/such/dir") != std::string::npos);
+    CHECK(missing.out.find("cannot create the output in " + dir / "no/such/dir") !=
+          std::string::npos);
     auto not_dir = run_tool(t.sort + " " + q(dir / "in") + " " + q(dir / "in/out"));
     CHECK(not_dir.exit_code != 0);
     CHECK(not_dir.out.find("Not a directory") != std::string::npos);
@@ -213,7 +225,9 @@ TEST_CASE("bad input: memory budget below the minimum", "[cli][bad_input]") {
     auto p = s.out.find("memory budget 204800 bytes is below the minimum of ");
     REQUIRE(p != std::string::npos);
     unsigned long long minimum = 0;
-    CHECK(std::sscanf(s.out.c_str() + p, "memory budget 204800 bytes is below the minimum of %llu bytes", &minimum) == 1);
+    CHECK(std::sscanf(s.out.c_str() + p,
+                      "memory budget 204800 bytes is below the minimum of %llu bytes",
+                      &minimum) == 1);
     CHECK(minimum >= (1u << 20));
     CHECK(dir.entries() == std::vector<std::string>{"in"});
 }
@@ -225,7 +239,8 @@ TEST_CASE("bad input: a write that fails part way (file size limit)", "[cli][bad
     TempDir dir;
     REQUIRE(run_tool(t.gen + " 30000 " + q(dir / "in")).exit_code == 0);
     for (const char *memory : {"64M", "1M"}) {
-        auto s = run_tool("ulimit -f 1024 && " + t.sort + " --memory " + memory + " " + q(dir / "in") + " " + q(dir / "out"));
+        auto s = run_tool("ulimit -f 1024 && " + t.sort + " --memory " + memory + " " +
+                          q(dir / "in") + " " + q(dir / "out"));
         INFO(memory << ": " << s.out);
         CHECK(s.exit_code != 0);
         CHECK(s.out.find("writing ") != std::string::npos);

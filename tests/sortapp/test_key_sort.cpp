@@ -1,7 +1,6 @@
 // The key-prefix radix sort and the loser tree, against plain reference sorts.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -15,7 +14,8 @@ using namespace sortapp;
 namespace {
 
 // The order the sort must produce: key bytes, then index.
-std::vector<std::uint64_t> reference_order(const RecordFormat &f, const std::vector<std::uint8_t> &recs) {
+std::vector<std::uint64_t> reference_order(const RecordFormat &f,
+                                           const std::vector<std::uint8_t> &recs) {
     std::size_t n = recs.size() / f.record_size;
     std::vector<std::uint64_t> idx(n);
     for (std::size_t i = 0; i < n; ++i) idx[i] = i;
@@ -25,8 +25,8 @@ std::vector<std::uint64_t> reference_order(const RecordFormat &f, const std::vec
     return idx;
 }
 
-std::vector<std::uint64_t> sorted_order(const RecordFormat &f, const std::vector<std::uint8_t> &recs,
-                                        unsigned threads) {
+std::vector<std::uint64_t> sorted_order(const RecordFormat &f,
+                                        const std::vector<std::uint8_t> &recs, unsigned threads) {
     std::size_t n = recs.size() / f.record_size;
     std::vector<SortEntry> e(n), scratch(n);
     make_entries(f, recs.data(), n, e.data(), threads);
@@ -38,7 +38,8 @@ std::vector<std::uint64_t> sorted_order(const RecordFormat &f, const std::vector
 
 }  // namespace
 
-TEST_CASE("key-prefix sort orders like a comparison sort, every distribution and format", "[key_sort]") {
+TEST_CASE("key-prefix sort orders like a comparison sort, every distribution and format",
+          "[key_sort]") {
     // 100/10 and 80/8 as required; 24/4 (short key), 64/16 (ties on the first 10 bytes fall back
     // to the full key) and 37/13 (odd sizes).
     const RecordFormat formats[] = {{100, 10}, {80, 8}, {24, 4}, {64, 16}, {37, 13}};
@@ -51,7 +52,7 @@ TEST_CASE("key-prefix sort orders like a comparison sort, every distribution and
                     std::vector<std::uint8_t> recs(n * f.record_size);
                     generate_records(spec, 0, n, recs.data());
                     INFO(f.describe() << ", " << distribution_name(d) << ", " << n << " records, "
-                         << threads << " threads");
+                                      << threads << " threads");
                     CHECK(sorted_order(f, recs, threads) == reference_order(f, recs));
                 }
             }
@@ -65,8 +66,8 @@ TEST_CASE("key-prefix sort: keys that tie on 10 bytes differ later", "[key_sort]
     const std::size_t n = 50000;
     std::vector<std::uint8_t> recs(n * 40, 0);
     for (std::size_t i = 0; i < n; ++i) {
-        recs[i * 40] = std::uint8_t(rng() % 3);             // few distinct first bytes
-        recs[i * 40 + 15] = std::uint8_t(rng() % 4);        // differences past the 10-byte prefix
+        recs[i * 40] = std::uint8_t(rng() % 3);       // few distinct first bytes
+        recs[i * 40 + 15] = std::uint8_t(rng() % 4);  // differences past the 10-byte prefix
         recs[i * 40 + 19] = std::uint8_t(rng() % 256);
     }
     CHECK(sorted_order(f, recs, 2) == reference_order(f, recs));

@@ -1,7 +1,6 @@
 // End to end through the library: every distribution x both record formats x one pass and
 // multi-run (with multi-pass merges), at sizes 0, 1, 2, a run boundary +-1 and a few MiB.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <vector>
 
@@ -45,7 +44,8 @@ void sort_and_check(const SortOptions &o, Distribution d, std::uint64_t records,
     CHECK(sum.checksum == written);
     auto in = sortapp_test::read_file(dir / "in");
     auto out = sortapp_test::read_file(dir / "out");
-    CHECK(sortapp_test::reference_sort(o.format, out) == sortapp_test::reference_sort(o.format, in));
+    CHECK(sortapp_test::reference_sort(o.format, out) ==
+          sortapp_test::reference_sort(o.format, in));
     // Nothing but the input and the output is left behind.
     CHECK(dir.entries() == std::vector<std::string>{"in", "out"});
 }
@@ -66,8 +66,8 @@ TEST_CASE("local sort: distributions x formats x one-pass/multi-run x sizes", "[
         for (Distribution d : all_distributions) {
             // Three runs do not fit one pass at this budget: 3 * run +- 1 are run boundaries of a
             // multi-run sort.
-            for (std::uint64_t n : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{2}, run - 1, run, run + 1,
-                                    3 * run - 1, 3 * run, 3 * run + 1, few_mib}) {
+            for (std::uint64_t n : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{2}, run - 1,
+                                    run, run + 1, 3 * run - 1, 3 * run, 3 * run + 1, few_mib}) {
                 for (bool multi : {false, true}) {
                     if (!multi && n > few_mib / 2 && n != few_mib) continue;
                     INFO(f.describe() << ", " << distribution_name(d) << ", " << n << " records, "

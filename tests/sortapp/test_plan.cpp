@@ -8,7 +8,8 @@
 using namespace sortapp;
 
 TEST_CASE("memory figures are parsed from meminfo and cgroup files", "[plan]") {
-    CHECK(meminfo_available("MemTotal: 100 kB\nMemFree: 50 kB\nMemAvailable:   2048 kB\n") == 2048u * 1024);
+    CHECK(meminfo_available("MemTotal: 100 kB\nMemFree: 50 kB\nMemAvailable:   2048 kB\n") ==
+          2048u * 1024);
     CHECK(meminfo_available("MemTotal: 100 kB\n") == 0);
     CHECK(cgroup_headroom("max\n", "123\n") == UINT64_MAX);
     CHECK(cgroup_headroom("1000\n", "300\n") == 700);

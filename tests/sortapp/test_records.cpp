@@ -1,7 +1,6 @@
 // Record format, checksum and generator.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <map>
 #include <set>
@@ -67,7 +66,8 @@ TEST_CASE("generated checksum is the sum of every record's CRC32", "[records]") 
         std::vector<std::uint8_t> recs(n * f.record_size);
         Checksum got = generate_records(spec, 0, n, recs.data());
         Checksum want;
-        for (std::uint64_t i = 0; i < n; ++i) want.add(crc32_bitwise(&recs[i * f.record_size], f.record_size));
+        for (std::uint64_t i = 0; i < n; ++i)
+            want.add(crc32_bitwise(&recs[i * f.record_size], f.record_size));
         CHECK(got == want);
     }
 }
@@ -108,7 +108,9 @@ TEST_CASE("100-byte records follow gensort's binary layout", "[records]") {
     generate_record(spec, 0x1234abcd, r.data());
     CHECK(r[10] == 0x00);
     CHECK(r[11] == 0x11);
-    CHECK(std::string(r.begin() + 12, r.begin() + 44) == "000000000000000000000000" "1234ABCD");
+    CHECK(std::string(r.begin() + 12, r.begin() + 44) ==
+          "000000000000000000000000"
+          "1234ABCD");
     CHECK(r[44] == 0x88);
     CHECK(r[47] == 0xbb);
     CHECK(r[96] == 0xcc);
@@ -123,10 +125,13 @@ TEST_CASE("key distributions have their shape", "[records]") {
         std::vector<std::uint8_t> recs(n * 100);
         generate_records(spec, 0, n, recs.data());
         std::vector<std::string> keys;
-        for (std::uint64_t i = 0; i < n; ++i) keys.emplace_back(recs.begin() + long(i * 100), recs.begin() + long(i * 100 + 10));
+        for (std::uint64_t i = 0; i < n; ++i)
+            keys.emplace_back(recs.begin() + long(i * 100), recs.begin() + long(i * 100 + 10));
         return keys;
     };
-    auto distinct = [](const std::vector<std::string> &k) { return std::set<std::string>(k.begin(), k.end()).size(); };
+    auto distinct = [](const std::vector<std::string> &k) {
+        return std::set<std::string>(k.begin(), k.end()).size();
+    };
     auto uniform = keys_of(Distribution::uniform);
     CHECK(distinct(uniform) == n);
     auto equal = keys_of(Distribution::equal);

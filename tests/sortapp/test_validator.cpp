@@ -1,6 +1,5 @@
 // sortcheck's validator and its combinable summaries.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <vector>
 
@@ -17,7 +16,8 @@ std::vector<std::uint8_t> records_with_keys(const std::vector<int> &keys) {
     // 80-byte records, 8-byte big-endian keys: numeric order is byte order.
     std::vector<std::uint8_t> out(keys.size() * 80, 0xee);
     for (std::size_t i = 0; i < keys.size(); ++i) {
-        for (int b = 0; b < 8; ++b) out[i * 80 + std::size_t(b)] = std::uint8_t(std::uint64_t(keys[i]) >> (56 - 8 * b));
+        for (int b = 0; b < 8; ++b)
+            out[i * 80 + std::size_t(b)] = std::uint8_t(std::uint64_t(keys[i]) >> (56 - 8 * b));
         out[i * 80 + 8] = std::uint8_t(i);  // payloads differ
     }
     return out;
@@ -53,8 +53,10 @@ TEST_CASE("summaries of parts combine into the summary of the whole", "[validato
     for (std::size_t cut1 = 0; cut1 <= keys.size(); ++cut1) {
         for (std::size_t cut2 = cut1; cut2 <= keys.size(); ++cut2) {
             Summary combined;
-            for (auto [lo, hi] : {std::pair{std::size_t{0}, cut1}, {cut1, cut2}, {cut2, keys.size()}}) {
-                Summary part = summarize(records_with_keys(std::vector<int>(keys.begin() + long(lo), keys.begin() + long(hi))));
+            for (auto [lo, hi] :
+                 {std::pair{std::size_t{0}, cut1}, {cut1, cut2}, {cut2, keys.size()}}) {
+                Summary part = summarize(records_with_keys(
+                    std::vector<int>(keys.begin() + long(lo), keys.begin() + long(hi))));
                 // Payload bytes differ from the whole's (record numbers restart), so only compare
                 // what does not depend on them.
                 Summary parsed;

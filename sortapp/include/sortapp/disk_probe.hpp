@@ -10,14 +10,14 @@
 namespace sortapp {
 
 struct DiskBandwidth {
-    double read_mb_s = 0;   // MB = 10^6 bytes
+    double read_mb_s = 0;  // MB = 10^6 bytes
     double write_mb_s = 0;
-    bool cached = false;    // read from the cache rather than measured now
+    bool cached = false;  // read from the cache rather than measured now
 };
 
 struct DiskProbeOptions {
-    std::string dir;              // directory on the disk to measure
-    std::string cache_path;       // empty: no cache
+    std::string dir;         // directory on the disk to measure
+    std::string cache_path;  // empty: no cache
     std::uint64_t bytes = 256u << 20;
     std::size_t io_size = 2u << 20;
     unsigned io_depth = 15;

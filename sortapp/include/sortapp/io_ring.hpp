@@ -17,7 +17,7 @@ namespace sortapp {
 
 // An owned file descriptor plus what was learned when opening it.
 class File {
-public:
+  public:
     File() = default;
     File(const File &) = delete;
     File &operator=(const File &) = delete;
@@ -39,7 +39,7 @@ public:
     Status set_buffered();
     void close();
 
-private:
+  private:
     int fd_ = -1;
     bool direct_ = false;
     std::string path_;
@@ -50,7 +50,7 @@ inline constexpr std::size_t io_alignment = 4096;
 
 // Page-aligned anonymous memory (mmap), freed on destruction.
 class Buffer {
-public:
+  public:
     Buffer() = default;
     explicit Buffer(std::size_t bytes);
     Buffer(const Buffer &) = delete;
@@ -62,7 +62,7 @@ public:
     std::size_t size() const { return size_; }
     bool valid() const { return data_ != nullptr || size_ == 0; }
 
-private:
+  private:
     std::uint8_t *data_ = nullptr;
     std::size_t size_ = 0;
 };
@@ -81,7 +81,7 @@ struct Request {
 };
 
 class IoRing {
-public:
+  public:
     IoRing() = default;
     IoRing(const IoRing &) = delete;
     IoRing &operator=(const IoRing &) = delete;
@@ -100,7 +100,7 @@ public:
     // Waits for everything in flight.
     Status drain();
 
-private:
+  private:
     Status submit(Request &request);
     Status complete(io_uring_cqe *cqe);
 

@@ -21,7 +21,9 @@ struct SortEntry {
 inline constexpr std::uint64_t entry_index_mask = (std::uint64_t{1} << 48) - 1;
 inline constexpr std::uint64_t max_records_per_sort = entry_index_mask;
 
-inline std::uint64_t entry_index(const SortEntry &e) { return e.lo & entry_index_mask; }
+inline std::uint64_t entry_index(const SortEntry &e) {
+    return e.lo & entry_index_mask;
+}
 
 // Fills entries[i] for records[i], i < count, using `threads` threads.
 void make_entries(const RecordFormat &format, const std::uint8_t *records, std::size_t count,
@@ -40,7 +42,7 @@ void sort_entries(const RecordFormat &format, const std::uint8_t *records, SortE
 // scatters the entries by their top digit (all threads); sort_bucket(b) then finishes bucket b
 // in place. Buckets are in key order: once buckets 0..b are sorted, entries [0, end(b)) are final.
 class StagedKeySort {
-public:
+  public:
     StagedKeySort(const RecordFormat &format, const std::uint8_t *records, SortEntry *entries,
                   SortEntry *scratch, std::size_t count);
     void partition(unsigned threads);
@@ -48,7 +50,7 @@ public:
     std::size_t end(std::size_t bucket) const { return start_[bucket + 1]; }
     void sort_bucket(std::size_t bucket);
 
-private:
+  private:
     RecordFormat format_;
     const std::uint8_t *records_;
     SortEntry *entries_, *scratch_;

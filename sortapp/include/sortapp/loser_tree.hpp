@@ -11,7 +11,7 @@ namespace sortapp {
 // (exhausted sources lose against everything).
 template <class Less, class Exhausted>
 class LoserTree {
-public:
+  public:
     LoserTree(std::size_t k, Less less, Exhausted exhausted)
         : k_(k), less_(less), exhausted_(exhausted), tree_(2 * k + 1, 0) {
         if (k_ > 0) winner_ = build(1);
@@ -29,7 +29,7 @@ public:
         winner_ = s;
     }
 
-private:
+  private:
     // Leaves are k..2k-1 (leaf of source s is s + k); internal nodes 1..k-1 hold losers.
     std::size_t build(std::size_t node) {
         if (node >= k_) return node - k_;

@@ -13,9 +13,9 @@ std::uint64_t meminfo_available(const std::string &meminfo_text);  // 0 when abs
 std::uint64_t cgroup_headroom(const std::string &limit_text, const std::string &usage_text);
 
 struct MemoryFigures {
-    std::uint64_t available = 0;       // from /proc/meminfo
-    std::uint64_t cgroup_headroom = 0; // UINT64_MAX when unlimited
-    std::uint64_t budget = 0;          // min of the two, less the safety margin
+    std::uint64_t available = 0;        // from /proc/meminfo
+    std::uint64_t cgroup_headroom = 0;  // UINT64_MAX when unlimited
+    std::uint64_t budget = 0;           // min of the two, less the safety margin
 };
 
 // The safety margin: 10% and at least 64 MiB left for everything else.

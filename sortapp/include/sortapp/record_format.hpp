@@ -37,6 +37,7 @@ inline std::uint64_t key_prefix(const std::uint8_t *key, std::size_t key_size) {
 }
 
 // Parses "100" or "100:10" style values used by the tools' --record-size/--key-size options.
-Status parse_size(const std::string &text, std::uint64_t &out);  // accepts K, M, G suffixes (2^10...)
+Status parse_size(const std::string &text,
+                  std::uint64_t &out);  // accepts K, M, G suffixes (2^10...)
 
 }  // namespace sortapp

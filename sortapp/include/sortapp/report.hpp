@@ -9,11 +9,11 @@
 namespace sortapp {
 
 struct PhaseReport {
-    std::string name;            // "one-pass", "phase 1", "phase 2"
-    std::uint64_t bytes = 0;     // input bytes the phase processed
+    std::string name;         // "one-pass", "phase 1", "phase 2"
+    std::uint64_t bytes = 0;  // input bytes the phase processed
     double seconds = 0;
-    double cpu_seconds = 0;      // user + system, all threads
-    double expected_seconds = 0; // 0 when unknown
+    double cpu_seconds = 0;       // user + system, all threads
+    double expected_seconds = 0;  // 0 when unknown
     std::string note;
 
     double mb_per_s() const { return seconds > 0 ? bytes / seconds / 1e6 : 0; }
@@ -32,12 +32,12 @@ struct Stopwatch {
 
 // A progress bar on stderr, redrawn at most ten times a second; nothing when not a terminal.
 class ProgressBar {
-public:
+  public:
     explicit ProgressBar(bool enabled) : enabled_(enabled) {}
     void update(const char *phase, std::uint64_t done, std::uint64_t total);
     void finish();
 
-private:
+  private:
     bool enabled_;
     double last_draw_ = 0;
     double phase_start_ = 0;

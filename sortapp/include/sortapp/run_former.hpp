@@ -18,9 +18,9 @@ struct Run {
 
 struct RunFormation {
     std::uint64_t records = 0;
-    bool one_pass = false;   // the output was written, no runs
-    std::vector<Run> runs;   // otherwise, in input order
-    double sort_seconds = 0; // time spent in the in-core sort (all runs)
+    bool one_pass = false;    // the output was written, no runs
+    std::vector<Run> runs;    // otherwise, in input order
+    double sort_seconds = 0;  // time spent in the in-core sort (all runs)
 };
 
 // `input` is an open input file of `records` records. With plan.one_pass, the sorted records

@@ -10,7 +10,7 @@
 namespace sortapp {
 
 class SequentialWriter {
-public:
+  public:
     // buffer_size must be a multiple of io_alignment.
     SequentialWriter(IoRing &ring, File &file, std::size_t buffer_size, unsigned buffers);
     SequentialWriter(const SequentialWriter &) = delete;
@@ -40,7 +40,7 @@ public:
     Status finish(bool sync);
     std::uint64_t bytes_appended() const { return offset_ + fill_; }
 
-private:
+  private:
     std::uint8_t *current() { return buffers_[index_].data(); }
     Status append_slow(const std::uint8_t *data, std::size_t n);
     Status flush_full();

@@ -24,7 +24,7 @@ struct SortOptions {
     unsigned merge_depth = 4;                   // prefetch buffers per run (2: double buffering)
     std::size_t min_merge_buffer = 128u << 10;  // below this, merge in more passes instead
     unsigned threads = 2;
-    bool direct_io = true;                      // O_DIRECT where the file system allows it
+    bool direct_io = true;  // O_DIRECT where the file system allows it
     ProgressFn progress;
 };
 
@@ -36,10 +36,10 @@ std::uint64_t records_per_io_unit(const RecordFormat &format);
 
 struct MemoryPlan {
     bool one_pass = false;
-    std::uint64_t run_records = 0;      // records per sorted run (phase 1)
-    std::size_t write_buffer = 0;       // bytes per write buffer
-    unsigned write_buffers = 0;         // how many (writes in flight + one being filled)
-    std::uint64_t phase1_bytes = 0;     // memory phase 1 will use
+    std::uint64_t run_records = 0;   // records per sorted run (phase 1)
+    std::size_t write_buffer = 0;    // bytes per write buffer
+    unsigned write_buffers = 0;      // how many (writes in flight + one being filled)
+    std::uint64_t phase1_bytes = 0;  // memory phase 1 will use
 };
 
 // Splits the budget: one pass when records, their sort entries and the write buffers fit;

@@ -8,7 +8,7 @@
 namespace sortapp {
 
 class Status {
-public:
+  public:
     Status() = default;
     static Status ok() { return Status(); }
     static Status error(std::string message) { return Status(std::move(message)); }
@@ -19,16 +19,16 @@ public:
     explicit operator bool() const { return !failed_; }
     const std::string &message() const { return message_; }
 
-private:
+  private:
     explicit Status(std::string message) : failed_(true), message_(std::move(message)) {}
     bool failed_ = false;
     std::string message_;
 };
 
-#define SORTAPP_TRY(expr)                         \
-    do {                                          \
-        ::sortapp::Status status_ = (expr);       \
-        if (!status_.is_ok()) return status_;     \
+#define SORTAPP_TRY(expr)                     \
+    do {                                      \
+        ::sortapp::Status status_ = (expr);   \
+        if (!status_.is_ok()) return status_; \
     } while (0)
 
 }  // namespace sortapp

@@ -38,12 +38,12 @@ struct Summary {
 
 // Streaming validator: feed records in order.
 class Validator {
-public:
+  public:
     explicit Validator(const RecordFormat &format) : format_(format) {}
     void add(const std::uint8_t *records, std::size_t count);
     const Summary &summary() const { return summary_; }
 
-private:
+  private:
     RecordFormat format_;
     Summary summary_;
 };

@@ -61,10 +61,11 @@ void Summary::append(const Summary &next) {
 
 std::string Summary::to_text() const {
     std::ostringstream s;
-    s << "sortcheck-summary records=" << records << " first_unordered="
-      << (first_unordered ? std::to_string(*first_unordered) : "-") << " unordered=" << unordered
-      << " duplicate_keys=" << duplicate_keys << " checksum=" << checksum.hex()
-      << " first_key=" << to_hex(first_key) << " last_key=" << to_hex(last_key) << "\n";
+    s << "sortcheck-summary records=" << records
+      << " first_unordered=" << (first_unordered ? std::to_string(*first_unordered) : "-")
+      << " unordered=" << unordered << " duplicate_keys=" << duplicate_keys
+      << " checksum=" << checksum.hex() << " first_key=" << to_hex(first_key)
+      << " last_key=" << to_hex(last_key) << "\n";
     return s.str();
 }
 
@@ -81,15 +82,22 @@ Status Summary::from_text(const std::string &text, Summary &out) {
         std::string name = word.substr(0, eq), value = word.substr(eq + 1);
         bool ok = true;
         try {
-            if (name == "records") s.records = std::stoull(value);
+            if (name == "records")
+                s.records = std::stoull(value);
             else if (name == "first_unordered") {
                 if (value != "-") s.first_unordered = std::stoull(value);
-            } else if (name == "unordered") s.unordered = std::stoull(value);
-            else if (name == "duplicate_keys") s.duplicate_keys = std::stoull(value);
-            else if (name == "checksum") ok = Checksum::parse_hex(value, s.checksum);
-            else if (name == "first_key") ok = from_hex(value, s.first_key);
-            else if (name == "last_key") ok = from_hex(value, s.last_key);
-            else continue;
+            } else if (name == "unordered")
+                s.unordered = std::stoull(value);
+            else if (name == "duplicate_keys")
+                s.duplicate_keys = std::stoull(value);
+            else if (name == "checksum")
+                ok = Checksum::parse_hex(value, s.checksum);
+            else if (name == "first_key")
+                ok = from_hex(value, s.first_key);
+            else if (name == "last_key")
+                ok = from_hex(value, s.last_key);
+            else
+                continue;
         } catch (const std::exception &) {
             ok = false;
         }
@@ -155,8 +163,8 @@ Status validate_file(const RecordFormat &format, const std::string &path, Summar
     }
     ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     Validator v(format);
-    const std::size_t chunk = std::max<std::size_t>(1, (8u << 20) / format.record_size) *
-                              format.record_size;
+    const std::size_t chunk =
+        std::max<std::size_t>(1, (8u << 20) / format.record_size) * format.record_size;
     std::vector<std::uint8_t> buffer(chunk);
     std::size_t filled = 0;
     Status status;

@@ -22,7 +22,9 @@ constexpr std::size_t small_bucket = 64;
 constexpr unsigned top_digit_bits = 12;
 
 // The first 80 key bits as one integer.
-inline u128 key80(const SortEntry &e) { return (u128(e.hi) << 16) | (e.lo >> 48); }
+inline u128 key80(const SortEntry &e) {
+    return (u128(e.hi) << 16) | (e.lo >> 48);
+}
 
 inline unsigned digit(const SortEntry &e, unsigned p, unsigned bits) {
     if (p + bits <= 64) return unsigned(e.hi >> (64 - p - bits)) & ((1u << bits) - 1);
@@ -62,7 +64,8 @@ void msd(SortEntry *src, SortEntry *dst, std::size_t n, unsigned p, unsigned kbi
         for (std::size_t i = 0; i < n; ++i) dst[offset[digit(src[i], p, bits)]++] = src[i];
         std::size_t start = 0;
         for (unsigned b = 0; b < (1u << bits); ++b) {
-            if (count[b] > 0) msd(dst + start, src + start, count[b], p + bits, kbits, !result_in_src);
+            if (count[b] > 0)
+                msd(dst + start, src + start, count[b], p + bits, kbits, !result_in_src);
             start += count[b];
         }
         return;
@@ -104,7 +107,8 @@ void make_entries(const RecordFormat &format, const std::uint8_t *records, std::
                   SortEntry *entries, unsigned threads) {
     threads = std::max(1u, threads);
     parallel_run(threads, [&](unsigned t) {
-        make_entries_range(format, records, count * t / threads, count * (t + 1) / threads, entries);
+        make_entries_range(format, records, count * t / threads, count * (t + 1) / threads,
+                           entries);
     });
 }
 
@@ -171,8 +175,10 @@ void StagedKeySort::partition(unsigned threads) {
 void StagedKeySort::sort_bucket(std::size_t b) {
     const std::size_t s = start_[b], c = start_[b + 1] - s;
     if (c == 0) return;
-    if (scattered_) msd(scratch_ + s, entries_ + s, c, p_, kbits_, false);
-    else msd(entries_ + s, scratch_ + s, c, p_, kbits_, true);
+    if (scattered_)
+        msd(scratch_ + s, entries_ + s, c, p_, kbits_, false);
+    else
+        msd(entries_ + s, scratch_ + s, c, p_, kbits_, true);
     if (format_.key_size > 10) finish_long_keys(format_, records_, entries_ + s, c);
 }
 
@@ -185,7 +191,8 @@ void sort_entries(const RecordFormat &format, const std::uint8_t *records, SortE
     std::vector<std::size_t> order(buckets);
     std::iota(order.begin(), order.end(), 0);
     auto size = [&](std::size_t b) { return sort.end(b) - (b == 0 ? 0 : sort.end(b - 1)); };
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return size(a) > size(b); });
+    std::sort(order.begin(), order.end(),
+              [&](std::size_t a, std::size_t b) { return size(a) > size(b); });
     std::atomic<std::size_t> claimed{0};
     parallel_run(buckets > 1 ? std::max(1u, threads) : 1u, [&](unsigned) {
         for (std::size_t k; (k = claimed.fetch_add(1)) < buckets;) sort.sort_bucket(order[k]);

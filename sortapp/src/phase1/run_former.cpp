@@ -6,8 +6,8 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <thread>
 
@@ -19,7 +19,9 @@ namespace sortapp {
 
 namespace {
 
-std::uint64_t round_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
+std::uint64_t round_up(std::uint64_t v, std::uint64_t a) {
+    return (v + a - 1) / a * a;
+}
 
 double now_seconds() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
@@ -59,13 +61,16 @@ struct Progress {
 // Sorts a filled run buffer and writes its records in key order to `out`. After the parallel
 // partition, a sorter thread finishes the buckets in key order while this thread gathers the
 // records of the buckets already sorted into the write-behind ring: sorting overlaps writing.
-Status sort_and_write(const SortOptions &o, const MemoryPlan &plan, RunBuffer &run, File &out,
-                      bool sync, bool entries_ready, Progress &progress, double &sort_seconds) {
+Status sort_and_write(const SortOptions &o, const MemoryPlan &plan, IoRing &ring, RunBuffer &run,
+                      File &out, bool sync, bool entries_ready, Progress &progress,
+                      double &sort_seconds) {
     const std::size_t rs = o.format.record_size;
     const unsigned threads = std::max(1u, o.threads);
     double t0 = now_seconds();
-    if (!entries_ready) make_entries(o.format, run.records.data(), run.count, run.entry_data(), threads);
-    StagedKeySort sort(o.format, run.records.data(), run.entry_data(), run.scratch_data(), run.count);
+    if (!entries_ready)
+        make_entries(o.format, run.records.data(), run.count, run.entry_data(), threads);
+    StagedKeySort sort(o.format, run.records.data(), run.entry_data(), run.scratch_data(),
+                       run.count);
     sort.partition(threads);
     std::atomic<std::uint64_t> sorted{0};  // entries [0, sorted) are final
     std::jthread sorter([&] {
@@ -77,8 +82,6 @@ Status sort_and_write(const SortOptions &o, const MemoryPlan &plan, RunBuffer &r
         sort_seconds += now_seconds() - t0;  // read by the caller after join
     });
 
-    IoRing ring;
-    SORTAPP_TRY(ring.init(plan.write_buffers + 1));
     SequentialWriter writer(ring, out, plan.write_buffer, plan.write_buffers);
     const SortEntry *e = run.entry_data();
     const std::uint8_t *base = run.records.data();
@@ -152,7 +155,7 @@ Status form_runs(const SortOptions &o, const MemoryPlan &plan, const File &input
                                         progress.add(n);
                                     }));
         prefault.join();
-        return sort_and_write(o, plan, run, output, true, entries_made == records, progress,
+        return sort_and_write(o, plan, ring, run, output, true, entries_made == records, progress,
                               result.sort_seconds);
     }
 
@@ -165,30 +168,39 @@ Status form_runs(const SortOptions &o, const MemoryPlan &plan, const File &input
     bool stop = false;
     Status read_status;
 
+    // One ring for all the run writes, alive as long as the reader's: rings that come and go
+    // while another thread's ring lives would reuse its addresses, which a race detector
+    // cannot tell from a race (liburing maps them with raw system calls).
+    IoRing write_ring;
+    SORTAPP_TRY(write_ring.init(plan.write_buffers + 1));
     std::jthread reader([&] {
-        IoRing ring;
-        Status s = ring.init(o.io_depth);
-        for (std::uint64_t k = 0; k < runs && s; ++k) {
-            {
-                std::unique_lock lock(mutex);
-                changed.wait(lock, [&] { return stop || k < consumed + 2; });
-                if (stop) return;
+        Status s;
+        {
+            IoRing ring;
+            s = ring.init(o.io_depth);
+            for (std::uint64_t k = 0; k < runs && s; ++k) {
+                {
+                    std::unique_lock lock(mutex);
+                    changed.wait(lock, [&] { return stop || k < consumed + 2; });
+                    if (stop) break;
+                }
+                RunBuffer &slot = slots[k % 2];
+                slot.first = k * plan.run_records;
+                slot.count = std::min(plan.run_records, records - slot.first);
+                s = read_sequential(ring, input, slot.records.data(), slot.first * rs,
+                                    slot.count * rs, o.io_size,
+                                    [&](std::uint64_t n) { progress.add(n); });
+                std::lock_guard lock(mutex);
+                if (s) ++filled;
+                changed.notify_all();
             }
-            RunBuffer &slot = slots[k % 2];
-            slot.first = k * plan.run_records;
-            slot.count = std::min(plan.run_records, records - slot.first);
-            s = read_sequential(ring, input, slot.records.data(), slot.first * rs,
-                                slot.count * rs, o.io_size,
-                                [&](std::uint64_t n) { progress.add(n); });
-            std::lock_guard lock(mutex);
-            if (s) ++filled;
-            changed.notify_all();
-        }
+        }  // the ring is gone before the result is published (its memory may be reused)
         std::lock_guard lock(mutex);
         read_status = s;
         stop = stop || !s;
         changed.notify_all();
     });
+
     Status status;
     for (std::uint64_t k = 0; k < runs; ++k) {
         {
@@ -203,8 +215,9 @@ Status form_runs(const SortOptions &o, const MemoryPlan &plan, const File &input
         File file;
         status = File::create(run.path, o.direct_io, false, file);
         if (status) result.runs.push_back(run);  // listed at once, so a failure removes it
-        if (status) status = sort_and_write(o, plan, slots[k % 2], file, false, false, progress,
-                                            result.sort_seconds);
+        if (status)
+            status = sort_and_write(o, plan, write_ring, slots[k % 2], file, false, false, progress,
+                                    result.sort_seconds);
         std::lock_guard lock(mutex);
         ++consumed;
         if (!status) stop = true;

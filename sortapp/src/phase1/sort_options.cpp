@@ -16,15 +16,20 @@ constexpr std::uint64_t max_io_unit_bytes = 4u << 20;
 // Per record in memory during phase 1: the record, its sort entry and the radix scratch entry.
 constexpr std::uint64_t entry_bytes = 32;
 
-std::uint64_t round_down(std::uint64_t v, std::uint64_t unit) { return v / unit * unit; }
+std::uint64_t round_down(std::uint64_t v, std::uint64_t unit) {
+    return v / unit * unit;
+}
 
 void plan_write_buffers(const SortOptions &o, MemoryPlan &plan) {
     std::uint64_t size = std::max<std::uint64_t>(o.io_size, 64u << 10);
     if (4 * size > o.memory_budget / 8) {
         size = std::max<std::uint64_t>(16u << 10, o.memory_budget / 32);
     }
-    plan.write_buffer = std::size_t(std::max<std::uint64_t>(io_alignment, round_down(size, io_alignment)));
-    plan.write_buffers = 4;
+    plan.write_buffer =
+        std::size_t(std::max<std::uint64_t>(io_alignment, round_down(size, io_alignment)));
+    // As many writes in flight as reads (--io-depth) when the budget can spare it.
+    std::uint64_t deep = std::clamp<std::uint64_t>(o.io_depth + 1, 4, 16);
+    plan.write_buffers = deep * plan.write_buffer <= o.memory_budget / 16 ? unsigned(deep) : 4;
 }
 
 std::string mib(std::uint64_t bytes) {
@@ -66,8 +71,8 @@ Status plan_memory(const SortOptions &o, std::uint64_t records, MemoryPlan &plan
         plan.phase1_bytes = one_pass_bytes;
         return Status::ok();
     }
-    plan.run_records = round_down((o.memory_budget - writers - 2 * io_alignment) /
-                                      (2 * (rs + entry_bytes)), unit);
+    plan.run_records =
+        round_down((o.memory_budget - writers - 2 * io_alignment) / (2 * (rs + entry_bytes)), unit);
     plan.run_records = std::min(plan.run_records, max_records_per_sort);
     plan.phase1_bytes = 2 * plan.run_records * (rs + entry_bytes) + writers;
     return Status::ok();

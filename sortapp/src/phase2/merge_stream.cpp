@@ -25,8 +25,10 @@ Status MergeStream::open(const std::string &path, bool direct) {
     if (size_ % record_size_ != 0) return Status::error(path + ": run has a partial record");
     for (unsigned b = 0; b < requests_.size(); ++b) {
         // Short runs need fewer buffers.
-        if (next_offset_ < size_) buffers_.emplace_back(buffer_size_);
-        else buffers_.emplace_back();
+        if (next_offset_ < size_)
+            buffers_.emplace_back(buffer_size_);
+        else
+            buffers_.emplace_back();
         SORTAPP_TRY(post_read(b));
     }
     current_ = unsigned(requests_.size()) - 1;

@@ -11,7 +11,7 @@
 namespace sortapp {
 
 class MergeStream {
-public:
+  public:
     MergeStream(IoRing &ring, const RecordFormat &format, std::size_t buffer_size, unsigned depth);
     MergeStream(const MergeStream &) = delete;
     MergeStream &operator=(const MergeStream &) = delete;
@@ -31,7 +31,7 @@ public:
         return next_buffer();
     }
 
-private:
+  private:
     Status post_read(unsigned which);
     Status next_buffer();
 

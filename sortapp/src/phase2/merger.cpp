@@ -79,8 +79,9 @@ Status merge_runs(const SortOptions &o, const MemoryPlan &memory, std::vector<Ru
         ++level;
         std::vector<Run> next;
         for (std::size_t g = 0; g < runs.size(); g += fan_in) {
-            std::vector<Run> group(runs.begin() + std::ptrdiff_t(g),
-                                   runs.begin() + std::ptrdiff_t(std::min(runs.size(), g + fan_in)));
+            std::vector<Run> group(
+                runs.begin() + std::ptrdiff_t(g),
+                runs.begin() + std::ptrdiff_t(std::min(runs.size(), g + fan_in)));
             if (group.size() == 1) {
                 next.push_back(group[0]);
                 progress.done += group[0].records * o.format.record_size;

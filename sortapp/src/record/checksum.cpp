@@ -13,7 +13,8 @@ std::uint32_t record_crc32(const std::uint8_t *record, std::size_t size) {
 
 void Checksum::add_records(const std::uint8_t *records, std::size_t count,
                            std::size_t record_size) {
-    for (std::size_t i = 0; i < count; ++i) add(record_crc32(records + i * record_size, record_size));
+    for (std::size_t i = 0; i < count; ++i)
+        add(record_crc32(records + i * record_size, record_size));
 }
 
 std::string Checksum::hex() const {
@@ -32,10 +33,14 @@ bool Checksum::parse_hex(const std::string &text, Checksum &out) {
     Checksum c;
     for (char ch : text) {
         int d;
-        if (ch >= '0' && ch <= '9') d = ch - '0';
-        else if (ch >= 'a' && ch <= 'f') d = ch - 'a' + 10;
-        else if (ch >= 'A' && ch <= 'F') d = ch - 'A' + 10;
-        else return false;
+        if (ch >= '0' && ch <= '9')
+            d = ch - '0';
+        else if (ch >= 'a' && ch <= 'f')
+            d = ch - 'a' + 10;
+        else if (ch >= 'A' && ch <= 'F')
+            d = ch - 'A' + 10;
+        else
+            return false;
         c.hi = (c.hi << 4) | (c.lo >> 60);
         c.lo = (c.lo << 4) | static_cast<std::uint64_t>(d);
     }

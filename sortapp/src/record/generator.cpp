@@ -20,12 +20,18 @@ const Distribution all_distributions[6] = {Distribution::uniform, Distribution::
 
 const char *distribution_name(Distribution d) {
     switch (d) {
-        case Distribution::uniform: return "uniform";
-        case Distribution::skewed: return "skewed";
-        case Distribution::equal: return "equal";
-        case Distribution::few: return "few";
-        case Distribution::sorted: return "sorted";
-        case Distribution::reverse: return "reverse";
+        case Distribution::uniform:
+            return "uniform";
+        case Distribution::skewed:
+            return "skewed";
+        case Distribution::equal:
+            return "equal";
+        case Distribution::few:
+            return "few";
+        case Distribution::sorted:
+            return "sorted";
+        case Distribution::reverse:
+            return "reverse";
     }
     return "?";
 }
@@ -61,7 +67,8 @@ void fill_random(std::uint8_t *out, std::size_t n, std::uint64_t seed, std::uint
                  std::uint64_t first_word) {
     for (std::size_t pos = 0, w = first_word; pos < n; pos += 8, ++w) {
         std::uint64_t r = random_word(seed, i, w);
-        for (std::size_t b = 0; b < 8 && pos + b < n; ++b) out[pos + b] = std::uint8_t(r >> (56 - 8 * b));
+        for (std::size_t b = 0; b < 8 && pos + b < n; ++b)
+            out[pos + b] = std::uint8_t(r >> (56 - 8 * b));
     }
 }
 
@@ -79,7 +86,9 @@ constexpr std::size_t full_payload = 2 + 32 + 4 + 4;  // markers and record numb
 void make_key(const GeneratorSpec &spec, std::uint64_t i, std::uint8_t *key) {
     const std::size_t k = spec.format.key_size;
     switch (spec.distribution) {
-        case Distribution::uniform: fill_random(key, k, spec.seed, i, 0); break;
+        case Distribution::uniform:
+            fill_random(key, k, spec.seed, i, 0);
+            break;
         case Distribution::skewed: {
             // A Pareto-like value (P(v >= x) ~ 1/x) in the leading 4 bytes: half the keys start
             // 00 00 00 00, a sixth 00 00 00 01, ... and the rest of the key is random.
@@ -92,14 +101,20 @@ void make_key(const GeneratorSpec &spec, std::uint64_t i, std::uint8_t *key) {
             }
             break;
         }
-        case Distribution::equal: std::fill(key, key + k, std::uint8_t{0x5a}); break;
+        case Distribution::equal:
+            std::fill(key, key + k, std::uint8_t{0x5a});
+            break;
         case Distribution::few: {
             std::uint64_t which = random_word(spec.seed, i, 0) % 7;
             fill_random(key, k, spec.seed ^ 0x5bd1e995ull, which, 1000);
             break;
         }
-        case Distribution::sorted: put_big_endian_tail(key, k, i); break;
-        case Distribution::reverse: put_big_endian_tail(key, k, ~i); break;
+        case Distribution::sorted:
+            put_big_endian_tail(key, k, i);
+            break;
+        case Distribution::reverse:
+            put_big_endian_tail(key, k, ~i);
+            break;
     }
 }
 
@@ -182,8 +197,8 @@ Status generate_file(const GeneratorSpec &spec, const std::string &path, std::ui
             for (unsigned t = 0; t < threads; ++t) {
                 workers.emplace_back([&, t] {
                     std::uint64_t lo = n * t / threads, hi = n * (t + 1) / threads;
-                    parts[t] = generate_records(spec, first + done + lo, hi - lo,
-                                                buffer.data() + lo * rs);
+                    parts[t] =
+                        generate_records(spec, first + done + lo, hi - lo, buffer.data() + lo * rs);
                 });
             }
         }

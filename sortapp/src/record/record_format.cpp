@@ -33,12 +33,18 @@ Status parse_size(const std::string &text, std::uint64_t &out) {
     }
     std::string suffix(end);
     std::uint64_t mult = 1;
-    if (suffix == "" || suffix == "B") mult = 1;
-    else if (suffix == "K" || suffix == "KiB") mult = 1ull << 10;
-    else if (suffix == "M" || suffix == "MiB") mult = 1ull << 20;
-    else if (suffix == "G" || suffix == "GiB") mult = 1ull << 30;
-    else if (suffix == "T" || suffix == "TiB") mult = 1ull << 40;
-    else return Status::error("not a size: '" + text + "' (suffixes: K, M, G, T)");
+    if (suffix == "" || suffix == "B")
+        mult = 1;
+    else if (suffix == "K" || suffix == "KiB")
+        mult = 1ull << 10;
+    else if (suffix == "M" || suffix == "MiB")
+        mult = 1ull << 20;
+    else if (suffix == "G" || suffix == "GiB")
+        mult = 1ull << 30;
+    else if (suffix == "T" || suffix == "TiB")
+        mult = 1ull << 40;
+    else
+        return Status::error("not a size: '" + text + "' (suffixes: K, M, G, T)");
     if (v != 0 && mult > UINT64_MAX / v) return Status::error("size too large: '" + text + "'");
     out = v * mult;
     return Status::ok();

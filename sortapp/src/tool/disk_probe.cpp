@@ -65,7 +65,8 @@ Status probe_disk(const DiskProbeOptions &o, DiskBandwidth &out) {
     if (!o.remeasure && !o.cache_path.empty() && read_cache(o.cache_path, st.st_dev, out)) {
         return Status::ok();
     }
-    const std::size_t io = std::max<std::size_t>(io_alignment, o.io_size / io_alignment * io_alignment);
+    const std::size_t io =
+        std::max<std::size_t>(io_alignment, o.io_size / io_alignment * io_alignment);
     const std::uint64_t bytes = std::max<std::uint64_t>(io, o.bytes / io * io);
     std::string path = o.dir + "/.sortapp-disk-probe-" + std::to_string(::getpid());
     Buffer buffer(io * o.io_depth);
@@ -94,23 +95,37 @@ Status probe_disk(const DiskProbeOptions &o, DiskBandwidth &out) {
             if (status) status = s;
             if (status) status = request_status(r);
         }
-        if (status && ::fdatasync(file.fd()) != 0) status = Status::from_errno("fdatasync " + path, errno);
+        if (status && ::fdatasync(file.fd()) != 0)
+            status = Status::from_errno("fdatasync " + path, errno);
         out.write_mb_s = bytes / (now_seconds() - t0) / 1e6;
         // Without O_DIRECT the read would come from the page cache: drop it first.
         if (!file.direct()) ::posix_fadvise(file.fd(), 0, 0, POSIX_FADV_DONTNEED);
     }
     if (status) {
+        // Read back with the same sliding window of requests as the writes.
         File file;
         status = File::open_read(path, true, file);
         if (status && !file.direct()) ::posix_fadvise(file.fd(), 0, 0, POSIX_FADV_DONTNEED);
         IoRing ring;
         if (status) status = ring.init(o.io_depth);
-        Buffer target(bytes < (256u << 20) ? bytes : io * o.io_depth);
+        std::vector<Request> requests(o.io_depth);
         double t0 = now_seconds();
-        for (std::uint64_t off = 0; off < bytes && status;) {
-            std::uint64_t n = std::min<std::uint64_t>(target.size(), bytes - off);
-            status = read_sequential(ring, file, target.data(), off, n, io);
-            off += n;
+        for (std::uint64_t off = 0, k = 0; off < bytes && status; off += io, ++k) {
+            Request &r = requests[k % requests.size()];
+            if (r.pending) status = ring.wait_for(r);
+            if (status) status = request_status(r);
+            r.kind = Request::Kind::read;
+            r.file = &file;
+            r.buffer = buffer.data() + (k % requests.size()) * io;
+            r.length = io;
+            r.required = io;
+            r.offset = off;
+            if (status) status = ring.post(r);
+        }
+        for (Request &r : requests) {
+            Status s = ring.wait_for(r);
+            if (status) status = s;
+            if (status) status = request_status(r);
         }
         out.read_mb_s = bytes / (now_seconds() - t0) / 1e6;
     }

@@ -69,9 +69,10 @@ MemoryFigures default_memory_budget() {
     f.available = meminfo_available(slurp("/proc/meminfo"));
     bool v2 = true;
     std::string dir = cgroup_dir(v2);
-    f.cgroup_headroom = v2 ? cgroup_headroom(slurp(dir + "/memory.max"), slurp(dir + "/memory.current"))
-                           : cgroup_headroom(slurp(dir + "/memory.limit_in_bytes"),
-                                             slurp(dir + "/memory.usage_in_bytes"));
+    f.cgroup_headroom =
+        v2 ? cgroup_headroom(slurp(dir + "/memory.max"), slurp(dir + "/memory.current"))
+           : cgroup_headroom(slurp(dir + "/memory.limit_in_bytes"),
+                             slurp(dir + "/memory.usage_in_bytes"));
     std::uint64_t usable = std::min(f.available, f.cgroup_headroom);
     std::uint64_t margin = std::max<std::uint64_t>(usable / 10, 64u << 20);
     f.budget = usable > margin ? usable - margin : 0;

@@ -16,9 +16,9 @@ std::mutex progress_mutex;
 
 Stopwatch Stopwatch::now() {
     Stopwatch s;
-    s.wall = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-                 .count();
-    rusage ru {};
+    s.wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    rusage ru{};
     ::getrusage(RUSAGE_SELF, &ru);
     s.cpu = double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
             double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
@@ -42,12 +42,14 @@ std::string PhaseReport::to_text() const {
 std::string json_escape(const std::string &text) {
     std::string out;
     for (char c : text) {
-        if (c == '"' || c == '\\') out += '\\', out += c;
+        if (c == '"' || c == '\\')
+            out += '\\', out += c;
         else if (static_cast<unsigned char>(c) < 0x20) {
             char u[8];
             std::snprintf(u, sizeof u, "\\u%04x", c);
             out += u;
-        } else out += c;
+        } else
+            out += c;
     }
     return out;
 }
@@ -78,8 +80,9 @@ void ProgressBar::update(const char *phase, std::uint64_t done, std::uint64_t to
     if (f > 1) f = 1;
     int filled = int(f * width);
     double rate = t > phase_start_ ? done / (t - phase_start_) / 1e6 : 0;
-    std::fprintf(stderr, "\r%-8s [%s%s] %3.0f%% %8.1f MB/s", phase, std::string(filled, '#').c_str(),
-                 std::string(width - filled, '.').c_str(), 100 * f, rate);
+    std::fprintf(stderr, "\r%-8s [%s%s] %3.0f%% %8.1f MB/s", phase,
+                 std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(),
+                 100 * f, rate);
     std::fflush(stderr);
     drawn_ = true;
 }
