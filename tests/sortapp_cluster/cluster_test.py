@@ -87,6 +87,12 @@ def scenario_distributions(d):
     generate(sub, [0, 0, 0], "uniform")
     sort_and_validate(sub, 3, "all nodes empty")
     sub = tempfile.mkdtemp(dir=d)
+    generate(sub, [4000, 9000, 1, 0, 5000, 2500, 7777], "skewed")
+    sort_and_validate(sub, 7, "7 nodes, skewed, uneven")
+    sub = tempfile.mkdtemp(dir=d)
+    generate(sub, [12345, 54321], "sorted")
+    sort_and_validate(sub, 2, "2 nodes, pre-sorted")
+    sub = tempfile.mkdtemp(dir=d)
     generate(sub, [3001], "skewed")
     sort_and_validate(sub, 1, "one node")
 
@@ -150,10 +156,12 @@ def rank_pids(rank):
     return found
 
 
-def scenario_killed(d):
-    # Big enough that phases 1 and 2 are still running when node 1 is killed. Over tcp:
-    # libfabric's shm can wedge survivors of a rank killed mid-transfer (docs/libmsg.md).
-    generate(d, [400000, 400000, 400000], "uniform")
+def kill_node_during(d, phase):
+    """Kills node 1 once the job is in `phase` (local: its runs or work files exist; merge:
+    an output is being written). Over tcp: libfabric's shm can wedge survivors of a rank
+    killed mid-transfer (docs/libmsg.md)."""
+    marker = {"local": lambda n: "sortapp-work" in n or ".sortapp-" in n and not n.startswith(".out"),
+              "merge": lambda n: n.startswith(".out.")}[phase]
     proc = subprocess.Popen([SORTAPP, "run", "-n", "3", "--input", f"{d}/in.{{rank}}",
                              "--output", f"{d}/out.{{rank}}", "--provider", "tcp;ofi_rxm",
                              "--memory", "8M"],
@@ -166,10 +174,11 @@ def scenario_killed(d):
     if not check(victim, "node 1's process never appeared"):
         proc.kill()
         return
-    # Kill it once the nodes are sorting: their runs or work files appear beside the outputs.
     while time.time() < deadline and proc.poll() is None and \
-            not any("sortapp" in n for n in os.listdir(d)):
-        time.sleep(0.01)
+            not any(marker(n) for n in os.listdir(d)):
+        time.sleep(0.005)
+    if not check(proc.poll() is None, f"the job ended before node 1 could be killed in {phase}"):
+        return
     os.kill(victim[0], signal.SIGKILL)
     try:
         out, err = proc.communicate(timeout=120 * SLOW)
@@ -177,11 +186,24 @@ def scenario_killed(d):
         proc.kill()
         check(False, "the job hung after a node was killed")
         return
-    check(proc.returncode != 0, "the job reported success with a node killed")
-    check("node 1" in err and ("killed" in err or "exited" in err),
-          f"the error does not name the dead node: {err[-1500:]!r}")
-    left = [n for n in os.listdir(d) if n.startswith("out") or n.startswith(".out")]
-    check(not left, f"a failed job left output files: {left}")
+    check(proc.returncode != 0, f"{phase}: the job reported success with a node killed")
+    step = {"local": "phases 1 and 2", "merge": "phase 3b"}[phase]
+    check("node 1" in err and step in err,
+          f"{phase}: the error does not name the dead node and the phase: {err[-1500:]!r}")
+    # A killed process cannot remove its own temporary file (.out.1.sortapp-*), but no
+    # file is left under an output's name.
+    left = [n for n in os.listdir(d) if n.startswith("out")]
+    check(not left, f"{phase}: a failed job left output files: {left}")
+    for n in os.listdir(d):
+        if n.startswith(".out") or "sortapp-work" in n:
+            os.remove(f"{d}/{n}")
+
+
+def scenario_killed(d):
+    # Big enough that each phase lasts a moment on this machine.
+    generate(d, [400000, 400000, 400000], "uniform")
+    kill_node_during(d, "local")
+    kill_node_during(d, "merge")
 
 
 def scenario_disk_full(d):
