@@ -20,6 +20,7 @@ constexpr uint32_t kCmdNetProbe = 5;  // -> PhaseFigures: pull from the next nod
 constexpr uint32_t kCmdSamples = 10;  // SampleRequest -> SampleReply
 constexpr uint32_t kCmdCounts = 11;   // CountRequest -> CountReply
 constexpr uint32_t kCmdProbe = 12;    // u64 n -> n bytes (the network probe's far end)
+constexpr uint32_t kCmdProgress = 13; // -> PhaseFigures: phase, bytes done (read), total (written)
 
 // Reply status of a node that could not do what was asked; the reply data is the message.
 constexpr int kNodeError = 1;

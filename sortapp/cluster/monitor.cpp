@@ -48,6 +48,10 @@ class Monitor {
     void finish(bool aborted);
     void report(double total_s);
     void progress(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+    void draw_progress();
+    double last_draw_ = 0;
+    std::vector<uint64_t> last_done_;
+    std::vector<std::string> last_phase_;
 
     const JobOptions &o_;
     msg_context_t *msg_;
@@ -84,9 +88,14 @@ std::vector<Answer> Monitor::ask_all(uint32_t command, int target,
             ++outstanding;
         }
     }
+    const bool show = tty_ && !o_.json && (command == kCmdLocal || command == kCmdMerge);
     while (outstanding > 0) {
         msg_completion_t c;
-        int rc = msg_cq_wait(cq_, -1, &c);
+        int rc = msg_cq_wait(cq_, show ? 500 : -1, &c);
+        if (rc == MSG_ERR_TIMEOUT && show) {
+            draw_progress();
+            continue;
+        }
         if (rc != MSG_OK) {
             for (auto &a : answers)
                 if (a.status == 0) a.status = rc;
@@ -97,7 +106,40 @@ std::vector<Answer> Monitor::ask_all(uint32_t command, int target,
         a->data.resize(c.bytes);
         --outstanding;
     }
+    if (show) std::fputs("\r\033[K", stderr);
     return answers;
+}
+
+// One line on the terminal: each node's phase, percent and MB/s since the last look.
+void Monitor::draw_progress() {
+    const double t = now_s();
+    std::string line;
+    last_done_.resize(static_cast<size_t>(n_), 0);
+    last_phase_.resize(static_cast<size_t>(n_));
+    for (int i = 0; i < n_; ++i) {
+        PhaseFigures f;
+        std::vector<char> buf(4096);
+        size_t got = 0;
+        int rc = rio_call(rio_, i, RIO_TARGET_SHADOW, kCmdProgress, nullptr, 0, buf.data(),
+                          buf.size(), &got);
+        char part[96];
+        if (rc == RIO_OK && decode(buf.data(), got, f) && f.bytes_written > 0) {
+            const auto k = static_cast<size_t>(i);
+            const bool same = last_draw_ > 0 && last_phase_[k] == f.phase &&
+                              f.bytes_read >= last_done_[k];
+            double mbps = same ? (f.bytes_read - last_done_[k]) / (t - last_draw_) / 1e6 : 0;
+            last_done_[k] = f.bytes_read;
+            last_phase_[k] = f.phase;
+            std::snprintf(part, sizeof part, "n%d %s %3.0f%% %5.0f MB/s", i, f.phase.c_str(),
+                          100.0 * f.bytes_read / f.bytes_written, mbps);
+        } else {
+            std::snprintf(part, sizeof part, "n%d %s", i,
+                          rc == RIO_OK ? f.phase.c_str() : "?");
+        }
+        line += (i ? " | " : "") + std::string(part);
+    }
+    last_draw_ = t;
+    std::fprintf(stderr, "\r\033[K%s", line.c_str());
 }
 
 std::string Monitor::failure(const std::vector<Answer> &answers, const char *step) {

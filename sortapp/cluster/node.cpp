@@ -61,6 +61,16 @@ struct Node {
     DiskBandwidth disk;
     bool output_written = false;
     std::vector<char> probe_bytes;
+    // What the sorting thread is doing, for the monitor's progress display.
+    std::mutex progress_mu;
+    std::string progress_phase = "waiting";
+    uint64_t progress_done = 0, progress_total = 0;
+    void set_progress(const char *phase, uint64_t done, uint64_t total) {
+        std::lock_guard<std::mutex> lk(progress_mu);
+        progress_phase = phase;
+        progress_done = done;
+        progress_total = total;
+    }
 
     ~Node() {
         if (work_fd >= 0) close(work_fd);
@@ -135,6 +145,18 @@ void on_probe(rio_t *rio, rio_incoming_t *in, void *arg) {
     rio_reply(rio, in, RIO_OK, node->probe_bytes.data(), want);
 }
 
+void on_progress(rio_t *rio, rio_incoming_t *in, void *arg) {
+    auto *node = static_cast<Node *>(arg);
+    PhaseFigures f;
+    {
+        std::lock_guard<std::mutex> lk(node->progress_mu);
+        f.phase = node->progress_phase;
+        f.bytes_read = node->progress_done;
+        f.bytes_written = node->progress_total;
+    }
+    reply(rio, in, f);
+}
+
 Status check_paths(Node &n) {
     struct stat st;
     if (stat(n.input.c_str(), &st) != 0)
@@ -186,6 +208,7 @@ int node_main(const JobOptions &opts, msg_context_t *msg, int rank, int monitor)
     rio_set_handler(n.rio, kCmdSamples, on_select, &n);
     rio_set_handler(n.rio, kCmdCounts, on_select, &n);
     rio_set_handler(n.rio, kCmdProbe, on_probe, &n);
+    rio_set_handler(n.rio, kCmdProgress, on_progress, &n);
 
     int exit_code = 0;
     for (bool done = false; !done;) {
@@ -239,8 +262,12 @@ int node_main(const JobOptions &opts, msg_context_t *msg, int rank, int monitor)
                                                                : default_memory_budget().budget;
                 n.work = n.scratch + "/.sortapp-work-" + std::to_string(rank) + "-" +
                          std::to_string(getpid());
+                so.progress = [&n](const char *phase, uint64_t done, uint64_t total) {
+                    n.set_progress(phase, done, total);
+                };
                 LocalSortResult res;
                 Status s = local_sort(so, n.input, n.work, n.disk, res);
+                n.set_progress("sorted", 0, 0);
                 LocalDone done_msg;
                 if (s) {
                     n.work_fd = open(n.work.c_str(), O_RDONLY | O_CLOEXEC);
@@ -301,7 +328,11 @@ int node_main(const JobOptions &opts, msg_context_t *msg, int rank, int monitor)
                 RemoteMergeResult res;
                 Status s = remote_merge(n.rio, msg, rank, n.format, order,
                                         static_cast<size_t>(n.params.block_bytes),
-                                        n.params.read_depth, n.output, res);
+                                        n.params.read_depth, n.output, res,
+                                        [&n](uint64_t done, uint64_t total) {
+                                            n.set_progress("phase 3b", done, total);
+                                        });
+                n.set_progress("merged", 0, 0);
                 Stopwatch end = Stopwatch::now();
                 if (s) {
                     n.output_written = true;

@@ -80,7 +80,8 @@ class PendingFile {
 
 Status remote_merge(rio_t *rio, msg_context_t *msg, int self, const RecordFormat &format,
                     const MergeOrder &order, size_t block, unsigned depth,
-                    const std::string &output, RemoteMergeResult &result) {
+                    const std::string &output, RemoteMergeResult &result,
+                    const std::function<void(uint64_t, uint64_t)> &progress) {
     const size_t R = format.record_size;
     block = block / R * R;
     if (block == 0) block = R;
@@ -191,11 +192,14 @@ Status remote_merge(rio_t *rio, msg_context_t *msg, int self, const RecordFormat
         };
         auto exhausted = [&](size_t i) { return streams[i].exhausted; };
         LoserTree<decltype(less), decltype(exhausted)> tree(sources, less, exhausted);
+        uint64_t total = 0;
+        for (size_t i = 0; i < sources; ++i) total += (order.last[i] - order.first[i]) * R;
         for (size_t w = tree.winner(); w < sources && st; w = tree.winner()) {
             Stream &s = streams[w];
             st = writer.append(record(w), R);
             ++result.records;
             s.pos += R;
+            if (progress && (result.records & 0x3fff) == 0) progress(result.records * R, total);
             if (s.pos == s.slots[s.cur].bytes) {
                 // This block is used up: refill it with the stream's next, move on.
                 st = st ? issue(s, s.cur) : st;

@@ -7,6 +7,7 @@
 #include <rio/rio.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,8 +26,10 @@ struct RemoteMergeResult {
 // Writes records [first[i], last[i]) of every source i, merged, to `output`
 // (a temporary name beside it, renamed when complete). `block` is rounded down
 // to whole records.
+// `progress` (may be empty) sees the bytes written so far and the total now and then.
 Status remote_merge(rio_t *rio, msg_context_t *msg, int self, const RecordFormat &format,
                     const MergeOrder &order, size_t block, unsigned depth,
-                    const std::string &output, RemoteMergeResult &result);
+                    const std::string &output, RemoteMergeResult &result,
+                    const std::function<void(uint64_t, uint64_t)> &progress = {});
 
 }  // namespace sortapp::cluster
