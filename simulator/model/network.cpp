@@ -113,7 +113,7 @@ int Network::choose_fabric(int src, int dst) const {
     return 0;
 }
 
-void Network::schedule_timer(Time at, TransferClient *client, std::uint64_t arg) {
+void Network::schedule_timer(Time at, TransferClient *client, std::uint32_t arg) {
     auto it = std::find(clients_.begin(), clients_.end(), client);
     if (it == clients_.end()) it = clients_.insert(clients_.end(), client);
     queue_.push(std::max(at, now_), kTimer, static_cast<std::uint32_t>(it - clients_.begin()), arg);
@@ -134,17 +134,13 @@ void Network::run(Time until) {
 }
 
 void Network::dispatch(const Event &e) {
-    switch (e.kind) {
-        case kHeadReady: head_ready(static_cast<int>(e.a), static_cast<std::uint32_t>(e.b)); break;
-        case kTailOut: tail_out(static_cast<int>(e.a), static_cast<std::uint32_t>(e.b)); break;
-        case kNicRx: nic_receive(static_cast<int>(e.a), static_cast<std::uint32_t>(e.b)); break;
-        case kPciDone:
-            pci_done(static_cast<int>(e.a), static_cast<PciOp>(e.b >> 32),
-                     static_cast<std::uint32_t>(e.b & 0xFFFFFFFFu));
-            break;
+    switch (e.kind()) {
+        case kHeadReady: head_ready(static_cast<int>(e.a), e.b); break;
+        case kTailOut: tail_out(static_cast<int>(e.a), e.b); break;
+        case kNicRx: nic_receive(static_cast<int>(e.a), e.b); break;
         case kTimer: clients_[e.a]->timer(*this, e.b); break;
         case kDisk: disk_burst(static_cast<int>(e.a)); break;
-        default: break;
+        default: pci_done(static_cast<int>(e.a), static_cast<PciOp>(e.kind() - kPciDone), e.b); break;
     }
 }
 

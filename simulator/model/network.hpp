@@ -23,7 +23,7 @@ class TransferClient {
 public:
     virtual ~TransferClient() = default;
     virtual void transfer_done(Network &net, std::uint32_t transfer, std::uint64_t tag) = 0;
-    virtual void timer(Network &, std::uint64_t) {}
+    virtual void timer(Network &, std::uint32_t) {}
 };
 
 enum class PacketKind : std::uint8_t { write_request, read_request, write_response, read_response };
@@ -127,7 +127,7 @@ public:
     std::uint32_t start_transfer(int initiator, int target, std::uint64_t bytes, bool read,
                                  TransferClient *client, std::uint64_t tag);
     const Transfer &transfer(std::uint32_t id) const { return transfers_[id]; }
-    void schedule_timer(Time at, TransferClient *client, std::uint64_t arg);
+    void schedule_timer(Time at, TransferClient *client, std::uint32_t arg);
     int choose_fabric(int src, int dst) const;
 
     // Runs until the queue drains, stop() is called, or simulated time passes `until`.
@@ -147,8 +147,15 @@ public:
     Time payload_time(int bytes) const;
 
 private:
-    enum EventKind : std::uint32_t { kHeadReady, kTailOut, kNicRx, kPciDone, kTimer, kDisk };
-    enum PciOp : std::uint32_t { kBteFetch, kTargetWrite, kTargetRead, kInitiatorWrite, kDiskIo };
+    // The end of a PCI transaction is event kind kPciDone + its PciOp.
+    enum EventKind : std::uint32_t { kHeadReady, kTailOut, kNicRx, kTimer, kDisk, kPciDone };
+    enum PciOp : std::uint32_t {
+        kBteFetch, kTargetWrite, kTargetRead, kInitiatorWrite, kDiskIo,
+        kTurnaround  // not on the bus: a response whose AVT processing time has elapsed
+    };
+    static constexpr std::uint32_t pci_event(PciOp op) {
+        return static_cast<std::uint32_t>(kPciDone) + static_cast<std::uint32_t>(op);
+    }
     static constexpr std::uint32_t kNil = 0xFFFFFFFFu;
 
     void dispatch(const Event &e);
