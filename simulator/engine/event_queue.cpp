@@ -40,17 +40,26 @@ Event EventHeap::pop() {
     return top;
 }
 
-EventQueue::EventQueue() : head_(kBuckets, kNil), occupied_(kWords, 0) {}
+EventQueue::EventQueue() : slots_(kBuckets), occupied_(kWords, 0) {}
 
 void EventQueue::insert_current(const Event &e) {
     // Rare: an event due within the bucket being run (or before it, after a peek past a time
     // limit). Its sequence number is the largest yet, so it goes after every event not later;
     // usually that is the end.
-    const auto first = current_.begin() + static_cast<std::ptrdiff_t>(cursor_);
-    current_.insert(std::upper_bound(first, current_.end(), e, before), e);
+    std::vector<Event> &cur = current();
+    const auto first = cur.begin() + static_cast<std::ptrdiff_t>(cursor_);
+    cur.insert(std::upper_bound(first, cur.end(), e, before), e);
 }
 
 void EventQueue::advance() {
+    // The current bucket is used up. Let go of the memory of an exceptional one (a million
+    // messages set up at one instant) and keep the ordinary ones' for reuse.
+    std::vector<Event> &done = current();
+    if (done.capacity() > 4096)
+        std::vector<Event>().swap(done);
+    else
+        done.clear();
+    cursor_ = 0;
     // Find the next occupied slot after the current bucket, scanning the bitmap a word at a
     // time from the slot after it round the ring.
     std::uint64_t next = 0;
@@ -73,21 +82,12 @@ void EventQueue::advance() {
         const Event e = far_.pop();
         to_ring(e, bucket_of(e.time));
     }
-    current_.clear();
-    cursor_ = 0;
     const std::size_t slot = current_bucket_ & (kBuckets - 1);
-    for (std::uint32_t n = head_[slot]; n != kNil;) {
-        Node &node = nodes_[n];
-        current_.push_back(node.event);
-        const std::uint32_t next_node = node.next;
-        node.next = free_;
-        free_ = n;
-        n = next_node;
-    }
-    head_[slot] = kNil;
     occupied_[slot / 64] &= ~(std::uint64_t{1} << (slot % 64));
-    std::sort(current_.begin(), current_.end(),
-              [](const Event &x, const Event &y) { return before(x, y); });
+    // Often already in order: many events scheduled for one instant, or a single event.
+    std::vector<Event> &cur = current();
+    const auto less = [](const Event &x, const Event &y) { return before(x, y); };
+    if (!std::is_sorted(cur.begin(), cur.end(), less)) std::sort(cur.begin(), cur.end(), less);
 }
 
 }  // namespace sansim

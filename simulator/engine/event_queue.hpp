@@ -1,9 +1,10 @@
 // The discrete-event core: events ordered by (time, sequence), so events at the same instant
 // run in the order they were scheduled (deterministic runs). A calendar queue: almost every
 // event of the model lands within a few microseconds of now, so time is cut into buckets of
-// kBucketPs picoseconds on a ring covering kBuckets of them; a bucket is sorted only when the
+// 2^kBucketShift picoseconds on a ring of kBuckets of them; a bucket is sorted only when the
 // clock reaches it, and events beyond the ring wait in a 4-ary heap. Push and pop cost a
-// constant amount of work instead of a heap's log(n) compares.
+// constant amount of work instead of a heap's log(n) compares, and a bucket's events lie
+// together in memory.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -40,8 +41,8 @@ private:
 
 class EventQueue {
 public:
-    static constexpr int kBucketShift = 11;  // 2.048 ns buckets
-    static constexpr std::uint64_t kBuckets = std::uint64_t{1} << 15;  // 67 us of ring
+    static constexpr int kBucketShift = 12;                            // 4.096 ns buckets
+    static constexpr std::uint64_t kBuckets = std::uint64_t{1} << 12;  // 16.8 us of ring
 
     EventQueue();
 
@@ -62,52 +63,35 @@ public:
     std::size_t size() const { return size_; }
     // The next event; the queue must not be empty.
     const Event &top() {
-        if (cursor_ == current_.size()) advance();
-        return current_[cursor_];
+        if (cursor_ == current().size()) advance();
+        return current()[cursor_];
     }
     Event pop() {
-        if (cursor_ == current_.size()) advance();
+        if (cursor_ == current().size()) advance();
         --size_;
-        return current_[cursor_++];
+        return current()[cursor_++];
     }
 
 private:
-    struct Node {
-        Event event;
-        std::uint32_t next;
-    };
-    static constexpr std::uint32_t kNil = 0xFFFFFFFFu;
     static constexpr std::uint64_t kWords = kBuckets / 64;
 
     static std::uint64_t bucket_of(Time t) { return static_cast<std::uint64_t>(t) >> kBucketShift; }
+    std::vector<Event> &current() { return slots_[current_bucket_ & (kBuckets - 1)]; }
     void to_ring(const Event &e, std::uint64_t bucket) {
         const std::size_t slot = bucket & (kBuckets - 1);
-        std::uint32_t n;
-        if (free_ != kNil) {
-            n = free_;
-            free_ = nodes_[n].next;
-        } else {
-            n = static_cast<std::uint32_t>(nodes_.size());
-            nodes_.emplace_back();
-        }
-        nodes_[n].event = e;
-        nodes_[n].next = head_[slot];
-        head_[slot] = n;
+        slots_[slot].push_back(e);
         occupied_[slot / 64] |= std::uint64_t{1} << (slot % 64);
     }
     void insert_current(const Event &e);
     void advance();
 
-    // Events of buckets up to current_bucket_, sorted; those before cursor_ have been run.
-    std::vector<Event> current_;
-    std::size_t cursor_ = 0;
+    // slots_[b % kBuckets] holds bucket b's events for current_bucket_ <= b <
+    // current_bucket_ + kBuckets, in no order except for the current bucket: that one also
+    // holds anything scheduled at or before it, is sorted, and has run up to cursor_.
+    std::vector<std::vector<Event>> slots_;
+    std::vector<std::uint64_t> occupied_;  // a bit per non-empty slot, the current one aside
     std::uint64_t current_bucket_ = 0;
-    // Ring: bucket b (current_bucket_ < b < current_bucket_ + kBuckets) is a list of nodes
-    // from head_[b % kBuckets]; occupied_ has a bit per non-empty slot.
-    std::vector<std::uint32_t> head_;
-    std::vector<std::uint64_t> occupied_;
-    std::vector<Node> nodes_;
-    std::uint32_t free_ = kNil;
+    std::size_t cursor_ = 0;
     EventHeap far_;
     std::size_t size_ = 0;
     std::uint64_t next_seq_ = 0;

@@ -38,10 +38,13 @@ Network::Network(const Topology &topo, const Params &params)
     turnaround_ = from_ns(params_.nic_turnaround_ns);
     const double default_mbps = params_.link_mbps > 0 ? params_.link_mbps : params_.symbol_mhz;
 
-    out_channel_.resize(static_cast<std::size_t>(topo_.devices()));
-    for (int d = 0; d < topo_.devices(); ++d)
-        out_channel_[static_cast<std::size_t>(d)].assign(static_cast<std::size_t>(topo_.ports_of(d)),
-                                                         -1);
+    first_port_.resize(static_cast<std::size_t>(topo_.devices()));
+    std::uint32_t ports = 0;
+    for (int d = 0; d < topo_.devices(); ++d) {
+        first_port_[static_cast<std::size_t>(d)] = ports;
+        ports += static_cast<std::uint32_t>(topo_.ports_of(d));
+    }
+    out_channel_.assign(ports, -1);
     for (const LinkSpec &l : topo_.links) {
         const double mbps = l.mbps > 0 ? l.mbps : default_mbps;
         const double delay = l.delay_ns >= 0 ? l.delay_ns : params_.link_delay_ns;
@@ -66,8 +69,8 @@ Network::Network(const Topology &topo, const Params &params)
             if (!topo_.is_node(from.dev))
                 ch.to_phase1 = routing_.to_phase1[static_cast<std::size_t>(from.dev - topo_.nodes)]
                                                  [static_cast<std::size_t>(from.port)];
-            out_channel_[static_cast<std::size_t>(from.dev)][static_cast<std::size_t>(from.port)] =
-                static_cast<int>(channels_.size());
+            out_channel_[first_port_[static_cast<std::size_t>(from.dev)] +
+                         static_cast<std::size_t>(from.port)] = static_cast<int>(channels_.size());
             channels_.push_back(std::move(ch));
         }
     }
@@ -75,7 +78,7 @@ Network::Network(const Topology &topo, const Params &params)
     for (int n = 0; n < topo_.nodes; ++n)
         for (int f = 0; f < topo_.fabrics; ++f) {
             NicPort &p = nics_[static_cast<std::size_t>(n)].port[f];
-            p.out = out_channel_[static_cast<std::size_t>(n)][static_cast<std::size_t>(f)];
+            p.out = out_channel(n, f);
             p.resp_head = p.resp_tail = p.req_head = p.req_tail = kNil;
         }
     for (Nic &nic : nics_)
@@ -234,10 +237,14 @@ void Network::start(int out, std::uint32_t requester, std::uint32_t pkt) {
     const Time tail = std::max(now_ + ch.ps_per_byte * p.length, p.tail_at);
     p.tail_at = tail + ch.delay;
     queue_.push(tail, kTailOut, static_cast<std::uint32_t>(out), requester);
-    if (ch.into_router)
+    if (ch.into_router) {
+        // The next router looks the packet up when its head arrives, a hop latency from now;
+        // on large fabrics the tables are far bigger than the caches, so fetch it meanwhile.
+        __builtin_prefetch(routing_.entry(ch.to_dev - topo_.nodes, p.phase, p.dst));
         queue_.push(now_ + ch.delay + hop_latency_, kHeadReady, static_cast<std::uint32_t>(out), pkt);
-    else
+    } else {
         queue_.push(p.tail_at, kNicRx, static_cast<std::uint32_t>(ch.to_dev), pkt);
+    }
 }
 
 void Network::tail_out(int out, std::uint32_t requester) {
@@ -274,7 +281,7 @@ void Network::route_head(std::uint32_t input) {
     const Packet &p = packets_[in.fifo_front()];
     const int router = in.to_dev - topo_.nodes;
     const std::uint16_t port = routing_.port(router, p.phase, p.dst);
-    request(out_channel_[static_cast<std::size_t>(in.to_dev)][port], input);
+    request(out_channel(in.to_dev, port), input);
 }
 
 }  // namespace sansim

@@ -169,6 +169,9 @@ private:
     void tail_out(int out, std::uint32_t requester);
     void route_head(std::uint32_t input);
     void head_ready(int ch, std::uint32_t pkt);
+    int out_channel(int dev, int port) const {
+        return out_channel_[first_port_[static_cast<std::size_t>(dev)] + static_cast<std::size_t>(port)];
+    }
     void nic_enqueue(int nic, std::uint32_t pkt, bool response);
     void nic_receive(int nic, std::uint32_t pkt);
     void bte_step(int nic);
@@ -192,7 +195,9 @@ private:
     bool stopped_ = false, deadlocked_ = false;
 
     std::vector<Channel> channels_;
-    std::vector<std::vector<int>> out_channel_;  // [dev][port] -> channel leaving it
+    // The channel leaving port p of device d is out_channel_[first_port_[d] + p].
+    std::vector<std::uint32_t> first_port_;
+    std::vector<int> out_channel_;
     std::vector<Nic> nics_;
     std::vector<Packet> packets_;
     std::vector<std::uint32_t> free_packets_;
