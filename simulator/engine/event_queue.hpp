@@ -71,6 +71,12 @@ public:
         --size_;
         return current()[cursor_++];
     }
+    // The event `d` places after the next one if it is already known (in the current bucket),
+    // else null: a hint for prefetching, not a promise (later pushes may come before it).
+    const Event *ahead(std::size_t d) {
+        std::vector<Event> &cur = current();
+        return cursor_ + d < cur.size() ? &cur[cursor_ + d] : nullptr;
+    }
 
 private:
     static constexpr std::uint64_t kWords = kBuckets / 64;

@@ -29,7 +29,6 @@ public:
 enum class PacketKind : std::uint8_t { write_request, read_request, write_response, read_response };
 
 struct Packet {
-    Time head_ready = 0;  // when the head can be routed at the current router input
     Time tail_at = 0;     // when the tail reaches the current device
     Time created = 0;     // requests: when queued at the initiating NIC (start of RTT)
     std::uint32_t transfer = 0;
@@ -157,7 +156,9 @@ private:
     }
     static constexpr std::uint32_t kNil = 0xFFFFFFFFu;
 
+    static constexpr std::size_t kLookahead = 6;  // events between a prefetch and its use
     void dispatch(const Event &e);
+    void prefetch(const Event &e) const;
     std::uint32_t alloc_packet();
     void free_packet(std::uint32_t p);
     std::uint32_t head_of(std::uint32_t requester) const;
