@@ -148,12 +148,10 @@ void Network::run(Time until) {
 // the channel, FIFO and packet of an event a few places ahead.
 void Network::prefetch(const Event &e) const {
     switch (e.kind()) {
-        case kHeadReady: {
-            const Channel &ch = channels_[e.a];
-            __builtin_prefetch(&ch);
+        case kHeadReady:
+            __builtin_prefetch(&channels_[e.a]);
             __builtin_prefetch(&fifo_slots_[e.a * fifo_stride_]);
             break;
-        }
         case kTailOut:
             __builtin_prefetch(&channels_[e.a]);
             if (e.b < channels_.size()) {
@@ -173,7 +171,9 @@ void Network::dispatch(const Event &e) {
         case kNicRx: nic_receive(static_cast<int>(e.a), e.b); break;
         case kTimer: clients_[e.a]->timer(*this, e.b); break;
         case kDisk: disk_burst(static_cast<int>(e.a)); break;
-        default: pci_done(static_cast<int>(e.a), static_cast<PciOp>(e.kind() - kPciDone), e.b); break;
+        default:
+            pci_done(static_cast<int>(e.a), static_cast<PciOp>(e.kind() - kPciDone), e.b);
+            break;
     }
 }
 
@@ -273,7 +273,8 @@ void Network::start(int out, std::uint32_t requester, std::uint32_t pkt) {
         // The next router looks the packet up when its head arrives, a hop latency from now;
         // on large fabrics the tables are far bigger than the caches, so fetch it meanwhile.
         __builtin_prefetch(routing_.entry(ch.to_dev - topo_.nodes, p.phase, p.dst));
-        queue_.push(now_ + ch.delay + hop_latency_, kHeadReady, static_cast<std::uint32_t>(out), pkt);
+        queue_.push(now_ + ch.delay + hop_latency_, kHeadReady, static_cast<std::uint32_t>(out),
+                    pkt);
     } else {
         queue_.push(p.tail_at, kNicRx, static_cast<std::uint32_t>(ch.to_dev), pkt);
     }

@@ -175,9 +175,12 @@ private:
     }
     void fifo_push(std::uint32_t ch, std::uint32_t pkt);
     std::uint32_t fifo_pop(std::uint32_t ch);
-    std::uint32_t *waiters(int ch) { return &waiter_slots_[static_cast<std::size_t>(ch) * waiter_stride_]; }
+    std::uint32_t *waiters(int ch) {
+        return &waiter_slots_[static_cast<std::size_t>(ch) * waiter_stride_];
+    }
     int out_channel(int dev, int port) const {
-        return out_channel_[first_port_[static_cast<std::size_t>(dev)] + static_cast<std::size_t>(port)];
+        return out_channel_[first_port_[static_cast<std::size_t>(dev)] +
+                            static_cast<std::size_t>(port)];
     }
     void nic_enqueue(int nic, std::uint32_t pkt, bool response);
     void nic_receive(int nic, std::uint32_t pkt);
