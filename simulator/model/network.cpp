@@ -191,14 +191,14 @@ std::uint32_t Network::alloc_packet() {
 void Network::free_packet(std::uint32_t p) { free_packets_.push_back(p); }
 
 // Requesters: a router input (the channel feeding it) or a NIC port (after the channels).
-std::uint32_t Network::head_of(std::uint32_t requester) const {
+inline std::uint32_t Network::head_of(std::uint32_t requester) const {
     if (requester < channels_.size()) return fifo_front(requester);
     const std::uint32_t k = requester - static_cast<std::uint32_t>(channels_.size());
     const NicPort &p = nics_[k / 2].port[k % 2];
     return p.resp_head != kNil ? p.resp_head : p.req_head;
 }
 
-bool Network::fits(const Channel &ch, std::uint32_t pkt) const {
+inline bool Network::fits(const Channel &ch, std::uint32_t pkt) const {
     return !ch.into_router || ch.used + packets_[pkt].length <= ch.cap;
 }
 
@@ -303,14 +303,14 @@ void Network::tail_out(int out, std::uint32_t requester) {
     }
 }
 
-void Network::fifo_push(std::uint32_t chi, std::uint32_t pkt) {
+inline void Network::fifo_push(std::uint32_t chi, std::uint32_t pkt) {
     Channel &ch = channels_[chi];
     std::size_t slot = ch.fifo_first + ch.fifo_count++;
     if (slot >= fifo_stride_) slot -= fifo_stride_;
     fifo_slots_[chi * fifo_stride_ + slot] = pkt;
 }
 
-std::uint32_t Network::fifo_pop(std::uint32_t chi) {
+inline std::uint32_t Network::fifo_pop(std::uint32_t chi) {
     Channel &ch = channels_[chi];
     const std::uint32_t p = fifo_slots_[chi * fifo_stride_ + ch.fifo_first];
     if (++ch.fifo_first == fifo_stride_) ch.fifo_first = 0;
