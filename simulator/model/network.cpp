@@ -38,44 +38,53 @@ Network::Network(const Topology &topo, const Params &params)
     turnaround_ = from_ns(params_.nic_turnaround_ns);
     const double default_mbps = params_.link_mbps > 0 ? params_.link_mbps : params_.symbol_mhz;
 
-    out_channel_.resize(static_cast<std::size_t>(topo_.devices()));
-    for (int d = 0; d < topo_.devices(); ++d)
-        out_channel_[static_cast<std::size_t>(d)].assign(static_cast<std::size_t>(topo_.ports_of(d)),
-                                                         -1);
+    first_port_.resize(static_cast<std::size_t>(topo_.devices()));
+    std::uint32_t ports = 0;
+    for (int d = 0; d < topo_.devices(); ++d) {
+        first_port_[static_cast<std::size_t>(d)] = ports;
+        ports += static_cast<std::uint32_t>(topo_.ports_of(d));
+    }
+    out_channel_.assign(ports, -1);
+    // A FIFO holds at most one header-only packet per header's worth of bytes; an output is
+    // wanted by at most every input of its router (or the one NIC port behind it).
+    fifo_stride_ = static_cast<std::size_t>(params_.fifo_bytes / params_.header_bytes + 1);
+    if (fifo_stride_ > 0xFFFF)
+        throw TopologyError("router FIFOs may hold at most 65534 header-only packets");
+    waiter_stride_ = 1;
+    for (int d = topo_.nodes; d < topo_.devices(); ++d)
+        waiter_stride_ = std::max(waiter_stride_, static_cast<std::size_t>(topo_.ports_of(d)));
     for (const LinkSpec &l : topo_.links) {
         const double mbps = l.mbps > 0 ? l.mbps : default_mbps;
         const double delay = l.delay_ns >= 0 ? l.delay_ns : params_.link_delay_ns;
+        if (!(mbps >= 0.001)) throw TopologyError("link bandwidth must be at least 0.001 MB/s");
         for (int dir = 0; dir < 2; ++dir) {
             const Endpoint from = dir == 0 ? l.a : l.b;
             const Endpoint to = dir == 0 ? l.b : l.a;
             Channel ch;
-            ch.from_dev = from.dev;
-            ch.from_port = from.port;
             ch.to_dev = to.dev;
-            ch.to_port = to.port;
-            ch.ps_per_byte = ps_per_byte(mbps);
+            ch.ps_per_byte = static_cast<std::uint32_t>(ps_per_byte(mbps));
             ch.delay = from_ns(delay);
             ch.into_router = !topo_.is_node(to.dev);
             ch.cap = ch.into_router ? static_cast<std::uint32_t>(params_.fifo_bytes)
                                     : std::numeric_limits<std::uint32_t>::max();
-            // A worm can sit in several FIFOs at once, so FIFOs are rings of packet ids
-            // rather than links through the packets.
-            if (ch.into_router)
-                ch.fifo.assign(static_cast<std::size_t>(params_.fifo_bytes / params_.header_bytes + 1),
-                               kNil);
             if (!topo_.is_node(from.dev))
                 ch.to_phase1 = routing_.to_phase1[static_cast<std::size_t>(from.dev - topo_.nodes)]
                                                  [static_cast<std::size_t>(from.port)];
-            out_channel_[static_cast<std::size_t>(from.dev)][static_cast<std::size_t>(from.port)] =
-                static_cast<int>(channels_.size());
-            channels_.push_back(std::move(ch));
+            out_channel_[first_port_[static_cast<std::size_t>(from.dev)] +
+                         static_cast<std::size_t>(from.port)] = static_cast<int>(channels_.size());
+            channels_.push_back(ch);
+            channel_ends_.push_back(ChannelEnds{from.dev, from.port, to.dev, to.port});
         }
     }
+    // A worm can sit in several FIFOs at once, so FIFOs are rings of packet ids rather than
+    // links through the packets.
+    fifo_slots_.assign(channels_.size() * fifo_stride_, kNil);
+    waiter_slots_.assign(channels_.size() * waiter_stride_, kNil);
     nics_.resize(static_cast<std::size_t>(topo_.nodes));
     for (int n = 0; n < topo_.nodes; ++n)
         for (int f = 0; f < topo_.fabrics; ++f) {
             NicPort &p = nics_[static_cast<std::size_t>(n)].port[f];
-            p.out = out_channel_[static_cast<std::size_t>(n)][static_cast<std::size_t>(f)];
+            p.out = out_channel(n, f);
             p.resp_head = p.resp_tail = p.req_head = p.req_tail = kNil;
         }
     for (Nic &nic : nics_)
@@ -113,7 +122,7 @@ int Network::choose_fabric(int src, int dst) const {
     return 0;
 }
 
-void Network::schedule_timer(Time at, TransferClient *client, std::uint64_t arg) {
+void Network::schedule_timer(Time at, TransferClient *client, std::uint32_t arg) {
     auto it = std::find(clients_.begin(), clients_.end(), client);
     if (it == clients_.end()) it = clients_.insert(clients_.end(), client);
     queue_.push(std::max(at, now_), kTimer, static_cast<std::uint32_t>(it - clients_.begin()), arg);
@@ -128,23 +137,43 @@ void Network::run(Time until) {
         const Event e = queue_.pop();
         now_ = e.time;
         ++stats_.events;
+        if (const Event *soon = queue_.ahead(kLookahead)) prefetch(*soon);
         dispatch(e);
     }
     if (queue_.empty() && live_transfers_ > 0) deadlocked_ = true;
 }
 
-void Network::dispatch(const Event &e) {
-    switch (e.kind) {
-        case kHeadReady: head_ready(static_cast<int>(e.a), static_cast<std::uint32_t>(e.b)); break;
-        case kTailOut: tail_out(static_cast<int>(e.a), static_cast<std::uint32_t>(e.b)); break;
-        case kNicRx: nic_receive(static_cast<int>(e.a), static_cast<std::uint32_t>(e.b)); break;
-        case kPciDone:
-            pci_done(static_cast<int>(e.a), static_cast<PciOp>(e.b >> 32),
-                     static_cast<std::uint32_t>(e.b & 0xFFFFFFFFu));
+// On a large fabric most of what an event touches was last used microseconds of simulated
+// time ago and has left the caches; the event queue knows what is coming, so start fetching
+// the channel, FIFO and packet of an event a few places ahead.
+void Network::prefetch(const Event &e) const {
+    switch (e.kind()) {
+        case kHeadReady:
+            __builtin_prefetch(&channels_[e.a]);
+            __builtin_prefetch(&fifo_slots_[e.a * fifo_stride_]);
             break;
+        case kTailOut:
+            __builtin_prefetch(&channels_[e.a]);
+            if (e.b < channels_.size()) {
+                __builtin_prefetch(&channels_[e.b]);
+                __builtin_prefetch(&fifo_slots_[e.b * fifo_stride_]);
+            }
+            break;
+        case kNicRx: __builtin_prefetch(&packets_[e.b]); break;
+        default: break;
+    }
+}
+
+void Network::dispatch(const Event &e) {
+    switch (e.kind()) {
+        case kHeadReady: head_ready(static_cast<int>(e.a), e.b); break;
+        case kTailOut: tail_out(static_cast<int>(e.a), e.b); break;
+        case kNicRx: nic_receive(static_cast<int>(e.a), e.b); break;
         case kTimer: clients_[e.a]->timer(*this, e.b); break;
         case kDisk: disk_burst(static_cast<int>(e.a)); break;
-        default: break;
+        default:
+            pci_done(static_cast<int>(e.a), static_cast<PciOp>(e.kind() - kPciDone), e.b);
+            break;
     }
 }
 
@@ -162,51 +191,54 @@ std::uint32_t Network::alloc_packet() {
 void Network::free_packet(std::uint32_t p) { free_packets_.push_back(p); }
 
 // Requesters: a router input (the channel feeding it) or a NIC port (after the channels).
-std::uint32_t Network::head_of(std::uint32_t requester) const {
-    if (requester < channels_.size()) return channels_[requester].fifo_front();
+inline std::uint32_t Network::head_of(std::uint32_t requester) const {
+    if (requester < channels_.size()) return fifo_front(requester);
     const std::uint32_t k = requester - static_cast<std::uint32_t>(channels_.size());
     const NicPort &p = nics_[k / 2].port[k % 2];
     return p.resp_head != kNil ? p.resp_head : p.req_head;
 }
 
-bool Network::fits(const Channel &ch, std::uint32_t pkt) const {
+inline bool Network::fits(const Channel &ch, std::uint32_t pkt) const {
     return !ch.into_router || ch.used + packets_[pkt].length <= ch.cap;
 }
 
 void Network::request(int out, std::uint32_t requester) {
     Channel &ch = channels_[static_cast<std::size_t>(out)];
     const std::uint32_t pkt = head_of(requester);
-    if (!ch.busy && ch.waiters.empty() && fits(ch, pkt)) {
+    if (!ch.busy && ch.waiting == 0 && fits(ch, pkt)) {
         start(out, requester, pkt);
         return;
     }
-    ch.waiters.push_back(requester);
+    waiters(out)[ch.waiting++] = requester;
     arbitrate(out);
 }
 
 void Network::arbitrate(int out) {
     Channel &ch = channels_[static_cast<std::size_t>(out)];
-    if (ch.busy || ch.waiters.empty()) return;
-    std::size_t pick = ch.waiters.size();
+    if (ch.busy || ch.waiting == 0) return;
+    std::uint32_t *const w = waiters(out);
+    const std::size_t n = ch.waiting;
+    std::size_t pick = n;
     if (params_.arbitration == Arbitration::oldest_first) {
-        for (std::size_t i = 0; i < ch.waiters.size(); ++i)
-            if (fits(ch, head_of(ch.waiters[i]))) {
+        for (std::size_t i = 0; i < n; ++i)
+            if (fits(ch, head_of(w[i]))) {
                 pick = i;
                 break;
             }
     } else {
         std::uint64_t best = std::numeric_limits<std::uint64_t>::max();
-        for (std::size_t i = 0; i < ch.waiters.size(); ++i) {
-            const std::uint64_t distance = ch.waiters[i] - ch.rr;  // wraps: round-robin order
-            if (distance < best && fits(ch, head_of(ch.waiters[i]))) {
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::uint64_t distance = w[i] - ch.rr;  // wraps: round-robin order
+            if (distance < best && fits(ch, head_of(w[i]))) {
                 best = distance;
                 pick = i;
             }
         }
     }
-    if (pick == ch.waiters.size()) return;  // nobody fits in the next FIFO yet
-    const std::uint32_t requester = ch.waiters[pick];
-    ch.waiters.erase(ch.waiters.begin() + static_cast<std::ptrdiff_t>(pick));
+    if (pick == n) return;  // nobody fits in the next FIFO yet
+    const std::uint32_t requester = w[pick];
+    std::copy(w + pick + 1, w + n, w + pick);
+    --ch.waiting;
     ch.rr = requester + 1;
     start(out, requester, head_of(requester));
 }
@@ -217,7 +249,6 @@ void Network::start(int out, std::uint32_t requester, std::uint32_t pkt) {
     ch.busy = true;
     ch.busy_since = now_;
     ch.packets++;
-    ch.bytes += p.length;
     if (ch.into_router) ch.used += p.length;
     if (requester >= channels_.size()) {
         // NIC ports hand the packet over now; router inputs keep it until its tail leaves.
@@ -235,13 +266,18 @@ void Network::start(int out, std::uint32_t requester, std::uint32_t pkt) {
         if (stats_.first_injection < 0) stats_.first_injection = now_;
     }
     p.phase |= ch.to_phase1;
-    const Time tail = std::max(now_ + ch.ps_per_byte * p.length, p.tail_at);
+    const Time tail = std::max(now_ + static_cast<Time>(ch.ps_per_byte) * p.length, p.tail_at);
     p.tail_at = tail + ch.delay;
     queue_.push(tail, kTailOut, static_cast<std::uint32_t>(out), requester);
-    if (ch.into_router)
-        queue_.push(now_ + ch.delay + hop_latency_, kHeadReady, static_cast<std::uint32_t>(out), pkt);
-    else
+    if (ch.into_router) {
+        // The next router looks the packet up when its head arrives, a hop latency from now;
+        // on large fabrics the tables are far bigger than the caches, so fetch it meanwhile.
+        __builtin_prefetch(routing_.entry(ch.to_dev - topo_.nodes, p.phase, p.dst));
+        queue_.push(now_ + ch.delay + hop_latency_, kHeadReady, static_cast<std::uint32_t>(out),
+                    pkt);
+    } else {
         queue_.push(p.tail_at, kNicRx, static_cast<std::uint32_t>(ch.to_dev), pkt);
+    }
 }
 
 void Network::tail_out(int out, std::uint32_t requester) {
@@ -249,8 +285,8 @@ void Network::tail_out(int out, std::uint32_t requester) {
     ch.busy = false;
     ch.busy_total += now_ - ch.busy_since;
     if (requester < channels_.size()) {
+        const std::uint32_t pkt = fifo_pop(requester);
         Channel &in = channels_[requester];
-        const std::uint32_t pkt = in.fifo_pop();
         in.used -= packets_[pkt].length;
         arbitrate(out);
         if (in.fifo_count > 0) route_head(requester);
@@ -267,18 +303,33 @@ void Network::tail_out(int out, std::uint32_t requester) {
     }
 }
 
+inline void Network::fifo_push(std::uint32_t chi, std::uint32_t pkt) {
+    Channel &ch = channels_[chi];
+    std::size_t slot = ch.fifo_first + ch.fifo_count++;
+    if (slot >= fifo_stride_) slot -= fifo_stride_;
+    fifo_slots_[chi * fifo_stride_ + slot] = pkt;
+}
+
+inline std::uint32_t Network::fifo_pop(std::uint32_t chi) {
+    Channel &ch = channels_[chi];
+    const std::uint32_t p = fifo_slots_[chi * fifo_stride_ + ch.fifo_first];
+    if (++ch.fifo_first == fifo_stride_) ch.fifo_first = 0;
+    --ch.fifo_count;
+    return p;
+}
+
 void Network::head_ready(int chi, std::uint32_t pkt) {
-    Channel &ch = channels_[static_cast<std::size_t>(chi)];
-    ch.fifo_push(pkt);
-    if (ch.fifo_count == 1) route_head(static_cast<std::uint32_t>(chi));
+    const auto c = static_cast<std::uint32_t>(chi);
+    fifo_push(c, pkt);
+    if (channels_[c].fifo_count == 1) route_head(c);
 }
 
 void Network::route_head(std::uint32_t input) {
     const Channel &in = channels_[input];
-    const Packet &p = packets_[in.fifo_front()];
+    const Packet &p = packets_[fifo_front(input)];
     const int router = in.to_dev - topo_.nodes;
     const std::uint16_t port = routing_.port(router, p.phase, p.dst);
-    request(out_channel_[static_cast<std::size_t>(in.to_dev)][port], input);
+    request(out_channel(in.to_dev, port), input);
 }
 
 }  // namespace sansim

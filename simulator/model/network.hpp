@@ -23,13 +23,12 @@ class TransferClient {
 public:
     virtual ~TransferClient() = default;
     virtual void transfer_done(Network &net, std::uint32_t transfer, std::uint64_t tag) = 0;
-    virtual void timer(Network &, std::uint64_t) {}
+    virtual void timer(Network &, std::uint32_t) {}
 };
 
 enum class PacketKind : std::uint8_t { write_request, read_request, write_response, read_response };
 
 struct Packet {
-    Time head_ready = 0;  // when the head can be routed at the current router input
     Time tail_at = 0;     // when the tail reaches the current device
     Time created = 0;     // requests: when queued at the initiating NIC (start of RTT)
     std::uint32_t transfer = 0;
@@ -51,32 +50,30 @@ struct Transfer {
     std::uint64_t tag = 0;
 };
 
-struct Channel {
-    int from_dev = 0, from_port = 0, to_dev = 0, to_port = 0;
-    Time ps_per_byte = 0, delay = 0;
+// One direction of a link and, when it leads into a router, that router's input FIFO. What a
+// packet's start, tail and arbitration touch fits one cache line: on a 1,024-node fabric the
+// channels far outgrow the caches. The FIFO's ring of packet ids and the list of requesters
+// waiting for the channel live in pools beside it (Network::fifo_slots_, waiter_slots_).
+struct alignas(64) Channel {
+    Time delay = 0;
+    Time busy_since = 0, busy_total = 0;
+    std::uint64_t packets = 0;
+    std::uint32_t ps_per_byte = 0;
+    std::int32_t to_dev = 0;
+    std::uint32_t cap = 0, used = 0;  // downstream input FIFO, bytes
+    std::uint32_t rr = 0;             // round-robin arbitration: next requester to favour
+    std::uint16_t waiting = 0;        // requesters whose head packet wants this channel
+    std::uint16_t fifo_first = 0, fifo_count = 0;  // packets in the downstream FIFO
     bool busy = false;
     bool into_router = false;
     std::uint8_t to_phase1 = 0;
-    Time busy_since = 0, busy_total = 0;
-    std::uint32_t cap = 0, used = 0;  // downstream input FIFO, bytes
-    std::vector<std::uint32_t> fifo;  // ring of the packets in that FIFO, oldest first
-    std::uint32_t fifo_first = 0, fifo_count = 0;
-    std::vector<std::uint32_t> waiters;  // requesters whose head packet wants this channel
-    std::uint32_t rr = 0;
-    std::uint64_t packets = 0, bytes = 0;
+};
 
-    std::uint32_t fifo_front() const {
-        return fifo_count ? fifo[fifo_first] : 0xFFFFFFFFu;
-    }
-    void fifo_push(std::uint32_t p) {
-        fifo[(fifo_first + fifo_count++) % fifo.size()] = p;
-    }
-    std::uint32_t fifo_pop() {
-        const std::uint32_t p = fifo[fifo_first];
-        fifo_first = static_cast<std::uint32_t>((fifo_first + 1) % fifo.size());
-        --fifo_count;
-        return p;
-    }
+static_assert(sizeof(Channel) == 64, "a channel should fill one cache line");
+
+// Where a channel runs, for reports.
+struct ChannelEnds {
+    int from_dev = 0, from_port = 0, to_dev = 0, to_port = 0;
 };
 
 struct NicPort {
@@ -127,7 +124,7 @@ public:
     std::uint32_t start_transfer(int initiator, int target, std::uint64_t bytes, bool read,
                                  TransferClient *client, std::uint64_t tag);
     const Transfer &transfer(std::uint32_t id) const { return transfers_[id]; }
-    void schedule_timer(Time at, TransferClient *client, std::uint64_t arg);
+    void schedule_timer(Time at, TransferClient *client, std::uint32_t arg);
     int choose_fabric(int src, int dst) const;
 
     // Runs until the queue drains, stop() is called, or simulated time passes `until`.
@@ -143,15 +140,25 @@ public:
     NetworkStats &stats() { return stats_; }
     const NetworkStats &stats() const { return stats_; }
     const std::vector<Channel> &channels() const { return channels_; }
+    const std::vector<ChannelEnds> &channel_ends() const { return channel_ends_; }
     const std::vector<Nic> &nics() const { return nics_; }
     Time payload_time(int bytes) const;
 
 private:
-    enum EventKind : std::uint32_t { kHeadReady, kTailOut, kNicRx, kPciDone, kTimer, kDisk };
-    enum PciOp : std::uint32_t { kBteFetch, kTargetWrite, kTargetRead, kInitiatorWrite, kDiskIo };
+    // The end of a PCI transaction is event kind kPciDone + its PciOp.
+    enum EventKind : std::uint32_t { kHeadReady, kTailOut, kNicRx, kTimer, kDisk, kPciDone };
+    enum PciOp : std::uint32_t {
+        kBteFetch, kTargetWrite, kTargetRead, kInitiatorWrite, kDiskIo,
+        kTurnaround  // not on the bus: a response whose AVT processing time has elapsed
+    };
+    static constexpr std::uint32_t pci_event(PciOp op) {
+        return static_cast<std::uint32_t>(kPciDone) + static_cast<std::uint32_t>(op);
+    }
     static constexpr std::uint32_t kNil = 0xFFFFFFFFu;
 
+    static constexpr std::size_t kLookahead = 6;  // events between a prefetch and its use
     void dispatch(const Event &e);
+    void prefetch(const Event &e) const;
     std::uint32_t alloc_packet();
     void free_packet(std::uint32_t p);
     std::uint32_t head_of(std::uint32_t requester) const;
@@ -162,6 +169,19 @@ private:
     void tail_out(int out, std::uint32_t requester);
     void route_head(std::uint32_t input);
     void head_ready(int ch, std::uint32_t pkt);
+    std::uint32_t fifo_front(std::uint32_t ch) const {
+        const Channel &c = channels_[ch];
+        return c.fifo_count ? fifo_slots_[ch * fifo_stride_ + c.fifo_first] : kNil;
+    }
+    void fifo_push(std::uint32_t ch, std::uint32_t pkt);
+    std::uint32_t fifo_pop(std::uint32_t ch);
+    std::uint32_t *waiters(int ch) {
+        return &waiter_slots_[static_cast<std::size_t>(ch) * waiter_stride_];
+    }
+    int out_channel(int dev, int port) const {
+        return out_channel_[first_port_[static_cast<std::size_t>(dev)] +
+                            static_cast<std::size_t>(port)];
+    }
     void nic_enqueue(int nic, std::uint32_t pkt, bool response);
     void nic_receive(int nic, std::uint32_t pkt);
     void bte_step(int nic);
@@ -185,7 +205,13 @@ private:
     bool stopped_ = false, deadlocked_ = false;
 
     std::vector<Channel> channels_;
-    std::vector<std::vector<int>> out_channel_;  // [dev][port] -> channel leaving it
+    std::vector<ChannelEnds> channel_ends_;
+    std::vector<std::uint32_t> fifo_slots_;  // channel c's ring: fifo_stride_ from c * fifo_stride_
+    std::vector<std::uint32_t> waiter_slots_;  // c's requesters, oldest first: c * waiter_stride_
+    std::size_t fifo_stride_ = 0, waiter_stride_ = 0;
+    // The channel leaving port p of device d is out_channel_[first_port_[d] + p].
+    std::vector<std::uint32_t> first_port_;
+    std::vector<int> out_channel_;
     std::vector<Nic> nics_;
     std::vector<Packet> packets_;
     std::vector<std::uint32_t> free_packets_;

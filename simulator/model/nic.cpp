@@ -154,8 +154,8 @@ void Network::make_response(int n, std::uint32_t request_pkt) {
     rq.phase = 0;
     rq.length = static_cast<std::uint16_t>(params_.header_bytes + (read ? rq.payload : 0));
     if (turnaround_ > 0) {
-        queue_.push(now_ + turnaround_, kPciDone,
-                    static_cast<std::uint32_t>(n), (std::uint64_t{0xFF} << 32) | request_pkt);
+        queue_.push(now_ + turnaround_, pci_event(kTurnaround), static_cast<std::uint32_t>(n),
+                    request_pkt);
         return;
     }
     const Time created = rq.created;
@@ -200,8 +200,7 @@ void Network::pci(int n, Time duration, PciOp op, std::uint32_t pkt) {
     const Time begin = std::max(now_, nic.pci_free);
     nic.pci_free = begin + duration;
     nic.pci_busy += duration;
-    queue_.push(nic.pci_free, kPciDone, static_cast<std::uint32_t>(n),
-                (static_cast<std::uint64_t>(op) << 32) | pkt);
+    queue_.push(nic.pci_free, pci_event(op), static_cast<std::uint32_t>(n), pkt);
 }
 
 void Network::pci_done(int n, PciOp op, std::uint32_t pkt) {
@@ -221,7 +220,7 @@ void Network::pci_done(int n, PciOp op, std::uint32_t pkt) {
             break;
         }
         case kDiskIo: break;
-        default: {  // a response whose AVT turnaround has elapsed
+        case kTurnaround: {
             const Time created = packets_[pkt].created;
             nic_enqueue(n, pkt, true);
             packets_[pkt].created = created;

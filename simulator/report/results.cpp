@@ -66,13 +66,15 @@ Results collect(const Network &net, const Workload &work, int nodes, double wall
         r.per_node.push_back(nr);
     }
     if (nodes == 0) r.min_bidir_mbps = 0;
-    for (const Channel &ch : net.channels()) {
+    for (std::size_t i = 0; i < net.channels().size(); ++i) {
+        const Channel &ch = net.channels()[i];
+        const ChannelEnds &ends = net.channel_ends()[i];
         LinkResult l;
-        l.from = topo.dev_name(ch.from_dev) + "." + std::to_string(ch.from_port);
-        l.to = topo.dev_name(ch.to_dev) + "." + std::to_string(ch.to_port);
+        l.from = topo.dev_name(ends.from_dev) + "." + std::to_string(ends.from_port);
+        l.to = topo.dev_name(ends.to_dev) + "." + std::to_string(ends.to_port);
         l.utilization = to_seconds(ch.busy_total) / run_secs;
         l.packets = ch.packets;
-        l.router_port = !topo.is_node(ch.from_dev);
+        l.router_port = !topo.is_node(ends.from_dev);
         r.links.push_back(l);
     }
     double hops = 0;

@@ -29,10 +29,11 @@ struct Routing {
     // hops[(fabric * nodes + src) * nodes + dst]: routers crossed, kUnreachable if none.
     std::vector<std::uint8_t> hops;
 
-    std::uint16_t port(int router, int phase, int dst) const {
-        return table[(static_cast<std::size_t>(router) * 2 + static_cast<std::size_t>(phase)) *
-                         static_cast<std::size_t>(nodes) +
-                     static_cast<std::size_t>(dst)];
+    std::uint16_t port(int router, int phase, int dst) const { return *entry(router, phase, dst); }
+    const std::uint16_t *entry(int router, int phase, int dst) const {
+        return &table[(static_cast<std::size_t>(router) * 2 + static_cast<std::size_t>(phase)) *
+                          static_cast<std::size_t>(nodes) +
+                      static_cast<std::size_t>(dst)];
     }
     std::uint8_t hop_count(int fabric, int src, int dst) const {
         return hops[(static_cast<std::size_t>(fabric) * static_cast<std::size_t>(nodes) +

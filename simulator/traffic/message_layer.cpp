@@ -77,7 +77,7 @@ void MessageLayer::begin(std::uint32_t id) {
     net_.schedule_timer(net_.now() + from_us(opt_.setup_us), this, id);
 }
 
-void MessageLayer::timer(Network &, std::uint64_t arg) {
+void MessageLayer::timer(Network &, std::uint32_t arg) {
     const auto id = static_cast<std::uint32_t>(arg);
     messages_[id].started = net_.now();
     pump(id);

@@ -37,7 +37,7 @@ public:
     MessageLayer(Network &net, MessageOptions opt, MessageListener *listener);
     std::uint32_t send(int src, int dst, std::uint64_t bytes, std::uint64_t tag);
     void transfer_done(Network &net, std::uint32_t transfer, std::uint64_t tag) override;
-    void timer(Network &net, std::uint64_t arg) override;
+    void timer(Network &net, std::uint32_t arg) override;
 
     const Histogram &latency() const { return latency_; }
     std::uint64_t messages_done() const { return messages_done_; }

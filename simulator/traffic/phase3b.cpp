@@ -16,7 +16,7 @@ public:
     void start(Network &net) override {
         for (int s = 0; s < n_; ++s) next(net, s);
     }
-    void timer(Network &net, std::uint64_t arg) override {
+    void timer(Network &net, std::uint32_t arg) override {
         const int s = static_cast<int>(arg);
         std::uniform_int_distribution<int> pick(0, n_ - 2);
         int d = pick(rng_);
@@ -31,7 +31,7 @@ private:
     void next(Network &net, int s) {
         std::exponential_distribution<double> gap(opt_.requests_per_s);
         net.schedule_timer(net.now() + static_cast<Time>(gap(rng_) * 1e12), this,
-                           static_cast<std::uint64_t>(s));
+                           static_cast<std::uint32_t>(s));
     }
     WorkloadOptions opt_;
     int n_;

@@ -43,14 +43,17 @@ public:
             r.kind = kind[0];
             records_.push_back(r);
         }
+        if (records_.size() > 0xFFFFFFFFu)
+            throw std::invalid_argument(opt.trace_path + ": more than 2^32 records");
         layer_ = std::make_unique<MessageLayer>(net, opt.messages, this);
         remaining_ = records_.size();
     }
     void start(Network &net) override {
         if (records_.empty()) net.stop();
-        for (std::size_t i = 0; i < records_.size(); ++i) net.schedule_timer(records_[i].at, this, i);
+        for (std::size_t i = 0; i < records_.size(); ++i)
+            net.schedule_timer(records_[i].at, this, static_cast<std::uint32_t>(i));
     }
-    void timer(Network &net, std::uint64_t arg) override {
+    void timer(Network &net, std::uint32_t arg) override {
         const Record &r = records_[arg];
         if (r.kind == 's')
             layer_->send(r.src, r.dst, r.bytes, arg);

@@ -96,3 +96,37 @@ TEST_CASE("generators build what they promise", "[topology]") {
     CHECK_THROWS_AS(make_topology("nosuch:4", 1), TopologyError);
     CHECK_THROWS_AS(make_topology("/nonexistent/file.topo", 1), TopologyError);
 }
+
+TEST_CASE("hop counts are the routers a packet crosses following the tables", "[topology]") {
+    for (const std::string spec : {"crossbar:4", "ring:5,2", "mesh:3,4,1", "torus:4,3,1",
+                                   "fattree:3,3", "dragonfly:2,2,1", "dual:16", "chain:7"}) {
+        for (int fabrics : {1, 2}) {
+            INFO(spec << " fabrics " << fabrics);
+            const Topology t = make_topology(spec, fabrics);
+            const Routing r = compute_routing(t);
+            const int n = t.nodes;
+            for (int f = 0; f < t.fabrics; ++f)
+                for (int s = 0; s < n; ++s)
+                    for (int d = 0; d < n; ++d) {
+                        if (s == d) continue;
+                        const PortPeer &first =
+                            r.peers[static_cast<std::size_t>(s)][static_cast<std::size_t>(f)];
+                        int router = first.dev - n, phase = 0, hops = 0;
+                        for (;;) {
+                            ++hops;
+                            const std::uint16_t p = r.port(router, phase, d);
+                            REQUIRE(p != Routing::kNone);
+                            const PortPeer &next = r.peers[static_cast<std::size_t>(n + router)][p];
+                            if (next.dev < n) {
+                                REQUIRE(next.dev == d);
+                                break;
+                            }
+                            phase |= r.to_phase1[static_cast<std::size_t>(router)][p];
+                            router = next.dev - n;
+                            REQUIRE(hops < 250);
+                        }
+                        REQUIRE(static_cast<int>(r.hop_count(f, s, d)) == hops);
+                    }
+        }
+    }
+}
