@@ -315,16 +315,22 @@ void Monitor::report(double total_s) {
     uint64_t records = 0;
     for (const LocalDone &d : local_) records += d.records;
     // Expectations for phase 3b from the measured disk and network bandwidth.
-    std::vector<double> dw;
-    for (const NodeCheck &c : checks_) dw.push_back(c.disk_write_mb_s);
-    const double disk_write = median(dw);
+    std::vector<double> dw, dr;
+    for (const NodeCheck &c : checks_) {
+        dw.push_back(c.disk_write_mb_s);
+        dr.push_back(c.disk_read_mb_s);
+    }
+    const double disk_write = median(dw), disk_read = median(dr);
     for (size_t i = 0; i < merge_.size(); ++i) {
         PhaseFigures &f = merge_[i];
         f.bytes_sent = i < served_.size() ? served_[i].bytes_sent : 0;
+        // The slowest of: receiving over the network, writing the output, and reading the
+        // work file for everyone who pulls from this node (itself included).
         double net = network_mb_s_ > 0 ? f.bytes_received / (network_mb_s_ * 1e6) : 0;
-        double disk = disk_write > 0 ? f.bytes_written / (disk_write * 1e6) : 0;
-        f.expected_seconds = std::max(net, disk);
-        f.resource = net >= disk ? "network" : "disk";
+        double wr = disk_write > 0 ? f.bytes_written / (disk_write * 1e6) : 0;
+        double rd = disk_read > 0 ? f.bytes_sent / (disk_read * 1e6) : 0;
+        f.expected_seconds = std::max({net, wr, rd});
+        f.resource = f.expected_seconds == net ? "network" : "disk";
     }
     // All phases per node, in order.
     std::vector<std::vector<PhaseFigures>> per(local_.size());
