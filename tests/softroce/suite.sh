@@ -78,6 +78,29 @@ for tr in verbs rxm; do
   scenario $tr "VIADUCT_PROTOCOL=rdma" 2 0 2 "PASS registration_failure" \
     "$build/tests/softroce/softroce_registration_failure"
 done
+
+echo
+echo "== the distributed sort over native verbs: 3 nodes x 10 MB, validated by sortcheck =="
+if [ -x "$build/sortapp/sortapp" ]; then
+  sortdir=$(mktemp -d /tmp/softroce-sort-XXXXXX)
+  gen=$("$build/sortapp/sortgen" --json --partitions 3 300000 "$sortdir/in")
+  want=$(sed -n 's/^{"records": [0-9]*, "checksum": "\([0-9a-f]*\)".*/\1/p' <<<"$gen")
+  t0=$(date +%s)
+  if env VIADUCT_TRANSPORT=verbs VIADUCT_MSGRUN="$msgrun" timeout 400 \
+      "$build/sortapp/sortapp" run -n 3 --input "$sortdir/in.{rank}" \
+      --output "$sortdir/out.{rank}" --memory 32M --network-mb-s 20 --timeout 360 &&
+    "$build/sortapp/sortcheck" --expect-checksum "$want" --expect-records 300000 \
+      "$sortdir/out.0" "$sortdir/out.1" "$sortdir/out.2"; then
+    passed=$((passed + 1))
+    echo "ok    verbs: sortapp run -n 3, 3 x 10 MB, sorted with the input's checksum $want ($(($(date +%s) - t0)) s)"
+  else
+    failed+=("verbs: sortapp run -n 3")
+    echo "FAIL  verbs: sortapp run -n 3 (see above)"
+  fi
+  rm -rf "$sortdir"
+else
+  failed+=("sortapp not built")
+fi
 scenario_seconds=$(($(date +%s) - t_start))
 
 echo
