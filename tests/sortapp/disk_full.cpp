@@ -2,10 +2,11 @@
 // no temporary files, nothing at the output path. Mounting needs CAP_SYS_ADMIN; where the
 // mount is refused the test reports itself skipped (exit 77), never passed.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#define CATCH_CONFIG_RUNNER
 #include <sys/mount.h>
 
 #include <catch2/catch.hpp>
+
+#include "run_catch.hpp"
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -72,7 +73,7 @@ int main(int argc, char **argv) {
         return 77;
     }
     small_fs = mount_point.path();
-    int rc = Catch::Session().run(argc, argv);
+    int rc = run_catch_session(argc, argv);
     if (::umount(small_fs.c_str()) != 0) {
         std::printf("cannot unmount %s: %s\n", small_fs.c_str(), std::strerror(errno));
         rc = rc == 0 ? 1 : rc;

@@ -3,8 +3,9 @@
 // GCC 12 with sanitizers flags std::regex inside Catch2's runner as maybe-uninitialized;
 // it is libstdc++'s code, not ours, and this file holds nothing else.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
+
+#include "run_catch.hpp"
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -20,5 +21,5 @@ int main(int argc, char **argv) {
         if (name != "VIADUCT_DEBUG" && name.rfind("VIADUCT_TEST_", 0) != 0) names.push_back(name);
     }
     for (const auto &name : names) unsetenv(name.c_str());
-    return Catch::Session().run(argc, argv);
+    return run_catch_session(argc, argv);
 }

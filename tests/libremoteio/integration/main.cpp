@@ -1,6 +1,0 @@
-// Entry point of libremoteio's multi-process test driver.
-// GCC 12 with sanitizers flags std::regex inside Catch2's runner as maybe-uninitialized;
-// it is libstdc++'s code, not ours, and this file holds nothing else.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#define CATCH_CONFIG_MAIN
-#include <catch2/catch.hpp>
