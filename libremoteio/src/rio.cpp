@@ -1,6 +1,7 @@
 // libremoteio's C API: start-up and orderly finalize, issuing requests and
 // remote I/O, exports, and status text. Serving lives in shadow.cpp.
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -43,7 +44,38 @@ int wait_one(msg_cq_t *cq, size_t *bytes) {
 
 namespace remoteio {
 Export::~Export() {
+    if (map != nullptr) munmap(map, map_len);
     if (fd >= 0) close(fd);
+}
+
+void Export::map_range() {
+    if (length == 0) return;
+    const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    map_skew = static_cast<size_t>(base % page);
+    map_len = static_cast<size_t>(length) + map_skew;
+    void *p = mmap(nullptr, map_len, PROT_READ, MAP_SHARED, fd,
+                   static_cast<off_t>(base - map_skew));
+    map = p == MAP_FAILED ? nullptr : static_cast<char *>(p);
+}
+
+const char *Export::resident(uint64_t offset, size_t len) const {
+    if (map == nullptr || len == 0) return nullptr;
+    // mincore does not know where the file ends now: a file that shrank since
+    // it was exported must go the file I/O way, which reports the short read.
+    struct stat st;
+    if (fstat(fd, &st) != 0 || base + offset + len > static_cast<uint64_t>(st.st_size))
+        return nullptr;
+    const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    const size_t first = (map_skew + static_cast<size_t>(offset)) / page * page;
+    const size_t end = map_skew + static_cast<size_t>(offset) + len;
+    const size_t pages = (end - first + page - 1) / page;
+    std::vector<unsigned char> in_core(pages);
+    // Pages past the end of a file that shrank are reported absent (or the
+    // call fails): the read then takes the file I/O path, which says so.
+    if (mincore(map + first, end - first, in_core.data()) != 0) return nullptr;
+    for (unsigned char c : in_core)
+        if ((c & 1) == 0) return nullptr;
+    return map + map_skew + offset;
 }
 }  // namespace remoteio
 
@@ -355,6 +387,7 @@ extern "C" int rio_export(rio_t *r, const char *path, uint64_t offset, uint64_t 
     if (offset + length < offset) return RIO_ERR_RANGE;
     e->base = offset;
     e->length = length;
+    e->map_range();
     std::lock_guard<std::mutex> lk(r->exp_mu);
     *handle = r->next_handle++;
     r->exports.emplace(*handle, std::move(e));

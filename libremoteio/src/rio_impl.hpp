@@ -24,10 +24,20 @@ namespace remoteio {
 // withdrawal never closes a descriptor under a transfer in flight.
 struct Export {
     ~Export();
+    // The range mapped read-only, so that data already in the page cache can
+    // be sent straight from it (no copy, no file I/O). Null if mapping failed.
+    void map_range();
+    // The mapped bytes [offset, offset + len) of the range if every page of
+    // them is in the page cache now, else null.
+    const char *resident(uint64_t offset, size_t len) const;
+
     int fd = -1;
     uint64_t base = 0;
     uint64_t length = 0;
     bool writable = false;
+    char *map = nullptr;  // the page holding `base`, mapped for map_len bytes
+    size_t map_len = 0;
+    size_t map_skew = 0;  // base's offset in its page
 };
 
 // A request this process issued, from issue until its completion is posted.
@@ -109,7 +119,9 @@ struct rio {
     void submit_io(rio_incoming *in);
     void on_io_done(rio_incoming *in);
     void on_reply_header(remoteio::Outgoing *out, const msg_completion_t &c);
-    int send_reply(rio_incoming *in, int status, const void *data, size_t len);
+    // copy: the data must be copied (the caller's); else it stays valid until
+    // the request is released (its read buffer, or its export's mapping).
+    int send_reply(rio_incoming *in, int status, const void *data, size_t len, bool copy = true);
     void release_incoming(rio_incoming *in);
     void fail_all_outgoing(int status);
 

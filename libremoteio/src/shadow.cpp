@@ -266,6 +266,16 @@ void rio::serve_io(rio_incoming *in) {
         send_reply(in, RIO_OK, nullptr, 0);
         return;
     }
+    if (!write) {
+        // Already in the page cache: send it from there, the export (held by
+        // the request) keeping the mapping alive until the send is done.
+        if (const char *data = in->exp->resident(h.offset, static_cast<size_t>(h.length))) {
+            ++requests_served;
+            bytes_read += h.length;
+            send_reply(in, RIO_OK, data, static_cast<size_t>(h.length), false);
+            return;
+        }
+    }
     io_waiting.push_back(in);
     start_waiting_io();
 }
@@ -341,7 +351,7 @@ void rio::on_io_done(rio_incoming *in) {
 // Sends the reply: one message (header + data) when the requester takes it
 // inline, else the data straight into its buffer on the data tag, then the
 // header. The incoming request is freed when the last send completes.
-int rio::send_reply(rio_incoming *in, int status, const void *data, size_t len) {
+int rio::send_reply(rio_incoming *in, int status, const void *data, size_t len, bool copy) {
     in->replied = true;
     if (status <= RIO_ERR_BAD_HANDLE) ++requests_refused;
     size_t sent = len < in->hdr.reply_capacity ? len : in->hdr.reply_capacity;
@@ -365,7 +375,7 @@ int rio::send_reply(rio_incoming *in, int status, const void *data, size_t len) 
     int rc = MSG_OK;
     if (direct) {
         const void *src = data;
-        if (sent > 0 && data != in->io_buf.data()) {
+        if (sent > 0 && copy && data != in->io_buf.data()) {
             in->reply_data.assign(static_cast<const char *>(data),
                                   static_cast<const char *>(data) + sent);
             src = in->reply_data.data();

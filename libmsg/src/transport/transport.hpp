@@ -15,11 +15,14 @@ namespace msg {
 
 // Per-operation context the transport hands back on completion. The first
 // bytes belong to the transport (libfabric keeps its fi_context2 there).
+enum class OpKind : uint8_t { Send, Recv, Read };
+
 struct OpContext {
     alignas(16) unsigned char transport_space[64];
+    // What was posted with this context, kept by transports whose completions
+    // do not say reliably (an error completion's flags or opcode may not).
+    OpKind posted = OpKind::Send;
 };
-
-enum class OpKind : uint8_t { Send, Recv, Read };
 
 struct TransportCompletion {
     OpContext *context;

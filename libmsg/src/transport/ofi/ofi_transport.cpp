@@ -110,11 +110,6 @@ class OfiTransport final : public Transport {
 
   private:
     static int to_errno(ssize_t rc) { return rc == -FI_EAGAIN ? -EAGAIN : static_cast<int>(rc); }
-    static OpKind kind_of(uint64_t flags) {
-        if (flags & FI_RECV) return OpKind::Recv;
-        if (flags & FI_READ) return OpKind::Read;
-        return OpKind::Send;
-    }
 
     fid_fabric *fabric_ = nullptr;
     fid_domain *domain_ = nullptr;
@@ -273,6 +268,7 @@ int OfiTransport::register_memory(const void *addr, size_t len, unsigned access,
 
 int OfiTransport::post_send(int peer, const struct iovec *iov, void **desc, size_t count,
                             OpContext *ctx) {
+    ctx->posted = OpKind::Send;
     ssize_t rc = fi_sendv(ep_, iov, desc, count, peers_[static_cast<size_t>(peer)], ctx);
     if (rc != 0) return to_errno(rc);
     if (doorbell_) doorbell_->ring(peer);
@@ -280,12 +276,14 @@ int OfiTransport::post_send(int peer, const struct iovec *iov, void **desc, size
 }
 
 int OfiTransport::post_recv(void *buf, size_t len, void *desc, OpContext *ctx) {
+    ctx->posted = OpKind::Recv;
     ssize_t rc = fi_recv(ep_, buf, len, desc, FI_ADDR_UNSPEC, ctx);
     return rc == 0 ? 0 : to_errno(rc);
 }
 
 int OfiTransport::post_read(int peer, void *local, size_t len, void *desc, uint64_t remote_addr,
                             uint64_t key, OpContext *ctx) {
+    ctx->posted = OpKind::Read;
     ssize_t rc =
         fi_read(ep_, local, len, desc, peers_[static_cast<size_t>(peer)], remote_addr, key, ctx);
     if (rc != 0) return to_errno(rc);
@@ -300,7 +298,7 @@ int OfiTransport::poll(TransportCompletion *out, int max) {
     if (n > 0) {
         for (ssize_t i = 0; i < n; ++i) {
             out[i].context = static_cast<OpContext *>(entries[i].op_context);
-            out[i].kind = kind_of(entries[i].flags);
+            out[i].kind = out[i].context->posted;
             out[i].error = 0;
             out[i].length = entries[i].len;
         }
@@ -309,8 +307,15 @@ int OfiTransport::poll(TransportCompletion *out, int max) {
     if (n == -FI_EAVAIL) {
         fi_cq_err_entry err{};
         if (fi_cq_readerr(cq_, &err, 0) == 1) {
+            if (err.op_context == nullptr) {
+                log_debug("completion error with no operation: %s",
+                          fi_cq_strerror(cq_, err.prov_errno, err.err_data, nullptr, 0));
+                return 0;
+            }
             out[0].context = static_cast<OpContext *>(err.op_context);
-            out[0].kind = kind_of(err.flags);
+            // Providers do not always set an error entry's flags (shm leaves
+            // FI_READ off a failed read): the kind comes from what was posted.
+            out[0].kind = out[0].context->posted;
             out[0].error = err.err != 0 ? err.err : EIO;
             out[0].length = err.len;
             if (err.err != FI_ECANCELED)
