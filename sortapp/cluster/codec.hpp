@@ -23,8 +23,10 @@ class Writer {
 
   private:
     void put(const void *p, size_t n) {
-        const char *c = static_cast<const char *>(p);
-        buf_.insert(buf_.end(), c, c + n);
+        if (n == 0) return;
+        size_t at = buf_.size();
+        buf_.resize(at + n);
+        std::memcpy(buf_.data() + at, p, n);
     }
     std::vector<char> buf_;
 };

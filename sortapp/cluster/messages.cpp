@@ -95,6 +95,7 @@ std::vector<char> encode(const NodeCheck &c) {
     w.u64(c.records);
     w.f64(c.disk_read_mb_s);
     w.f64(c.disk_write_mb_s);
+    w.str(c.disk);
     return w.bytes();
 }
 
@@ -103,6 +104,7 @@ bool decode(const void *data, size_t len, NodeCheck &c) {
     c.records = r.u64();
     c.disk_read_mb_s = r.f64();
     c.disk_write_mb_s = r.f64();
+    c.disk = r.str();
     return r.finished();
 }
 

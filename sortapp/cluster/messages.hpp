@@ -12,7 +12,7 @@ namespace sortapp::cluster {
 
 // IPC to a node's sorting thread.
 constexpr uint32_t kCmdCheck = 1;  // JobParams -> NodeCheck: inputs and outputs usable?
-constexpr uint32_t kCmdLocal = 2;  // -> LocalDone: phases 1 and 2, work file exported
+constexpr uint32_t kCmdLocal = 2;  // u32 nodes sharing the disk -> LocalDone: phases 1 and 2
 constexpr uint32_t kCmdMerge = 3;  // MergeOrder -> PhaseFigures: phase 3b
 constexpr uint32_t kCmdDone = 4;   // (abort flag) -> PhaseFigures (bytes served): finish
 constexpr uint32_t kCmdNetProbe = 5;  // -> PhaseFigures: pull from the next node, timed
@@ -43,6 +43,7 @@ struct PhaseFigures {
 struct NodeCheck {
     uint64_t records = 0;
     double disk_read_mb_s = 0, disk_write_mb_s = 0;  // measured or cached
+    std::string disk;  // host and device of the scratch disk: nodes sharing one split it
 };
 
 struct LocalDone {

@@ -250,11 +250,24 @@ int node_main(const JobOptions &opts, msg_context_t *msg, int rank, int monitor)
                         chk.disk_read_mb_s = n.disk.read_mb_s;
                         chk.disk_write_mb_s = n.disk.write_mb_s;
                     }
+                    char host[256] = {};
+                    gethostname(host, sizeof host - 1);
+                    struct stat sd;
+                    chk.disk = std::string(host) + ":" +
+                               (stat(n.scratch.c_str(), &sd) == 0 ? std::to_string(sd.st_dev) : "?");
                 }
                 s ? reply(n.rio, in, chk) : reply_error(n.rio, in, s.message());
                 break;
             }
             case kCmdLocal: {
+                // Nodes sharing one disk share its bandwidth: the expectations say so.
+                uint32_t sharing = 1;
+                if (info.len == sizeof sharing) std::memcpy(&sharing, info.data, sizeof sharing);
+                DiskBandwidth disk = n.disk;
+                if (sharing > 1) {
+                    disk.read_mb_s /= sharing;
+                    disk.write_mb_s /= sharing;
+                }
                 SortOptions so;
                 so.format = n.format;
                 so.scratch_dir = n.scratch;
@@ -266,7 +279,7 @@ int node_main(const JobOptions &opts, msg_context_t *msg, int rank, int monitor)
                     n.set_progress(phase, done, total);
                 };
                 LocalSortResult res;
-                Status s = local_sort(so, n.input, n.work, n.disk, res);
+                Status s = local_sort(so, n.input, n.work, disk, res);
                 n.set_progress("sorted", 0, 0);
                 LocalDone done_msg;
                 if (s) {
