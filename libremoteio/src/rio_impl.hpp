@@ -121,7 +121,10 @@ struct rio {
     void on_reply_header(remoteio::Outgoing *out, const msg_completion_t &c);
     // copy: the data must be copied (the caller's); else it stays valid until
     // the request is released (its read buffer, or its export's mapping).
-    int send_reply(rio_incoming *in, int status, const void *data, size_t len, bool copy = true);
+    // may_fall_back: if the data cannot be sent, send nothing and return the
+    // error (the caller answers another way); else the requester gets an error.
+    int send_reply(rio_incoming *in, int status, const void *data, size_t len, bool copy = true,
+                   bool may_fall_back = false);
     void release_incoming(rio_incoming *in);
     void fail_all_outgoing(int status);
 

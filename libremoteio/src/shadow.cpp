@@ -268,12 +268,16 @@ void rio::serve_io(rio_incoming *in) {
     }
     if (!write) {
         // Already in the page cache: send it from there, the export (held by
-        // the request) keeping the mapping alive until the send is done.
+        // the request) keeping the mapping alive until the send is done. A
+        // transport that cannot register the mapping (verbs on a read-only
+        // file mapping) leaves it to the file I/O path below.
         if (const char *data = in->exp->resident(h.offset, static_cast<size_t>(h.length))) {
-            ++requests_served;
-            bytes_read += h.length;
-            send_reply(in, RIO_OK, data, static_cast<size_t>(h.length), false);
-            return;
+            if (send_reply(in, RIO_OK, data, static_cast<size_t>(h.length), false, true) ==
+                MSG_OK) {
+                ++requests_served;
+                bytes_read += h.length;
+                return;
+            }
         }
     }
     io_waiting.push_back(in);
@@ -351,7 +355,8 @@ void rio::on_io_done(rio_incoming *in) {
 // Sends the reply: one message (header + data) when the requester takes it
 // inline, else the data straight into its buffer on the data tag, then the
 // header. The incoming request is freed when the last send completes.
-int rio::send_reply(rio_incoming *in, int status, const void *data, size_t len, bool copy) {
+int rio::send_reply(rio_incoming *in, int status, const void *data, size_t len, bool copy,
+                     bool may_fall_back) {
     in->replied = true;
     if (status <= RIO_ERR_BAD_HANDLE) ++requests_refused;
     size_t sent = len < in->hdr.reply_capacity ? len : in->hdr.reply_capacity;
@@ -383,7 +388,25 @@ int rio::send_reply(rio_incoming *in, int status, const void *data, size_t len, 
         ++in->sends;
         rc = msg_isend(msg, in->source, base + kReplyDataTag, src, sent, part_cq,
                        &in->send_part);
-        if (rc != MSG_OK) --in->sends;
+        if (rc != MSG_OK) {
+            --in->sends;
+            if (may_fall_back) {
+                // Nothing went out: the caller answers another way.
+                in->replied = false;
+                in->sends = 0;
+                return rc;
+            }
+            // The requester waits on the data tag: close it with an empty
+            // message, and let the header say why nothing came.
+            h.status = status == RIO_OK ? rc : status;
+            h.sent_len = 0;
+            std::memcpy(in->reply_msg.data(), &h, sizeof h);
+            ++in->sends;
+            if (msg_isend(msg, in->source, base + kReplyDataTag, nullptr, 0, part_cq,
+                          &in->send_part) != MSG_OK)
+                --in->sends;
+            rc = MSG_OK;
+        }
     }
     if (rc == MSG_OK) {
         ++in->sends;
