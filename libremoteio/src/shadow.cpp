@@ -271,11 +271,13 @@ void rio::serve_io(rio_incoming *in) {
         // the request) keeping the mapping alive until the send is done. A
         // transport that cannot register the mapping (verbs on a read-only
         // file mapping) leaves it to the file I/O path below.
-        if (const char *data = in->exp->resident(h.offset, static_cast<size_t>(h.length))) {
-            if (send_reply(in, RIO_OK, data, static_cast<size_t>(h.length), false, true) ==
-                MSG_OK) {
+        // (The request may be released as soon as its sends are issued: keep
+        // what is needed afterwards.)
+        const uint64_t length = h.length;
+        if (const char *data = in->exp->resident(h.offset, static_cast<size_t>(length))) {
+            if (send_reply(in, RIO_OK, data, static_cast<size_t>(length), false, true) == MSG_OK) {
                 ++requests_served;
-                bytes_read += h.length;
+                bytes_read += length;
                 return;
             }
         }
