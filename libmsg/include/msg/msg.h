@@ -71,10 +71,15 @@ typedef struct msg_config {
      * coordinator link), ms. A peer process that exits or is killed is
      * noticed at once. VIADUCT_TIMEOUT_MS */
     int timeout_ms;
-    /* How long a waiting thread polls before it sleeps, microseconds.
-     * VIADUCT_SPIN_US */
+    /* How long a waiting thread polls before it sleeps, microseconds, or
+     * MSG_SPIN_AUTO (the default): 200 while this host runs no more ranks
+     * than it has CPUs, 0 when it is oversubscribed (a spinning rank then
+     * takes the core another rank needs). VIADUCT_SPIN_US (a number or
+     * "auto") */
     int spin_us;
 } msg_config_t;
+
+#define MSG_SPIN_AUTO (-1)
 
 /* Fills *config with the defaults, then applies VIADUCT_* variables.
  * Returns MSG_ERR_CONFIG (and keeps the default) for a variable it cannot

@@ -48,11 +48,21 @@ int check_config(const msg_config_t &c, std::string *why) {
         *why = "credits must be between 1 and 1024";
     else if (c.timeout_ms < 1)
         *why = "timeout_ms must be positive";
-    else if (c.spin_us < 0)
-        *why = "spin_us must not be negative";
+    else if (c.spin_us < 0 && c.spin_us != MSG_SPIN_AUTO)
+        *why = "spin_us must be MSG_SPIN_AUTO or not negative";
     else
         return MSG_OK;
     return MSG_ERR_CONFIG;
+}
+
+// CPUs this process may run on (its affinity mask, which cgroup cpusets and
+// taskset narrow), at least 1.
+int usable_cpus() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? static_cast<int>(n) : 1;
 }
 
 double seconds_since(clock::time_point t0) {
@@ -256,11 +266,15 @@ extern "C" int msg_init(const msg_config_t *config, msg_context_t **context) {
         return rc == MSG_ERR_TIMEOUT ? MSG_ERR_BOOTSTRAP : rc;
     }
     bool one_host = true;
+    int ranks_here = 0;
     for (int r = 0; r < size; ++r) {
         JobParams p{};
         if (all[static_cast<size_t>(r)].size() != sizeof p) return MSG_ERR_BOOTSTRAP;
         std::memcpy(&p, all[static_cast<size_t>(r)].data(), sizeof p);
-        if (std::strncmp(p.host, mine.host, sizeof p.host) != 0) one_host = false;
+        if (std::strncmp(p.host, mine.host, sizeof p.host) != 0)
+            one_host = false;
+        else
+            ++ranks_here;
         if (std::strncmp(p.provider, mine.provider, sizeof p.provider) != 0 ||
             std::strncmp(p.transport, mine.transport, sizeof p.transport) != 0 ||
             p.protocol != mine.protocol || p.restricted != mine.restricted ||
@@ -272,6 +286,12 @@ extern "C" int msg_init(const msg_config_t *config, msg_context_t **context) {
                 r);
             return MSG_ERR_CONFIG;
         }
+    }
+    if (cfg.spin_us == MSG_SPIN_AUTO) {
+        int cpus = usable_cpus();
+        core->spin_us = ranks_here <= cpus ? 200 : 0;
+        log_debug("%d ranks on this host, %d CPUs: waiters spin %d us", ranks_here, cpus,
+                  core->spin_us);
     }
     std::string provider = cfg.provider != nullptr ? cfg.provider
                            : one_host              ? "shm"

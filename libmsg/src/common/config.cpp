@@ -44,7 +44,7 @@ extern "C" int msg_config_init(msg_config_t *c) {
     c->buffer_size = 128 * 1024;
     c->credits = 8;
     c->timeout_ms = 10000;
-    c->spin_us = 200;
+    c->spin_us = MSG_SPIN_AUTO;
 
     int rc = MSG_OK;
     const char *v;
@@ -91,7 +91,9 @@ extern "C" int msg_config_init(msg_config_t *c) {
             rc = bad("VIADUCT_TIMEOUT_MS", v);
     }
     if ((v = std::getenv("VIADUCT_SPIN_US"))) {
-        if (parse_size(v, &n) && n <= 1000000ull)
+        if (!std::strcmp(v, "auto"))
+            c->spin_us = MSG_SPIN_AUTO;
+        else if (parse_size(v, &n) && n <= 1000000ull)
             c->spin_us = static_cast<int>(n);
         else
             rc = bad("VIADUCT_SPIN_US", v);

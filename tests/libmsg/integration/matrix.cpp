@@ -9,6 +9,7 @@ std::string Combo::name() const {
     std::string n = "provider=" + provider;
     if (!protocol.empty()) n += " protocol=" + protocol;
     if (!restricted.empty()) n += " restricted=" + restricted;
+    if (!cma.empty()) n += " cma=" + cma;
     return n;
 }
 
@@ -25,11 +26,12 @@ launcher::JobSpec Combo::job(int ranks, int timeout_seconds, const std::string &
                 {"VIADUCT_CREDITS", kCredits}};
     if (!protocol.empty()) spec.env.emplace_back("VIADUCT_PROTOCOL", protocol);
     if (!restricted.empty()) spec.env.emplace_back("VIADUCT_RESTRICTED", restricted);
+    if (!cma.empty()) spec.env.emplace_back("VIADUCT_SHM_CMA", cma);
     return spec;
 }
 
 std::vector<Combo> providers() {
-    return {{"shm", "", ""}, {"tcp;ofi_rxm", "", ""}};
+    return {{"shm", "", "", ""}, {"tcp;ofi_rxm", "", "", ""}};
 }
 
 std::vector<Combo> full() {
@@ -37,14 +39,17 @@ std::vector<Combo> full() {
     for (const char *provider : {"shm", "tcp;ofi_rxm"})
         for (const char *protocol : {"sendrecv", "rdma"})
             for (const char *restricted : {"0", "1"})
-                all.push_back({provider, protocol, restricted});
+                all.push_back({provider, protocol, restricted, ""});
+    // The provider's own RDMA reads on shm, which libmsg's cross-memory reads replace.
+    all.push_back({"shm", "rdma", "0", "0"});
     return all;
 }
 
 std::vector<Combo> with_protocols() {
     std::vector<Combo> all;
     for (const char *provider : {"shm", "tcp;ofi_rxm"})
-        for (const char *protocol : {"sendrecv", "rdma"}) all.push_back({provider, protocol, "0"});
+        for (const char *protocol : {"sendrecv", "rdma"})
+            all.push_back({provider, protocol, "0", ""});
     return all;
 }
 

@@ -28,7 +28,7 @@ TEST_CASE("payloads of every size class arrive intact both ways", "[payload]") {
 }
 
 TEST_CASE("a 1 GiB message arrives intact over shm", "[payload_huge]") {
-    const matrix::Combo combo{"shm", "", ""};
+    const matrix::Combo combo{"shm", "", "", ""};
     INFO(combo.name());
     const auto spec = combo.job(2, 300, "payload_huge", {"1024"});
     const auto result = launcher::run_job(spec);

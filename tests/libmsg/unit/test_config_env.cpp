@@ -32,7 +32,7 @@ TEST_CASE("msg_config_init gives sane defaults", "[config]") {
     CHECK(c.buffer_size > c.eager_max);
     CHECK(c.credits >= 1);
     CHECK(c.timeout_ms > 0);
-    CHECK(c.spin_us >= 0);
+    CHECK((c.spin_us >= 0 || c.spin_us == MSG_SPIN_AUTO));
     CHECK(msg_config_init(nullptr) == MSG_ERR_INVALID_ARG);
 }
 
@@ -56,6 +56,12 @@ TEST_CASE("VIADUCT_* variables override the defaults", "[config]") {
     CHECK(c.credits == 3);
     CHECK(c.timeout_ms == 1234);
     CHECK(c.spin_us == 0);
+    {
+        unit::ScopedEnv automatic("VIADUCT_SPIN_US", "auto");
+        msg_config_t a{};
+        REQUIRE(msg_config_init(&a) == MSG_OK);
+        CHECK(a.spin_us == MSG_SPIN_AUTO);
+    }
     {
         unit::ScopedEnv rdma("VIADUCT_PROTOCOL", "rdma");
         unit::ScopedEnv unrestricted("VIADUCT_RESTRICTED", "0");

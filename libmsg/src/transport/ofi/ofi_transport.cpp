@@ -10,10 +10,13 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <random>
 
 #include "common/log.hpp"
+#include "transport/ofi/cma.hpp"
 #include "transport/ofi/doorbell.hpp"
 #include "transport/transport.hpp"
 
@@ -92,6 +95,7 @@ class OfiTransport final : public Transport {
     int poll(TransportCompletion *out, int max) override;
     int wait_fd() const override { return doorbell_ ? doorbell_->fd() : wait_fd_; }
     bool prepare_wait() override {
+        if (!done_.empty()) return false;
         if (doorbell_) {
             doorbell_->prepare_sleep();
             return true;
@@ -129,6 +133,8 @@ class OfiTransport final : public Transport {
     uint64_t next_key_ = 1;
     int wait_fd_ = -1;
     std::unique_ptr<Doorbell> doorbell_;  // when the CQ has no fd (shm)
+    std::unique_ptr<CrossMemory> cma_;    // shm: reads done here, not in the provider
+    std::deque<TransportCompletion> done_;  // completed by us, reported by poll
 };
 
 int OfiTransport::open(const std::string &provider, std::string *error) {
@@ -215,26 +221,39 @@ int OfiTransport::open(const std::string &provider, std::string *error) {
         else
             log_debug("no doorbell (%s): the progress thread will poll", why.c_str());
     }
-    // Our address: fabric name length (2 bytes), fabric name, doorbell name.
+    const char *cma = std::getenv("VIADUCT_SHM_CMA");
+    if (name_ == "shm" && rma_ && virt_addr_ && !(cma != nullptr && std::strcmp(cma, "0") == 0))
+        cma_ = std::make_unique<CrossMemory>();
+    // Our address: fabric name length (2 bytes), fabric name, cross-memory
+    // blob length (1 byte) and blob, doorbell name.
     address_ = {static_cast<uint8_t>(len & 0xff), static_cast<uint8_t>(len >> 8)};
     address_.insert(address_.end(), name.begin(), name.end());
+    std::vector<uint8_t> blob = cma_ ? cma_->blob() : std::vector<uint8_t>{};
+    address_.push_back(static_cast<uint8_t>(blob.size()));
+    address_.insert(address_.end(), blob.begin(), blob.end());
     if (doorbell_) {
         auto bell = doorbell_->name();
         address_.insert(address_.end(), bell.begin(), bell.end());
     }
-    log_debug("transport %s: wait fd %d, doorbell %d, rma %d, local mr %d, max msg %zu",
-              name_.c_str(), wait_fd_, doorbell_ != nullptr, rma_, local_mr_, max_msg_);
+    log_debug(
+        "transport %s: wait fd %d, doorbell %d, rma %d, virt addr %d, cross-memory reads %d, "
+        "local mr %d, max msg %zu",
+        name_.c_str(), wait_fd_, doorbell_ != nullptr, rma_, virt_addr_, cma_ != nullptr,
+        local_mr_, max_msg_);
     return 0;
 }
 
 int OfiTransport::connect(const std::vector<std::vector<uint8_t>> &addresses) {
     peers_.assign(addresses.size(), FI_ADDR_NOTAVAIL);
     std::vector<std::vector<uint8_t>> bells(addresses.size());
+    std::vector<std::vector<uint8_t>> blobs(addresses.size());
     int self = -1;
     for (size_t r = 0; r < addresses.size(); ++r) {
         const auto &a = addresses[r];
         size_t len = a.size() >= 2 ? (a[0] | (static_cast<size_t>(a[1]) << 8)) : 0;
-        if (a.size() < 2 + len || len == 0) {
+        size_t blob = a.size() >= 3 + len ? a[2 + len] : 0;
+        if (a.size() < 3 + len + blob || len == 0 ||
+            (blob != 0 && blob != CrossMemory::kBlobSize)) {
             log_error("rank %zu sent a malformed fabric address", r);
             return -EINVAL;
         }
@@ -244,9 +263,12 @@ int OfiTransport::connect(const std::vector<std::vector<uint8_t>> &addresses) {
             log_error("fi_av_insert for rank %zu failed", r);
             return -EINVAL;
         }
-        bells[r].assign(a.begin() + 2 + static_cast<long>(len), a.end());
+        auto blob_at = a.begin() + 3 + static_cast<long>(len);
+        blobs[r].assign(blob_at, blob_at + static_cast<long>(blob));
+        bells[r].assign(blob_at + static_cast<long>(blob), a.end());
     }
     if (doorbell_) doorbell_->connect(bells, self);
+    if (cma_) cma_->connect(blobs, self);
     return 0;
 }
 
@@ -284,6 +306,13 @@ int OfiTransport::post_recv(void *buf, size_t len, void *desc, OpContext *ctx) {
 int OfiTransport::post_read(int peer, void *local, size_t len, void *desc, uint64_t remote_addr,
                             uint64_t key, OpContext *ctx) {
     ctx->posted = OpKind::Read;
+    if (cma_ && cma_->usable(peer)) {
+        // Done now, reported by the next poll; the peer need not take part.
+        int err = cma_->read(peer, local, len, remote_addr);
+        if (err != 0) log_debug("cross-memory read from rank %d failed: %s", peer, strerror(err));
+        done_.push_back({ctx, OpKind::Read, err, len});
+        return 0;
+    }
     ssize_t rc =
         fi_read(ep_, local, len, desc, peers_[static_cast<size_t>(peer)], remote_addr, key, ctx);
     if (rc != 0) return to_errno(rc);
@@ -292,6 +321,14 @@ int OfiTransport::post_read(int peer, void *local, size_t len, void *desc, uint6
 }
 
 int OfiTransport::poll(TransportCompletion *out, int max) {
+    if (!done_.empty() && max > 0) {
+        int n = 0;
+        while (n < max && !done_.empty()) {
+            out[n++] = done_.front();
+            done_.pop_front();
+        }
+        return n;
+    }
     fi_cq_msg_entry entries[32];
     if (max > 32) max = 32;
     ssize_t n = fi_cq_read(cq_, entries, static_cast<size_t>(max));
