@@ -174,6 +174,11 @@ struct rio {
     std::mutex handler_mu;
     std::unordered_map<uint32_t, std::pair<rio_handler_fn, void *>> handlers;
 
+    // Reads are sent from the exports' page-cache mappings until the
+    // transport fails one (verbs cannot register a read-only file mapping);
+    // then file I/O serves them all. Shadow thread only.
+    bool mapped_sends = true;
+
     // Statistics.
     std::atomic<uint64_t> requests_issued{0}, replies_received{0}, requests_served{0},
         requests_forwarded{0}, requests_refused{0}, bad_requests{0}, bytes_read{0},

@@ -274,12 +274,17 @@ void rio::serve_io(rio_incoming *in) {
         // (The request may be released as soon as its sends are issued: keep
         // what is needed afterwards.)
         const uint64_t length = h.length;
-        if (const char *data = in->exp->resident(h.offset, static_cast<size_t>(length))) {
-            if (send_reply(in, RIO_OK, data, static_cast<size_t>(length), false, true) == MSG_OK) {
+        const char *data =
+            mapped_sends ? in->exp->resident(h.offset, static_cast<size_t>(length)) : nullptr;
+        if (data != nullptr) {
+            int rc = send_reply(in, RIO_OK, data, static_cast<size_t>(length), false, true);
+            if (rc == MSG_OK) {
                 ++requests_served;
                 bytes_read += length;
                 return;
             }
+            // The transport cannot send from a file mapping: stop trying.
+            if (rc == MSG_ERR_TRANSPORT) mapped_sends = false;
         }
     }
     io_waiting.push_back(in);

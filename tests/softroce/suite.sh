@@ -77,6 +77,14 @@ for tr in verbs rxm; do
   scenario $tr "VIADUCT_TIMEOUT_MS=5000" 3 137 2 "SURVIVOR_OK" "$worker" peer_failure kill
   scenario $tr "VIADUCT_PROTOCOL=rdma" 2 0 2 "PASS registration_failure" \
     "$build/tests/softroce/softroce_registration_failure"
+  # Kept registrations: reused by repeated messages (native verbs keeps them;
+  # rxm's own cache is its business), never served for remapped, discarded or
+  # reallocated memory.
+  reuse=0
+  [ $tr = verbs ] && reuse=1
+  for proto in rdma sendrecv; do
+    scenario $tr "VIADUCT_PROTOCOL=$proto" 2 0 2 "PASS registration" "$worker" registration 1 6 $reuse
+  done
 done
 
 echo

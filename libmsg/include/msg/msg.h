@@ -136,6 +136,11 @@ typedef struct msg_stats {
     uint64_t bytes_received;
     uint64_t bad_headers; /* incoming headers rejected by validation */
     uint64_t peers_failed;
+    /* Memory registrations the transport made (its own buffers and long
+     * messages' buffers), and how many times a kept registration served a
+     * long message instead (native verbs' registration cache). */
+    uint64_t memory_registrations;
+    uint64_t registrations_reused;
 } msg_stats_t;
 
 int msg_get_stats(const msg_context_t *context, msg_stats_t *stats);

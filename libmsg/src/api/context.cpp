@@ -469,6 +469,10 @@ extern "C" int msg_get_stats(const msg_context_t *context, msg_stats_t *stats) {
     if (!context->core->lock(lk)) return MSG_ERR_TRANSPORT;
     if (!context->core->engine) return MSG_ERR_FINALIZED;
     *stats = context->core->engine->stats();
+    if (const auto &t = context->core->transport) {
+        stats->memory_registrations = t->registrations_made();
+        stats->registrations_reused = t->registrations_reused();
+    }
     return MSG_OK;
 }
 

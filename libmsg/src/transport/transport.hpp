@@ -65,6 +65,9 @@ class Transport {
 
     virtual int register_memory(const void *addr, size_t len, unsigned access,
                                 std::unique_ptr<MemoryRegion> *out) = 0;
+    // Registrations made, and registrations served again from a cache.
+    virtual uint64_t registrations_made() const = 0;
+    virtual uint64_t registrations_reused() const { return 0; }
 
     // Post operations. Return 0, -EAGAIN when the queue is full (retry after
     // poll), or another negative errno.

@@ -35,3 +35,13 @@ TEST_CASE("a 1 GiB message arrives intact over shm", "[payload_huge]") {
     matrix::expect_pass(result, spec);
     for (const auto &line : result.lines_with("payload_huge: received")) WARN(line);
 }
+
+TEST_CASE("buffers unmapped, discarded or reallocated between long messages move their new bytes",
+          "[registration]") {
+    const matrix::Combo combo = GENERATE(from_range(matrix::with_protocols()));
+    INFO(combo.name());
+    // These providers keep no registrations of libmsg's (EXPECT_REUSE 0); the native verbs
+    // transport's are checked in the Soft-RoCE suite.
+    const auto spec = combo.job(2, 120, "registration", {"2", "4", "0"});
+    matrix::expect_pass(launcher::run_job(spec), spec);
+}

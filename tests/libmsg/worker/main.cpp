@@ -27,6 +27,7 @@ const Scenario kScenarios[] = {
     {"idle_cpu", worker::run_idle_cpu, "SECONDS MAX_PERCENT   (2 ranks)"},
     {"connect", worker::run_connect, "   (any number of ranks)"},
     {"api_errors", worker::run_api_errors, "   (2 ranks)"},
+    {"registration", worker::run_registration, "MIB ROUNDS EXPECT_REUSE   (2 ranks)"},
 };
 
 void usage() {

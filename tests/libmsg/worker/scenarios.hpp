@@ -17,5 +17,6 @@ void run_peer_failure(const Args &args);  // peer_failure.cpp
 void run_idle_cpu(const Args &args);      // idle_cpu.cpp
 void run_connect(const Args &args);       // connect.cpp
 void run_api_errors(const Args &args);    // api_errors.cpp
+void run_registration(const Args &args);  // registration.cpp
 
 }  // namespace worker

@@ -87,6 +87,7 @@ class OfiTransport final : public Transport {
     size_t max_posted_receives() const override { return rx_size_; }
     int register_memory(const void *addr, size_t len, unsigned access,
                         std::unique_ptr<MemoryRegion> *out) override;
+    uint64_t registrations_made() const override { return registrations_; }
     int post_send(int peer, const struct iovec *iov, void **desc, size_t count,
                   OpContext *ctx) override;
     int post_recv(void *buf, size_t len, void *desc, OpContext *ctx) override;
@@ -131,6 +132,7 @@ class OfiTransport final : public Transport {
     size_t max_iov_ = 1;
     size_t rx_size_ = 0;
     uint64_t next_key_ = 1;
+    uint64_t registrations_ = 0;
     int wait_fd_ = -1;
     std::unique_ptr<Doorbell> doorbell_;  // when the CQ has no fd (shm)
     std::unique_ptr<CrossMemory> cma_;    // shm: reads done here, not in the provider
@@ -284,6 +286,7 @@ int OfiTransport::register_memory(const void *addr, size_t len, unsigned access,
         log_error("fi_mr_reg(%zu bytes) failed: %s", len, fi_strerror(-rc));
         return rc;
     }
+    ++registrations_;
     *out = std::make_unique<OfiRegion>(mr, virt_addr_, addr);
     return 0;
 }

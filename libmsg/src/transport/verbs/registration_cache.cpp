@@ -30,6 +30,19 @@ class CachedRegion final : public MemoryRegion {
 
 }  // namespace
 
+RegistrationCache::RegistrationCache(ibv_pd *pd, size_t idle_entries, size_t idle_bytes)
+    : pd_(pd), idle_entries_(idle_entries), idle_bytes_(idle_bytes) {
+    if (idle_entries_ == 0) return;
+    auto monitor = std::make_unique<UnmapMonitor>();
+    std::string why;
+    if (monitor->start(&why)) {
+        monitor_ = std::move(monitor);
+    } else {
+        log_debug("registrations are not kept after use: %s", why.c_str());
+        idle_entries_ = 0;
+    }
+}
+
 RegistrationCache::~RegistrationCache() {
     for (Entry &e : entries_) {
         if (e.users != 0) log_error("a memory registration is still in use at shutdown");
@@ -42,8 +55,10 @@ int RegistrationCache::acquire(const void *addr, size_t len, unsigned access,
     // Zero-length registrations are not portable; register one byte instead.
     uintptr_t begin = reinterpret_cast<uintptr_t>(addr), end = begin + (len == 0 ? 1 : len);
     bool remote_read = (access & kRemoteRead) != 0;
+    forget_changed();
     for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-        if (it->begin <= begin && end <= it->end && (it->remote_read || !remote_read)) {
+        if (!it->stale && it->begin <= begin && end <= it->end &&
+            (it->remote_read || !remote_read)) {
             entries_.splice(entries_.begin(), entries_, it);
             Entry &e = entries_.front();
             ++e.users;
@@ -67,7 +82,8 @@ int RegistrationCache::acquire(const void *addr, size_t len, unsigned access,
         return -err;
     }
     ++registrations_;
-    entries_.push_front(Entry{mr, begin, end, remote_read, writable, 1});
+    bool watched = monitor_ && monitor_->watch(begin, end);
+    entries_.push_front(Entry{mr, begin, end, remote_read, writable, 1, watched, false});
     *out = std::make_unique<CachedRegion>(this, &entries_.front());
     trim();
     return 0;
@@ -86,7 +102,7 @@ void RegistrationCache::trim() {
             continue;
         }
         size_t size = it->end - it->begin;
-        if (idle < idle_entries_ && bytes + size <= idle_bytes_) {
+        if (it->watched && !it->stale && idle < idle_entries_ && bytes + size <= idle_bytes_) {
             ++idle;
             bytes += size;
             ++it;
@@ -95,6 +111,22 @@ void RegistrationCache::trim() {
         ibv_dereg_mr(it->mr);
         it = entries_.erase(it);
     }
+}
+
+void RegistrationCache::forget_changed() {
+    if (!monitor_) return;
+    bool any = false;
+    // Only mark under the monitor's lock: deregistering frees memory, and a
+    // free that unmaps a watched range would wait for the monitor.
+    monitor_->drain([&](UnmapMonitor::Range r) {
+        for (Entry &e : entries_) {
+            if (e.begin < r.end && r.begin < e.end) {
+                e.stale = true;
+                any = true;
+            }
+        }
+    });
+    if (any) trim();
 }
 
 }  // namespace msg

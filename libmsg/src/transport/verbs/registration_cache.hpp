@@ -1,6 +1,8 @@
 // Memory registrations shared and kept: a buffer covered by a live or
 // recently released registration is not registered again, so repeated long
-// messages from and into the same buffers cost one ibv_reg_mr.
+// messages from and into the same buffers cost one ibv_reg_mr. A released
+// registration is kept only while an UnmapMonitor watches its pages: once
+// they are unmapped, moved or discarded it is never served again.
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -10,6 +12,7 @@
 #include <list>
 #include <memory>
 
+#include "common/unmap_monitor.hpp"
 #include "transport/transport.hpp"
 
 namespace msg {
@@ -22,11 +25,13 @@ class RegistrationCache {
         bool remote_read = false;
         bool writable = true;  // false: read-only memory, registered without LOCAL_WRITE
         int users = 0;
+        bool watched = false;  // the monitor reports its pages changing
+        bool stale = false;    // its pages changed: never serve it again
     };
 
-    // idle_entries: how many released registrations to keep (0: none).
-    RegistrationCache(ibv_pd *pd, size_t idle_entries, size_t idle_bytes)
-        : pd_(pd), idle_entries_(idle_entries), idle_bytes_(idle_bytes) {}
+    // idle_entries: how many released registrations to keep (0: none). They
+    // are kept only if the unmap monitor can start; otherwise none are.
+    RegistrationCache(ibv_pd *pd, size_t idle_entries, size_t idle_bytes);
     ~RegistrationCache();
     RegistrationCache(const RegistrationCache &) = delete;
     RegistrationCache &operator=(const RegistrationCache &) = delete;
@@ -37,12 +42,16 @@ class RegistrationCache {
 
     uint64_t registrations() const { return registrations_; }
     uint64_t hits() const { return hits_; }
+    size_t idle_limit() const { return idle_entries_; }
 
   private:
     void trim();
+    // Marks entries whose pages the monitor saw change; drops idle ones.
+    void forget_changed();
 
     ibv_pd *pd_;
     size_t idle_entries_, idle_bytes_;
+    std::unique_ptr<UnmapMonitor> monitor_;
     std::list<Entry> entries_;  // most recently used first
     uint64_t registrations_ = 0, hits_ = 0;
 };

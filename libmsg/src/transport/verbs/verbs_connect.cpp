@@ -155,7 +155,7 @@ int VerbsTransport::open(std::string *error) {
         if (epoll_fd_ < 0 || epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0)
             return *error = "epoll set-up failed", -errno;
     }
-    mrs_ = std::make_unique<RegistrationCache>(pd_, env_size("VIADUCT_VERBS_MR_CACHE", 0),
+    mrs_ = std::make_unique<RegistrationCache>(pd_, env_size("VIADUCT_VERBS_MR_CACHE", 64),
                                                env_size("VIADUCT_VERBS_MR_CACHE_BYTES", 1u << 30));
 
     address_.assign(std::begin(kAddrMagic), std::end(kAddrMagic));

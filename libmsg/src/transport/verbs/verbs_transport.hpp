@@ -40,6 +40,8 @@ class VerbsTransport final : public Transport {
     size_t max_transfer() const override { return max_msg_; }
     size_t max_iov() const override { return max_sge_; }
     size_t max_posted_receives() const override { return srq_depth_; }
+    uint64_t registrations_made() const override { return mrs_ ? mrs_->registrations() : 0; }
+    uint64_t registrations_reused() const override { return mrs_ ? mrs_->hits() : 0; }
     int register_memory(const void *addr, size_t len, unsigned access,
                         std::unique_ptr<MemoryRegion> *out) override;
     int post_send(int peer, const struct iovec *iov, void **desc, size_t count,
