@@ -99,7 +99,17 @@ TEST_CASE("freed heap blocks are reported", "[unmap_monitor]") {
     std::memset(p, 1, len);
     REQUIRE(m.watch(reinterpret_cast<uintptr_t>(p), reinterpret_cast<uintptr_t>(p) + len));
     std::free(p);
-    CHECK(reported(m, p, len));
+    // glibc unmaps such a block at once; a sanitizer's allocator may keep it mapped (in
+    // quarantine), and then there is nothing to report.
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    auto first = reinterpret_cast<uintptr_t>(p) & ~(page - 1);
+    std::vector<unsigned char> vec(len / page + 2);
+    const bool unmapped = mincore(reinterpret_cast<void *>(first), len, vec.data()) != 0;
+    if (unmapped) {
+        CHECK(reported(m, p, len));
+    } else {
+        WARN("the allocator kept the freed block mapped: nothing to report");
+    }
 }
 
 TEST_CASE("file mappings cannot be watched", "[unmap_monitor]") {
