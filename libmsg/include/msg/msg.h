@@ -72,10 +72,9 @@ typedef struct msg_config {
      * noticed at once. VIADUCT_TIMEOUT_MS */
     int timeout_ms;
     /* How long a waiting thread polls before it sleeps, microseconds, or
-     * MSG_SPIN_AUTO (the default): 200 while this host runs no more ranks
-     * than it has CPUs, 0 when it is oversubscribed (a spinning rank then
-     * takes the core another rank needs). VIADUCT_SPIN_US (a number or
-     * "auto") */
+     * MSG_SPIN_AUTO (the default, 200). On a host running more ranks than
+     * it has CPUs, the poller yields the CPU between polls (the thread it
+     * waits for may need that core). VIADUCT_SPIN_US (a number or "auto") */
     int spin_us;
 } msg_config_t;
 

@@ -287,12 +287,11 @@ extern "C" int msg_init(const msg_config_t *config, msg_context_t **context) {
             return MSG_ERR_CONFIG;
         }
     }
-    if (cfg.spin_us == MSG_SPIN_AUTO) {
-        int cpus = usable_cpus();
-        core->spin_us = ranks_here <= cpus ? 200 : 0;
-        log_debug("%d ranks on this host, %d CPUs: waiters spin %d us", ranks_here, cpus,
-                  core->spin_us);
-    }
+    const int cpus = usable_cpus();
+    core->spin_yield = ranks_here > cpus;
+    if (cfg.spin_us == MSG_SPIN_AUTO) core->spin_us = 200;
+    log_debug("%d ranks on this host, %d CPUs: waiters poll %d us%s", ranks_here, cpus,
+              core->spin_us, core->spin_yield ? ", yielding between polls" : "");
     std::string provider = cfg.provider != nullptr ? cfg.provider
                            : one_host              ? "shm"
                                                    : "tcp;ofi_rxm";

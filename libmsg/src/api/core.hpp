@@ -51,6 +51,7 @@ struct Core {
     msg_info_t info{};
     int timeout_ms = 10000;
     int spin_us = 50;
+    bool spin_yield = false;  // more ranks than CPUs here: yield between polls
 
     std::mutex cqs_mu;
     std::vector<msg_cq *> cqs;  // guarded by cqs_mu; woken at finalize

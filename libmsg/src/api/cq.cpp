@@ -1,6 +1,8 @@
 // Completion queues: a locked deque and a condition variable. A waiter polls
 // the fabric itself for spin_us (low latency), then sleeps while the progress
 // thread works (no core burnt).
+#include <sched.h>
+
 #include "api/core.hpp"
 
 void msg_cq::deliver(const msg_completion_t &c) {
@@ -46,7 +48,12 @@ int msg_cq::wait(int timeout_ms, msg_completion_t *out) {
             }
         }
         if (timeout_ms == 0 || core->finalized || clock::now() >= spin_until) break;
-        __builtin_ia32_pause();
+        // On an oversubscribed host, hand the core to any runnable thread
+        // between polls: it is likely the one we wait for.
+        if (core->spin_yield)
+            sched_yield();
+        else
+            __builtin_ia32_pause();
     }
     if (--core->spinners == 0) core->wake_progress();
     std::unique_lock<std::mutex> lk(mu);
