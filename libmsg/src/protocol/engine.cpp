@@ -400,6 +400,8 @@ bool Engine::progress() {
             case OpKind::Read:
                 handle_read_done(reinterpret_cast<ReadOp *>(c.context), c.error);
                 break;
+            case OpKind::Write:  // the engine posts no writes yet
+                break;
         }
     }
     if (backlog_) {
