@@ -15,9 +15,11 @@ Runs, in this order and on this machine:
            direction), buffers reused and rotated through DRAM:
              shm:  libmsg --provider shm            vs Open MPI default (ob1 + vader)
              tcp:  libmsg --provider "tcp;ofi_rxm"  vs Open MPI pml cm + mtl ofi "tcp;ofi_rxm"
-           for both long-message protocols, restricted and unrestricted;
+           for each long-message protocol (sendrecv, rdma, rdma-write), restricted and
+           unrestricted (one table per mode);
   pingpong msg-pingpong vs fi_pingpong (rdm endpoints, two local processes) on shm and
-           tcp;ofi_rxm: small-message latency and 1-16 MiB bandwidth.
+           tcp;ofi_rxm, for each long-message protocol: small-message latency and 1-16 MiB
+           bandwidth (one table each).
 Ratios are libmsg speed / peer speed: above 1 libmsg is faster. A run that fails, times out
 or is missing is reported as such. Raw JSON, logs and exact commands are kept in --out.
 
@@ -215,15 +217,11 @@ if section_wanted memory || section_wanted alltoall; then
 fi
 
 # ---- all-to-all ----
-CONFIGS="sendrecv:unrestricted sendrecv:restricted rdma:unrestricted rdma:restricted"
+PROTOCOLS=(sendrecv rdma rdma-write)
+MODES=(unrestricted restricted)
 if section_wanted alltoall; then
-    echo
-    echo "## all-to-all (msg-alltoall vs mpi-alltoall): 512 KiB x $ITERS to and from every peer"
-    echo "# per-rank bidirectional MB/s (sent + received) / elapsed, mean over ranks; (ratio vs MPI)"
-    echo "# memory-copy limit beside it: $COPY1 MB/s (1 thread), $COPY2 MB/s (2 threads)"
-    printf '%-7s%-4s%-8s' fabric P buffers
-    printf ' %-18s' "MPI" "sendrecv/unrestr" "sendrecv/restr" "rdma/unrestr" "rdma/restr"
-    echo
+    # One table per mode, printed once every run is done (progress goes to stderr).
+    declare -A ALLTOALL_ROWS=()
     for fabric in shm tcp; do
         if [ "$fabric" = shm ]; then provider=shm; mpi_args=(); else provider="tcp;ofi_rxm"; mpi_args=("${MPI_TCP[@]}"); fi
         for p in $RANKS; do
@@ -235,20 +233,31 @@ if section_wanted alltoall; then
                 run "$base-mpi" "${MPIRUN[@]}" -np "$p" "${mpi_args[@]}" \
                     "$BENCH/mpi-alltoall" --json --iters "$ITERS" "${extra[@]}"
                 mpi=$(figure "$base-mpi" .per_rank_bidir_mbps)
-                row=$(printf '%-7s%-4s%-8s' "$fabric" "$p" "$buffers")
-                row+=$(cell "$mpi")
-                for config in $CONFIGS; do
-                    protocol=${config%%:*}
-                    mode=${config#*:}
-                    name="$base-$protocol-$mode"
-                    run "$name" "$MSGRUN" -n "$p" "$BENCH/msg-alltoall" --json --iters "$ITERS" \
-                        --provider "$provider" --protocol "$protocol" "--$mode" "${extra[@]}"
-                    v=$(figure "$name" .per_rank_bidir_mbps)
-                    row+=$(cell "$v" "$(ratio "$v" "$mpi")")
+                for mode in "${MODES[@]}"; do
+                    row=$(printf '%-7s%-4s%-8s' "$fabric" "$p" "$buffers")
+                    row+=$(cell "$mpi")
+                    for protocol in "${PROTOCOLS[@]}"; do
+                        name="$base-$protocol-$mode"
+                        run "$name" "$MSGRUN" -n "$p" "$BENCH/msg-alltoall" --json --iters "$ITERS" \
+                            --provider "$provider" --protocol "$protocol" "--$mode" "${extra[@]}"
+                        v=$(figure "$name" .per_rank_bidir_mbps)
+                        row+=$(cell "$v" "$(ratio "$v" "$mpi")")
+                    done
+                    ALLTOALL_ROWS[$mode]+="$row"$'\n'
                 done
-                echo "$row"
             done
         done
+    done
+    echo
+    echo "## all-to-all (msg-alltoall vs mpi-alltoall): 512 KiB x $ITERS to and from every peer"
+    echo "# per-rank bidirectional MB/s (sent + received) / elapsed, mean over ranks; (ratio vs MPI)"
+    echo "# memory-copy limit beside it: $COPY1 MB/s (1 thread), $COPY2 MB/s (2 threads)"
+    for mode in "${MODES[@]}"; do
+        echo "# libmsg $mode"
+        printf '%-7s%-4s%-8s' fabric P buffers
+        printf ' %-18s' "MPI" "${PROTOCOLS[@]}"
+        echo
+        printf '%s' "${ALLTOALL_ROWS[$mode]}"
     done
 fi
 
@@ -304,17 +313,14 @@ pp_iters() {
 }
 
 if section_wanted pingpong; then
-    echo
-    echo "## ping-pong (msg-pingpong vs fi_pingpong, rdm, two local processes)"
-    echo "# one-way latency us / bandwidth MB/s (bytes / one-way time); (ratio vs fi_pingpong)"
-    printf '%-13s%-10s' provider bytes
-    printf ' %-18s' "fi lat_us" "fi MB/s" "sendrecv lat_us" "sendrecv MB/s" "rdma lat_us" "rdma MB/s"
-    echo
+    # Latency and bandwidth tables, printed once every run is done (progress goes to stderr).
+    LAT_ROWS=""
+    BW_ROWS=""
     port=47700
     for provider in shm "tcp;ofi_rxm"; do
         tag=${provider%%;*}
         echo >&2 "ping-pong, $provider:"
-        for protocol in sendrecv rdma; do
+        for protocol in "${PROTOCOLS[@]}"; do
             run "pingpong-$tag-$protocol" "$MSGRUN" -n 2 "$BENCH/msg-pingpong" --json \
                 --provider "$provider" --protocol "$protocol" --iters "$PP_ITERS" --max 16M
         done
@@ -323,17 +329,31 @@ if section_wanted pingpong; then
             fi_pingpong_run "fi-$tag-$bytes" "$provider" "$bytes" "$(pp_iters "$bytes")" "$port"
             fi_lat=$(figure "fi-$tag-$bytes" .latency_us)
             fi_bw=$(figure "fi-$tag-$bytes" .bandwidth_mbps)
-            row=$(printf '%-13s%-10s' "$provider" "$bytes")
-            row+=$(cell "$fi_lat")$(cell "$fi_bw")
-            for protocol in sendrecv rdma; do
+            lat_row=$(printf '%-13s%-10s' "$provider" "$bytes")$(cell "$fi_lat")
+            bw_row=$(printf '%-13s%-10s' "$provider" "$bytes")$(cell "$fi_bw")
+            for protocol in "${PROTOCOLS[@]}"; do
                 sel=".results[] | select(.bytes == $bytes)"
                 lat=$(figure "pingpong-$tag-$protocol" "$sel | .latency_us")
                 bw=$(figure "pingpong-$tag-$protocol" "$sel | .bandwidth_mbps")
-                row+=$(cell "$lat" "$(ratio "$fi_lat" "$lat")")$(cell "$bw" "$(ratio "$bw" "$fi_bw")")
+                lat_row+=$(cell "$lat" "$(ratio "$fi_lat" "$lat")")
+                bw_row+=$(cell "$bw" "$(ratio "$bw" "$fi_bw")")
             done
-            echo "$row"
+            LAT_ROWS+="$lat_row"$'\n'
+            BW_ROWS+="$bw_row"$'\n'
         done
     done
+    echo
+    echo "## ping-pong (msg-pingpong vs fi_pingpong, rdm, two local processes)"
+    echo "# one-way latency us (round trip / 2); (ratio vs fi_pingpong, above 1: libmsg faster)"
+    printf '%-13s%-10s' provider bytes
+    printf ' %-18s' "fi_pingpong" "${PROTOCOLS[@]}"
+    echo
+    printf '%s' "$LAT_ROWS"
+    echo "# bandwidth MB/s (bytes / one-way time); (ratio vs fi_pingpong)"
+    printf '%-13s%-10s' provider bytes
+    printf ' %-18s' "fi_pingpong" "${PROTOCOLS[@]}"
+    echo
+    printf '%s' "$BW_ROWS"
 fi
 
 echo

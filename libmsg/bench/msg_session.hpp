@@ -37,7 +37,9 @@ struct FabricOptions {
 
     static constexpr const char *usage =
         "  --provider NAME       libfabric provider: shm, \"tcp;ofi_rxm\", ... (VIADUCT_PROVIDER)\n"
-        "  --protocol P          long-message protocol: sendrecv | rdma (VIADUCT_PROTOCOL)\n"
+        "  --protocol P          long-message protocol (VIADUCT_PROTOCOL): sendrecv (chunks\n"
+        "                        through pre-posted buffers), rdma (the receiver RDMA-reads)\n"
+        "                        or rdma-write (the sender RDMA-writes)\n"
         "  --restricted          one long send and one long receive at a time "
         "(VIADUCT_RESTRICTED=1)\n"
         "  --unrestricted        any number of long messages at once (VIADUCT_RESTRICTED=0)\n"
@@ -55,10 +57,15 @@ struct FabricOptions {
             if (text.empty()) throw UsageError("--provider needs a non-empty name");
             provider = text;
         } else if (args.value("--protocol", text)) {
-            if (text != "sendrecv" && text != "rdma") {
-                throw UsageError("--protocol: '" + text + "' is not sendrecv or rdma");
+            if (text == "sendrecv") {
+                long_protocol = MSG_PROTOCOL_SENDRECV;
+            } else if (text == "rdma") {
+                long_protocol = MSG_PROTOCOL_RDMA;
+            } else if (text == "rdma-write") {
+                long_protocol = MSG_PROTOCOL_RDMA_WRITE;
+            } else {
+                throw UsageError("--protocol: '" + text + "' is not sendrecv, rdma or rdma-write");
             }
-            long_protocol = text == "rdma" ? MSG_PROTOCOL_RDMA : MSG_PROTOCOL_SENDRECV;
         } else if (args.flag("--restricted")) {
             restricted = 1;
         } else if (args.flag("--unrestricted")) {
@@ -94,7 +101,14 @@ struct FabricOptions {
 };
 
 inline const char *protocol_name(int long_protocol) {
-    return long_protocol == MSG_PROTOCOL_RDMA ? "rdma" : "sendrecv";
+    switch (long_protocol) {
+        case MSG_PROTOCOL_RDMA:
+            return "rdma";
+        case MSG_PROTOCOL_RDMA_WRITE:
+            return "rdma-write";
+        default:
+            return "sendrecv";
+    }
 }
 
 inline const char *mode_name(int restricted) {

@@ -39,7 +39,8 @@ const char kUsage[] =
     "  --network-mb-s MB/S    network bandwidth for the expectations (default: measured)\n"
     "  --straggler FACTOR     name nodes slower than the median by this much (default 1.25)\n"
     "  --provider NAME        libfabric provider (VIADUCT_PROVIDER)\n"
-    "  --protocol P           long-message protocol: sendrecv | rdma (VIADUCT_PROTOCOL)\n"
+    "  --protocol P           long-message protocol: sendrecv | rdma | rdma-write\n"
+    "                         (VIADUCT_PROTOCOL)\n"
     "  --restricted, --unrestricted   libmsg's long-message mode (VIADUCT_RESTRICTED)\n"
     "  --timeout SECONDS      (run) give up after this long (default 3600)\n"
     "  --json                 print the report as one JSON object\n"
@@ -122,8 +123,10 @@ bool parse_job_options(int argc, char **argv, bool is_run, JobOptions &o, int *e
              : a == "--scratch"  ? o.scratch
              : a == "--provider" ? o.provider
                                  : o.protocol) = v;
-            if (a == "--protocol" && o.protocol != "rdma" && o.protocol != "sendrecv") {
-                std::fprintf(stderr, "sortapp: --protocol: '%s' is not rdma or sendrecv\n", v);
+            if (a == "--protocol" && o.protocol != "rdma" && o.protocol != "sendrecv" &&
+                o.protocol != "rdma-write") {
+                std::fprintf(stderr,
+                             "sortapp: --protocol: '%s' is not sendrecv, rdma or rdma-write\n", v);
                 return false;
             }
             forward(v);

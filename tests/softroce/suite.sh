@@ -57,13 +57,17 @@ scenario() {
 echo "== libmsg scenarios on rxe0 =="
 # Native verbs: every multi-process scenario of tests/libmsg except the
 # timing-bound idle_cpu and the shm-only payload_huge, at smaller counts.
-# verbs;ofi_rxm (slower to set up under emulation): payload both protocols,
-# restricted mode, matching, truncation, a killed rank, registration failure.
+# verbs;ofi_rxm (slower to set up under emulation): payload with every
+# protocol, restricted mode with both RDMA protocols, matching, truncation, a
+# killed rank, registration failure.
 for tr in verbs rxm; do
-  for proto in rdma sendrecv; do
+  for proto in rdma rdma-write sendrecv; do
     scenario $tr "VIADUCT_PROTOCOL=$proto" 2 0 2 "PASS payload" "$worker" payload 7 20 8
   done
-  scenario $tr "VIADUCT_PROTOCOL=rdma VIADUCT_RESTRICTED=1" 2 0 2 "PASS payload" "$worker" payload 11 10 4
+  for proto in rdma rdma-write; do
+    scenario $tr "VIADUCT_PROTOCOL=$proto VIADUCT_RESTRICTED=1" 2 0 2 "PASS payload" \
+      "$worker" payload 11 10 4
+  done
   scenario $tr "" 4 0 4 "PASS wildcard" "$worker" wildcard
   scenario $tr "" 2 0 2 "PASS truncation" "$worker" truncation
   if [ $tr = verbs ]; then
@@ -75,14 +79,21 @@ for tr in verbs rxm; do
   fi
   # A killed rank: msgrun reports its SIGKILL; the two survivors carry on.
   scenario $tr "VIADUCT_TIMEOUT_MS=5000" 3 137 2 "SURVIVOR_OK" "$worker" peer_failure kill
-  scenario $tr "VIADUCT_PROTOCOL=rdma" 2 0 2 "PASS registration_failure" \
-    "$build/tests/softroce/softroce_registration_failure"
+  if [ $tr = verbs ]; then
+    # ... while it receives long messages that the survivors RDMA-write into it.
+    scenario $tr "VIADUCT_PROTOCOL=rdma-write VIADUCT_TIMEOUT_MS=5000" 3 137 2 "SURVIVOR_OK" \
+      "$worker" peer_failure kill_busy
+  fi
+  for proto in rdma rdma-write; do
+    scenario $tr "VIADUCT_PROTOCOL=$proto" 2 0 2 "PASS registration_failure" \
+      "$build/tests/softroce/softroce_registration_failure"
+  done
   # Kept registrations: reused by repeated messages (native verbs keeps them;
   # rxm's own cache is its business), never served for remapped, discarded or
   # reallocated memory.
   reuse=0
   [ $tr = verbs ] && reuse=1
-  for proto in rdma sendrecv; do
+  for proto in rdma rdma-write sendrecv; do
     scenario $tr "VIADUCT_PROTOCOL=$proto" 2 0 2 "PASS registration" "$worker" registration 1 6 $reuse
   done
 done
@@ -140,14 +151,17 @@ done
 
 echo
 echo "== libmsg benchmarks over both transports (same boot) =="
-for tr in verbs rxm; do
-  echo "-- msg-pingpong, $tr"
+# Native verbs with both RDMA protocols; verbs;ofi_rxm with the default (rdma).
+for run in verbs:rdma verbs:rdma-write rxm:rdma; do
+  tr=${run%%:*} proto=${run#*:}
+  echo "-- msg-pingpong, $tr, $proto"
   env $(transport_env "$tr") VIADUCT_EAGER_MAX=8192 VIADUCT_BUFFER_SIZE=131072 VIADUCT_CREDITS=8 \
     timeout 120 "$msgrun" -n 2 "$build/libmsg/bench/msg-pingpong" --max 1M --iters 200 \
-    2>&1 | grep -E '^ *(0|2|4096|65536|1048576) |^#'
-  echo "-- msg-alltoall -n 3 --bytes 256K --iters 20, $tr"
+    --protocol "$proto" 2>&1 | grep -E '^ *(0|2|4096|65536|1048576) |^#'
+  echo "-- msg-alltoall -n 3 --bytes 256K --iters 20, $tr, $proto"
   env $(transport_env "$tr") VIADUCT_EAGER_MAX=8192 VIADUCT_BUFFER_SIZE=131072 VIADUCT_CREDITS=8 \
-    timeout 120 "$msgrun" -n 3 "$build/libmsg/bench/msg-alltoall" --bytes 256K --iters 20 2>&1
+    timeout 120 "$msgrun" -n 3 "$build/libmsg/bench/msg-alltoall" --bytes 256K --iters 20 \
+    --protocol "$proto" 2>&1
 done
 
 echo

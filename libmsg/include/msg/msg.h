@@ -43,9 +43,15 @@ const char *msg_strerror(int status);
 #define MSG_TAG_MAX 0x7fffffff
 
 /* ---- configuration (every field can be overridden by a VIADUCT_* variable) ---- */
+/* Every long message starts with a request to send (RTS) and moves only once
+ * a receive has matched it. With an RDMA protocol on a fabric without that
+ * RDMA operation, long messages go by send/recv. */
 enum msg_long_protocol {
-    MSG_PROTOCOL_SENDRECV = 0, /* chunks through pre-posted receive buffers */
-    MSG_PROTOCOL_RDMA = 1      /* request to send, receiver RDMA-reads, finish */
+    MSG_PROTOCOL_SENDRECV = 0,  /* chunks through pre-posted receive buffers */
+    MSG_PROTOCOL_RDMA = 1,      /* RTS carries the sender's buffer; the receiver
+                                   RDMA-reads it, then sends a finish */
+    MSG_PROTOCOL_RDMA_WRITE = 2 /* the receiver's clear to send carries its buffer;
+                                   the sender RDMA-writes it, then sends a finish */
 };
 
 typedef struct msg_config {
@@ -53,7 +59,7 @@ typedef struct msg_config {
      * NULL: shm when all ranks share a host, else tcp;ofi_rxm.
      * VIADUCT_PROVIDER */
     const char *provider;
-    /* Long-message protocol. VIADUCT_PROTOCOL=sendrecv|rdma */
+    /* Long-message protocol. VIADUCT_PROTOCOL=sendrecv|rdma|rdma-write */
     int long_protocol;
     /* Nonzero: one long send and one long receive active per process.
      * VIADUCT_RESTRICTED=0|1 */

@@ -37,8 +37,11 @@ std::vector<uint8_t> to_bytes(const JobParams &p) {
 }
 
 int check_config(const msg_config_t &c, std::string *why) {
-    if (c.long_protocol != MSG_PROTOCOL_SENDRECV && c.long_protocol != MSG_PROTOCOL_RDMA)
-        *why = "long_protocol must be MSG_PROTOCOL_SENDRECV or MSG_PROTOCOL_RDMA";
+    if (c.long_protocol != MSG_PROTOCOL_SENDRECV && c.long_protocol != MSG_PROTOCOL_RDMA &&
+        c.long_protocol != MSG_PROTOCOL_RDMA_WRITE)
+        *why =
+            "long_protocol must be MSG_PROTOCOL_SENDRECV, MSG_PROTOCOL_RDMA or "
+            "MSG_PROTOCOL_RDMA_WRITE";
     else if (c.buffer_size < 1024 || c.buffer_size > (64u << 20))
         *why = "buffer_size must be between 1 KiB and 64 MiB";
     else if (c.eager_max > c.buffer_size - sizeof(WireHeader))

@@ -55,6 +55,8 @@ extern "C" int msg_config_init(msg_config_t *c) {
             c->long_protocol = MSG_PROTOCOL_SENDRECV;
         else if (!std::strcmp(v, "rdma"))
             c->long_protocol = MSG_PROTOCOL_RDMA;
+        else if (!std::strcmp(v, "rdma-write"))
+            c->long_protocol = MSG_PROTOCOL_RDMA_WRITE;
         else
             rc = bad("VIADUCT_PROTOCOL", v);
     }

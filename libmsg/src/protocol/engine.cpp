@@ -40,6 +40,19 @@ const char *validate_header(const WireHeader &h, size_t bytes, int size, int sel
         default:
             if (plen != 0) return "unexpected payload";
     }
+    // One protocol per packet: a read offer or a write offer, never both.
+    switch (h.type) {
+        case PacketType::Rts:
+            if (h.flags != 0 && h.flags != kFlagRdma && h.flags != kFlagRdmaWrite)
+                return "unknown flags";
+            break;
+        case PacketType::Cts:
+        case PacketType::Fin:
+            if (h.flags != 0 && h.flags != kFlagRdmaWrite) return "unknown flags";
+            break;
+        default:
+            if (h.flags != 0) return "unknown flags";
+    }
     return nullptr;
 }
 
@@ -74,6 +87,11 @@ int Engine::init() {
         for (auto &p : peers_) p.credits = opts_.credits;
         log_debug("credits per peer lowered to %d to fit the receive queue", opts_.credits);
     }
+    if ((opts_.long_protocol == MSG_PROTOCOL_RDMA && !transport_->supports_rdma_read()) ||
+        (opts_.long_protocol == MSG_PROTOCOL_RDMA_WRITE && !transport_->supports_rdma_write()))
+        log_debug("transport %s has no RDMA %s: long messages go by send/recv",
+                  transport_->name().c_str(),
+                  opts_.long_protocol == MSG_PROTOCOL_RDMA ? "read" : "write");
     size_t count = peers * static_cast<size_t>(opts_.credits + 2);
     rx_slab_.resize(count * opts_.buffer_size);
     if (transport_->needs_local_registration() &&
@@ -398,7 +416,10 @@ bool Engine::progress() {
                 handle_send_done(reinterpret_cast<TxOp *>(c.context), c.error);
                 break;
             case OpKind::Read:
-                handle_read_done(reinterpret_cast<ReadOp *>(c.context), c.error);
+                handle_read_done(reinterpret_cast<RmaOp *>(c.context), c.error);
+                break;
+            case OpKind::Write:
+                handle_write_done(reinterpret_cast<RmaOp *>(c.context), c.error);
                 break;
         }
     }
@@ -412,10 +433,10 @@ bool Engine::progress() {
             if (!p.queue.empty()) flush(r);
             if (p.credit_pending) return_credit(r);
         }
-        std::deque<uint64_t> reads;
-        reads.swap(reads_waiting_);
-        for (uint64_t id : reads)
-            if (Request *r = find(id, -1)) post_reads(r);
+        std::deque<uint64_t> rma;
+        rma.swap(rma_waiting_);
+        for (uint64_t id : rma)
+            if (Request *r = find(id, -1)) r->is_send ? post_writes(r) : post_reads(r);
     }
     return n > 0;
 }
@@ -487,7 +508,10 @@ void Engine::handle_recv(RxBuf *rb, const TransportCompletion &c) {
             on_go(h, src);
             break;
         case PacketType::Fin:
-            on_fin(h, src);
+            if (h.flags & kFlagRdmaWrite)
+                on_write_fin(h, src);
+            else
+                on_fin(h, src);
             break;
         case PacketType::Credit:
             break;

@@ -55,7 +55,7 @@ class Engine {
     // True while something waits on the transport other than a completion
     // (a queue full, say) and progress should be called again soon.
     bool has_backlog() const { return backlog_; }
-    // Transport sends and reads posted and not yet completed.
+    // Transport sends, reads and writes posted and not yet completed.
     size_t ops_in_flight() const { return ops_in_flight_; }
     // Counts transport completions: tells a waiter whether anything moves.
     uint64_t activity() const { return activity_; }
@@ -77,7 +77,7 @@ class Engine {
     struct Request;
     struct TxOp;
     struct RxBuf;
-    struct ReadOp;
+    struct RmaOp;
     struct OutItem {
         TxOp *packet = nullptr;  // a ready packet, or
         uint64_t stream = 0;     // the id of a long send whose chunks go next
@@ -129,7 +129,9 @@ class Engine {
     void start_send_data(Request *r);
     void begin_reads(Request *r);
     void post_reads(Request *r);
-    void handle_read_done(ReadOp *op, int error);
+    void handle_read_done(RmaOp *op, int error);
+    RmaOp *take_rma_op(uint64_t req_id, size_t len);
+    void give_rma_op(RmaOp *op);
     void finish_long_recv(Request *r);
     void finish_long_send(Request *r);
     void release_send_slot();
@@ -140,6 +142,13 @@ class Engine {
     void on_chunk(const WireHeader &h, int src, const char *payload, size_t plen);
     PostResult emit_chunk(Request *r);
     Request *find(uint64_t id, int peer);
+
+    // rdma_write.cpp
+    bool offer_write_target(Request *r, WireHeader *cts);
+    bool valid_write_target(const Request *r, const WireHeader &cts) const;
+    void post_writes(Request *r);
+    void handle_write_done(RmaOp *op, int error);
+    void on_write_fin(const WireHeader &h, int src);
 
     Transport *transport_;
     int rank_, size_;
@@ -161,10 +170,10 @@ class Engine {
     std::vector<std::unique_ptr<TxOp[]>> tx_slabs_;
     std::vector<std::unique_ptr<MemoryRegion>> tx_mrs_;
     std::vector<TxOp *> tx_free_;
-    std::vector<std::unique_ptr<ReadOp>> read_pool_;
-    std::vector<ReadOp *> read_free_;
-    std::deque<uint64_t> reads_waiting_;  // long receives whose reads hit a full queue
-    size_t ops_in_flight_ = 0;            // transport sends and reads not yet completed
+    std::vector<std::unique_ptr<RmaOp>> rma_pool_;
+    std::vector<RmaOp *> rma_free_;
+    std::deque<uint64_t> rma_waiting_;  // long messages whose reads or writes hit a full queue
+    size_t ops_in_flight_ = 0;          // transport sends, reads and writes not yet completed
     uint64_t activity_ = 0;
     size_t live_sends_ = 0;
 

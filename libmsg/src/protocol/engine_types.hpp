@@ -9,6 +9,11 @@
 
 namespace msg {
 
+// RDMA reads and writes of a long message: pieces of at most kRmaPiece bytes,
+// at most kRmaInFlight of them posted at once per message.
+constexpr int kRmaInFlight = 4;
+constexpr size_t kRmaPiece = 32u << 20;
+
 struct Engine::Request {
     uint64_t id = 0;
     bool is_send = false;
@@ -24,14 +29,16 @@ struct Engine::Request {
 
     // Long messages.
     bool is_long = false;
-    bool rdma = false;
+    bool rdma = false;   // RDMA read protocol: the receiver reads
+    bool write = false;  // RDMA write protocol: send: offered, then granted; receive: granted
+    bool cts = false;    // send: its CTS has arrived (only one may); receive: it has gone out
     uint64_t msg_len = 0;       // receive: the sender's message size
     uint64_t accepted = 0;      // bytes that will move (min of size and capacity)
     uint64_t done = 0;          // bytes moved and completed
     uint64_t posted_bytes = 0;  // bytes handed to the transport
     int outstanding = 0;        // transport operations in flight
     uint64_t remote_id = 0;     // the other side's request id
-    uint64_t raddr = 0, rkey = 0;
+    uint64_t raddr = 0, rkey = 0;  // the peer's buffer (read: the sender's; write: the receiver's)
     bool holds_slot = false;  // restricted mode
     std::unique_ptr<MemoryRegion> mr;
 };
@@ -52,7 +59,8 @@ struct Engine::RxBuf {
     char *buf = nullptr;
 };
 
-struct Engine::ReadOp {
+// One RDMA read or write in flight.
+struct Engine::RmaOp {
     OpContext ctx;
     uint64_t req_id = 0;
     size_t len = 0;

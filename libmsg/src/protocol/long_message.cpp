@@ -1,10 +1,18 @@
-// Long messages. Both protocols open with a request to send (RTS) so nothing
+// Long messages. Every protocol opens with a request to send (RTS) so nothing
 // large is ever buffered unexpectedly:
-//   send/recv: RTS -> CTS(accepted) -> chunks through pre-posted buffers;
-//   RDMA:      RTS(address, key) -> receiver reads -> FIN.
+//   send/recv:  RTS -> CTS(accepted) -> chunks through pre-posted buffers;
+//   RDMA read:  RTS(address, key) -> receiver reads -> FIN;
+//   RDMA write: RTS -> CTS(accepted, address, key) -> sender writes -> FIN
+//               (the writes themselves are in rdma_write.cpp).
 // Restricted mode (the paper's lock) lets one long send and one long receive
-// move data at a time; a restricted RDMA receive asks (CTS) and waits for the
-// sender's turn (GO) before reading.
+// move data at a time. A receive takes the receive slot before its CTS; a send
+// takes the send slot when its CTS arrives (a restricted RDMA read receive
+// then waits for the sender's GO before reading). So a slot is only ever held
+// by a pair whose other side has committed too: a send slot by a send that
+// has its CTS, whose receiver already holds its receive slot; a receive slot
+// by a receive whose sender either moves data now or waits only for its own
+// send slot, held by such a moving pair. Waits are one step deep and never
+// form a cycle; RTS packets are never held back.
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -14,11 +22,6 @@
 #include "protocol/engine_types.hpp"
 
 namespace msg {
-
-namespace {
-constexpr int kReadsInFlight = 4;
-constexpr size_t kReadPiece = 32u << 20;
-}  // namespace
 
 int Engine::start_long_send(Request *r) {
     r->is_long = true;
@@ -35,6 +38,18 @@ int Engine::start_long_send(Request *r) {
         op->hdr.flags = kFlagRdma;
         op->hdr.offset = r->mr->remote_address(r->sbuf);
         op->hdr.key = r->mr->remote_key();
+    } else if (opts_.long_protocol == MSG_PROTOCOL_RDMA_WRITE &&
+               transport_->supports_rdma_write()) {
+        // Registered now, where the transport needs it, so that a buffer that
+        // cannot be registered fails here rather than after a receiver has
+        // committed its buffer to us.
+        if (transport_->needs_local_registration() &&
+            transport_->register_memory(r->sbuf, r->len, kLocal, &r->mr) != 0) {
+            free_txop(op);
+            return MSG_ERR_TRANSPORT;
+        }
+        r->write = true;
+        op->hdr.flags = kFlagRdmaWrite;
     }
     queue_packet(op);
     return MSG_OK;
@@ -53,6 +68,9 @@ void Engine::start_long_recv(Request *r, int src, int tag, uint64_t len, uint64_
     r->accepted = std::min<uint64_t>(len, r->len);
     r->remote_id = send_id;
     r->rdma = (flags & kFlagRdma) != 0;
+    // Nothing to write (truncated to zero bytes): a plain CTS, as send/recv.
+    r->write =
+        (flags & kFlagRdmaWrite) != 0 && r->accepted > 0 && transport_->supports_rdma_write();
     r->raddr = addr;
     r->rkey = key;
     if (r->rdma && !opts_.restricted) {
@@ -73,18 +91,29 @@ void Engine::grant_recv(Request *r) {
     op->hdr.send_id = r->remote_id;
     op->hdr.recv_id = r->id;
     op->hdr.len = r->accepted;
+    if (r->write && !offer_write_target(r, &op->hdr)) r->write = false;
+    r->cts = true;
     queue_packet(op);
-    if (!r->rdma && r->accepted == 0 && find(r->id, -1) != nullptr) finish_long_recv(r);
+    if (!r->rdma && !r->write && r->accepted == 0 && find(r->id, -1) != nullptr)
+        finish_long_recv(r);
 }
 
 void Engine::on_cts(const WireHeader &h, int src) {
     Request *r = find(h.send_id, src);
-    if (r == nullptr || !r->is_send || !r->is_long || h.len > r->len) {
+    if (r == nullptr || !r->is_send || !r->is_long || r->cts || h.len > r->len ||
+        ((h.flags & kFlagRdmaWrite) && !valid_write_target(r, h))) {
         ++stats_.bad_headers;
         return;
     }
+    r->cts = true;
     r->remote_id = h.recv_id;
     r->accepted = h.len;
+    // A write offer the receiver did not take (a plain CTS): chunks instead.
+    r->write = (h.flags & kFlagRdmaWrite) != 0;
+    if (r->write) {
+        r->raddr = h.offset;
+        r->rkey = h.key;
+    }
     if (opts_.restricted && send_slot_busy_)
         send_waiting_.push_back(r->id);
     else
@@ -101,6 +130,10 @@ void Engine::start_send_data(Request *r) {
         op->hdr.send_id = r->id;
         op->hdr.recv_id = r->remote_id;
         queue_packet(op);
+        return;
+    }
+    if (r->write) {
+        post_writes(r);
         return;
     }
     if (r->accepted == 0) {
@@ -140,8 +173,9 @@ void Engine::on_chunk(const WireHeader &h, int src, const char *payload, size_t 
     // Chunks are sent in order, but a provider may complete a large one
     // after a smaller one behind it (libfabric promises no completion
     // order), so each lands at its own offset.
-    if (r == nullptr || r->is_send || !r->is_long || r->rdma || h.offset % chunk_payload() != 0 ||
-        h.offset >= r->accepted || plen > r->accepted - h.offset || r->done + plen > r->accepted) {
+    if (r == nullptr || r->is_send || !r->is_long || r->rdma || r->write ||
+        h.offset % chunk_payload() != 0 || h.offset >= r->accepted ||
+        plen > r->accepted - h.offset || r->done + plen > r->accepted) {
         ++stats_.bad_headers;
         return;
     }
@@ -172,27 +206,36 @@ void Engine::begin_reads(Request *r) {
     post_reads(r);
 }
 
+Engine::RmaOp *Engine::take_rma_op(uint64_t req_id, size_t len) {
+    RmaOp *op;
+    if (rma_free_.empty()) {
+        rma_pool_.push_back(std::make_unique<RmaOp>());
+        op = rma_pool_.back().get();
+    } else {
+        op = rma_free_.back();
+        rma_free_.pop_back();
+    }
+    op->req_id = req_id;
+    op->len = len;
+    return op;
+}
+
+void Engine::give_rma_op(RmaOp *op) {
+    rma_free_.push_back(op);
+}
+
 void Engine::post_reads(Request *r) {
-    size_t piece = std::min(kReadPiece, transport_->max_transfer());
-    while (r->outstanding < kReadsInFlight && r->posted_bytes < r->accepted) {
+    size_t piece = std::min(kRmaPiece, transport_->max_transfer());
+    while (r->outstanding < kRmaInFlight && r->posted_bytes < r->accepted) {
         size_t n = std::min<uint64_t>(piece, r->accepted - r->posted_bytes);
-        ReadOp *op;
-        if (read_free_.empty()) {
-            read_pool_.push_back(std::make_unique<ReadOp>());
-            op = read_pool_.back().get();
-        } else {
-            op = read_free_.back();
-            read_free_.pop_back();
-        }
-        op->req_id = r->id;
-        op->len = n;
+        RmaOp *op = take_rma_op(r->id, n);
         int rc = transport_->post_read(r->peer, r->rbuf + r->posted_bytes, n,
                                        r->mr ? r->mr->desc() : nullptr, r->raddr + r->posted_bytes,
                                        r->rkey, &op->ctx);
         if (rc != 0) {
-            read_free_.push_back(op);
+            give_rma_op(op);
             if (rc == -EAGAIN) {
-                reads_waiting_.push_back(r->id);
+                rma_waiting_.push_back(r->id);
                 backlog_ = true;
             } else {
                 log_debug("RDMA read from rank %d failed: %s", r->peer, std::strerror(-rc));
@@ -206,11 +249,11 @@ void Engine::post_reads(Request *r) {
     }
 }
 
-void Engine::handle_read_done(ReadOp *op, int error) {
+void Engine::handle_read_done(RmaOp *op, int error) {
     --ops_in_flight_;
     uint64_t id = op->req_id;
     size_t len = op->len;
-    read_free_.push_back(op);
+    give_rma_op(op);
     Request *r = find(id, -1);
     if (r == nullptr) return;
     if (error != 0) {

@@ -14,14 +14,19 @@ enum class PacketType : uint8_t {
     Hello = 1,   // connection handshake at init
     Eager = 2,   // a whole small message
     Rts = 3,     // request to send a long message
-    Cts = 4,     // clear to send: the receiver matched it (recv_id, accepted bytes)
+    Cts = 4,     // clear to send: the receiver matched it (recv_id, accepted bytes;
+                 // with kFlagRdmaWrite also where to write them: offset, key)
     Chunk = 5,   // one piece of a long message (send/recv protocol)
     Go = 6,      // restricted RDMA: the sender's turn has come, read now
-    Fin = 7,     // RDMA protocol: the receiver has read everything
+    Fin = 7,     // RDMA read: the receiver has read everything; with kFlagRdmaWrite,
+                 // RDMA write: the sender's writes have all completed
     Credit = 8,  // returns receive buffers; consumes none itself
 };
 
 constexpr uint32_t kFlagRdma = 1;  // Rts: the payload may be read at (offset, key)
+// Rts: the sender can write the payload; Cts: write it at (offset, key);
+// Fin: it has been written.
+constexpr uint32_t kFlagRdmaWrite = 2;
 
 struct WireHeader {
     uint16_t magic;
@@ -35,8 +40,9 @@ struct WireHeader {
     uint64_t len;      // Eager: payload bytes; Rts: message bytes; Cts: accepted bytes
     uint64_t send_id;  // sender's request id (Rts, Cts, Fin)
     uint64_t recv_id;  // receiver's request id (Cts, Chunk, Go)
-    uint64_t offset;   // Chunk: offset in the message; Rts with kFlagRdma: remote address
-    uint64_t key;      // Rts with kFlagRdma: remote key
+    uint64_t offset;   // Chunk: offset in the message; Rts with kFlagRdma, Cts with
+                       // kFlagRdmaWrite: remote address
+    uint64_t key;      // Rts with kFlagRdma, Cts with kFlagRdmaWrite: remote key
 };
 static_assert(sizeof(WireHeader) == 64);
 

@@ -1,6 +1,6 @@
 // The one internal interface every fabric implements: VIA-style two-sided
-// send/receive into pre-posted buffers, one-sided RDMA read, registration and
-// completion polling. The protocols in protocol/ are written only against it.
+// send/receive into pre-posted buffers, one-sided RDMA read and write,
+// registration and completion polling. The protocols in protocol/ are written only against it.
 #pragma once
 
 #include <sys/uio.h>
@@ -15,7 +15,7 @@ namespace msg {
 
 // Per-operation context the transport hands back on completion. The first
 // bytes belong to the transport (libfabric keeps its fi_context2 there).
-enum class OpKind : uint8_t { Send, Recv, Read };
+enum class OpKind : uint8_t { Send, Recv, Read, Write };
 
 struct OpContext {
     alignas(16) unsigned char transport_space[64];
@@ -42,7 +42,7 @@ class MemoryRegion {
     virtual uint64_t remote_address(const void *p) const = 0;
 };
 
-enum Access : unsigned { kLocal = 1, kRemoteRead = 2 };
+enum Access : unsigned { kLocal = 1, kRemoteRead = 2, kRemoteWrite = 4 };
 
 class Transport {
   public:
@@ -57,7 +57,11 @@ class Transport {
     // True when local buffers must be registered before send/recv/read.
     virtual bool needs_local_registration() const = 0;
     virtual bool supports_rdma_read() const = 0;
-    // Largest single send or read the transport accepts.
+    // True when post_write works and a write that has completed is in the
+    // peer's memory before any send posted after that completion is
+    // delivered (the write protocol's FIN relies on it).
+    virtual bool supports_rdma_write() const = 0;
+    // Largest single send, read or write the transport accepts.
     virtual size_t max_transfer() const = 0;
     virtual size_t max_iov() const = 0;
     // How many receives may be posted at once.
@@ -76,6 +80,8 @@ class Transport {
     virtual int post_recv(void *buf, size_t len, void *desc, OpContext *ctx) = 0;
     virtual int post_read(int peer, void *local, size_t len, void *desc, uint64_t remote_addr,
                           uint64_t key, OpContext *ctx) = 0;
+    virtual int post_write(int peer, const void *local, size_t len, void *desc,
+                           uint64_t remote_addr, uint64_t key, OpContext *ctx) = 0;
 
     // Reaps up to max completions without blocking; returns how many.
     virtual int poll(TransportCompletion *out, int max) = 0;

@@ -37,18 +37,20 @@ std::vector<Combo> providers() {
 std::vector<Combo> full() {
     std::vector<Combo> all;
     for (const char *provider : {"shm", "tcp;ofi_rxm"})
-        for (const char *protocol : {"sendrecv", "rdma"})
+        for (const char *protocol : {"sendrecv", "rdma", "rdma-write"})
             for (const char *restricted : {"0", "1"})
                 all.push_back({provider, protocol, restricted, ""});
-    // The provider's own RDMA reads on shm, which libmsg's cross-memory reads replace.
+    // The provider's own RDMA reads and writes on shm, which libmsg's cross-memory copies
+    // replace.
     all.push_back({"shm", "rdma", "0", "0"});
+    all.push_back({"shm", "rdma-write", "0", "0"});
     return all;
 }
 
 std::vector<Combo> with_protocols() {
     std::vector<Combo> all;
     for (const char *provider : {"shm", "tcp;ofi_rxm"})
-        for (const char *protocol : {"sendrecv", "rdma"})
+        for (const char *protocol : {"sendrecv", "rdma", "rdma-write"})
             all.push_back({provider, protocol, "0", ""});
     return all;
 }

@@ -17,10 +17,10 @@ constexpr const char *kCredits = "4";
 
 struct Combo {
     std::string provider;    // "shm" or "tcp;ofi_rxm"
-    std::string protocol;    // "sendrecv" or "rdma"; empty: the library's default
+    std::string protocol;    // "sendrecv", "rdma" or "rdma-write"; empty: the library's default
     std::string restricted;  // "0" or "1"; empty: the library's default
-    // shm only: "0" leaves RDMA reads to the provider instead of libmsg's own
-    // cross-memory reads (VIADUCT_SHM_CMA); empty: the library's default.
+    // shm only: "0" leaves RDMA reads and writes to the provider instead of libmsg's own
+    // cross-memory copies (VIADUCT_SHM_CMA); empty: the library's default.
     std::string cma = "";
 
     std::string name() const;

@@ -176,7 +176,9 @@ void check_info_matches_environment(const msg_info_t &info) {
         WCHECK(info.buffer_size == std::strtoull(v, nullptr, 10),
                "msg_get_info buffer_size %zu, VIADUCT_BUFFER_SIZE=%s", info.buffer_size, v);
     if (const char *v = std::getenv("VIADUCT_PROTOCOL")) {
-        int want = std::strcmp(v, "rdma") == 0 ? MSG_PROTOCOL_RDMA : MSG_PROTOCOL_SENDRECV;
+        int want = std::strcmp(v, "rdma") == 0         ? MSG_PROTOCOL_RDMA
+                   : std::strcmp(v, "rdma-write") == 0 ? MSG_PROTOCOL_RDMA_WRITE
+                                                       : MSG_PROTOCOL_SENDRECV;
         WCHECK(info.long_protocol == want, "msg_get_info long_protocol %d, VIADUCT_PROTOCOL=%s",
                info.long_protocol, v);
     }

@@ -1,3 +1,5 @@
+// Cross-memory reads and writes: the peer's pid and probe word travel in the
+// fabric address; each copy loops until the kernel has moved every byte.
 #include "transport/ofi/cma.hpp"
 
 #include <sys/uio.h>
@@ -62,12 +64,22 @@ int CrossMemory::read_words(size_t r, uint64_t *out, uint64_t remote) const {
 }
 
 int CrossMemory::read(int peer, void *local, size_t len, uint64_t remote) const {
-    auto *dst = static_cast<char *>(local);
+    return copy(peer, local, len, remote, false);
+}
+
+int CrossMemory::write(int peer, const void *local, size_t len, uint64_t remote) const {
+    return copy(peer, const_cast<void *>(local), len, remote, true);
+}
+
+int CrossMemory::copy(int peer, void *local, size_t len, uint64_t remote, bool to_peer) const {
+    auto *mine = static_cast<char *>(local);
+    pid_t pid = peers_[static_cast<size_t>(peer)].pid;
     size_t done = 0;
     while (done < len) {
-        iovec l{dst + done, len - done};
+        iovec l{mine + done, len - done};
         iovec rv{reinterpret_cast<void *>(remote + done), len - done};
-        ssize_t n = process_vm_readv(peers_[static_cast<size_t>(peer)].pid, &l, 1, &rv, 1, 0);
+        ssize_t n = to_peer ? process_vm_writev(pid, &l, 1, &rv, 1, 0)
+                            : process_vm_readv(pid, &l, 1, &rv, 1, 0);
         if (n < 0) {
             if (errno == EINTR) continue;
             return errno;

@@ -82,6 +82,7 @@ class OfiTransport final : public Transport {
     int connect(const std::vector<std::vector<uint8_t>> &addresses) override;
     bool needs_local_registration() const override { return local_mr_; }
     bool supports_rdma_read() const override { return rma_; }
+    bool supports_rdma_write() const override { return rma_write_; }
     size_t max_transfer() const override { return max_msg_; }
     size_t max_iov() const override { return max_iov_; }
     size_t max_posted_receives() const override { return rx_size_; }
@@ -93,6 +94,8 @@ class OfiTransport final : public Transport {
     int post_recv(void *buf, size_t len, void *desc, OpContext *ctx) override;
     int post_read(int peer, void *local, size_t len, void *desc, uint64_t remote_addr, uint64_t key,
                   OpContext *ctx) override;
+    int post_write(int peer, const void *local, size_t len, void *desc, uint64_t remote_addr,
+                   uint64_t key, OpContext *ctx) override;
     int poll(TransportCompletion *out, int max) override;
     int wait_fd() const override { return doorbell_ ? doorbell_->fd() : wait_fd_; }
     bool prepare_wait() override {
@@ -128,6 +131,10 @@ class OfiTransport final : public Transport {
     bool virt_addr_ = false;
     bool prov_key_ = false;
     bool rma_ = false;
+    bool rma_write_ = false;
+    // The provider keeps sends behind earlier writes (FI_ORDER_SAW); without
+    // it each write asks for delivery-complete semantics instead.
+    bool send_after_write_ = false;
     size_t max_msg_ = 0;
     size_t max_iov_ = 1;
     size_t rx_size_ = 0;
@@ -135,36 +142,47 @@ class OfiTransport final : public Transport {
     uint64_t registrations_ = 0;
     int wait_fd_ = -1;
     std::unique_ptr<Doorbell> doorbell_;  // when the CQ has no fd (shm)
-    std::unique_ptr<CrossMemory> cma_;    // shm: reads done here, not in the provider
+    std::unique_ptr<CrossMemory> cma_;    // shm: reads and writes done here, not in the provider
     std::deque<TransportCompletion> done_;  // completed by us, reported by poll
 };
 
 int OfiTransport::open(const std::string &provider, std::string *error) {
     std::unique_ptr<fi_info, InfoDeleter> hints(fi_allocinfo());
     if (!hints) return *error = "fi_allocinfo failed", -ENOMEM;
-    hints->caps = FI_MSG | FI_RMA | FI_READ | FI_REMOTE_READ;
     hints->ep_attr->type = FI_EP_RDM;
     hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
     hints->domain_attr->threading = FI_THREAD_DOMAIN;
-    hints->tx_attr->msg_order = FI_ORDER_SAS;
-    hints->rx_attr->msg_order = FI_ORDER_SAS;
     hints->fabric_attr->prov_name = strdup(provider.c_str());
 
+    // From the most to the least a provider may offer: each protocol that
+    // needs a missing capability falls back to send/recv in the engine. Only
+    // send-after-send order is asked for: shm grants send-after-write too,
+    // but then without FI_MR_VIRT_ADDR, which the cross-memory copies need.
+    // What order the provider gives unasked is read from its answer.
+    constexpr uint64_t kRead = FI_RMA | FI_READ | FI_REMOTE_READ;
+    constexpr uint64_t kWrite = FI_RMA | FI_WRITE | FI_REMOTE_WRITE;
+    hints->tx_attr->msg_order = FI_ORDER_SAS;
+    hints->rx_attr->msg_order = FI_ORDER_SAS;
     fi_info *raw = nullptr;
-    int rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints.get(), &raw);
-    if (rc != 0) {
-        // Retry without RMA: such a provider can still run the send/recv protocol.
-        hints->caps = FI_MSG;
+    int rc = -FI_ENODATA;
+    const uint64_t attempts[] = {FI_MSG | kRead | kWrite, FI_MSG | kRead, FI_MSG};
+    for (uint64_t caps : attempts) {
+        hints->caps = caps;
         rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints.get(), &raw);
-        if (rc != 0) {
-            *error = "no libfabric provider '" + provider +
-                     "' with reliable datagram endpoints: " + fi_strerror(-rc);
-            return rc;
-        }
+        if (rc == 0) break;
+    }
+    if (rc != 0) {
+        *error = "no libfabric provider '" + provider +
+                 "' with reliable datagram endpoints: " + fi_strerror(-rc);
+        return rc;
     }
     std::unique_ptr<fi_info, InfoDeleter> info(raw);
     name_ = info->fabric_attr->prov_name;
-    rma_ = (info->caps & FI_RMA) != 0;
+    // FI_RMA with no direction named means every direction.
+    const uint64_t dirs = info->caps & (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE);
+    rma_ = (info->caps & FI_RMA) != 0 && (dirs == 0 || (dirs & FI_READ) != 0);
+    rma_write_ = (info->caps & FI_RMA) != 0 && (dirs == 0 || (dirs & FI_WRITE) != 0);
+    send_after_write_ = (info->tx_attr->msg_order & FI_ORDER_SAW) != 0;
     local_mr_ = (info->domain_attr->mr_mode & FI_MR_LOCAL) != 0;
     virt_addr_ = (info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
     prov_key_ = (info->domain_attr->mr_mode & FI_MR_PROV_KEY) != 0;
@@ -224,7 +242,8 @@ int OfiTransport::open(const std::string &provider, std::string *error) {
             log_debug("no doorbell (%s): the progress thread will poll", why.c_str());
     }
     const char *cma = std::getenv("VIADUCT_SHM_CMA");
-    if (name_ == "shm" && rma_ && virt_addr_ && !(cma != nullptr && std::strcmp(cma, "0") == 0))
+    if (name_ == "shm" && (rma_ || rma_write_) && virt_addr_ &&
+        !(cma != nullptr && std::strcmp(cma, "0") == 0))
         cma_ = std::make_unique<CrossMemory>();
     // Our address: fabric name length (2 bytes), fabric name, cross-memory
     // blob length (1 byte) and blob, doorbell name.
@@ -238,10 +257,10 @@ int OfiTransport::open(const std::string &provider, std::string *error) {
         address_.insert(address_.end(), bell.begin(), bell.end());
     }
     log_debug(
-        "transport %s: wait fd %d, doorbell %d, rma %d, virt addr %d, cross-memory reads %d, "
-        "local mr %d, max msg %zu",
-        name_.c_str(), wait_fd_, doorbell_ != nullptr, rma_, virt_addr_, cma_ != nullptr,
-        local_mr_, max_msg_);
+        "transport %s: wait fd %d, doorbell %d, rma read %d, rma write %d, send after write %d, "
+        "virt addr %d, cross-memory copies %d, local mr %d, max msg %zu",
+        name_.c_str(), wait_fd_, doorbell_ != nullptr, rma_, rma_write_, send_after_write_,
+        virt_addr_, cma_ != nullptr, local_mr_, max_msg_);
     return 0;
 }
 
@@ -277,7 +296,9 @@ int OfiTransport::connect(const std::vector<std::vector<uint8_t>> &addresses) {
 int OfiTransport::register_memory(const void *addr, size_t len, unsigned access,
                                   std::unique_ptr<MemoryRegion> *out) {
     uint64_t acc = FI_SEND | FI_RECV | FI_READ;
+    if (rma_write_) acc |= FI_WRITE;
     if (access & kRemoteRead) acc |= FI_REMOTE_READ;
+    if (access & kRemoteWrite) acc |= FI_REMOTE_WRITE;
     fid_mr *mr = nullptr;
     uint64_t key = prov_key_ ? 0 : next_key_++;
     // Zero-length registrations are not portable; register one byte instead.
@@ -318,6 +339,40 @@ int OfiTransport::post_read(int peer, void *local, size_t len, void *desc, uint6
     }
     ssize_t rc =
         fi_read(ep_, local, len, desc, peers_[static_cast<size_t>(peer)], remote_addr, key, ctx);
+    if (rc != 0) return to_errno(rc);
+    if (doorbell_) doorbell_->ring(peer);
+    return 0;
+}
+
+int OfiTransport::post_write(int peer, const void *local, size_t len, void *desc,
+                             uint64_t remote_addr, uint64_t key, OpContext *ctx) {
+    ctx->posted = OpKind::Write;
+    if (cma_ && cma_->usable(peer)) {
+        // In the peer's memory when this returns, before any later send.
+        int err = cma_->write(peer, local, len, remote_addr);
+        if (err != 0) log_debug("cross-memory write to rank %d failed: %s", peer, strerror(err));
+        done_.push_back({ctx, OpKind::Write, err, len});
+        return 0;
+    }
+    fi_addr_t dest = peers_[static_cast<size_t>(peer)];
+    ssize_t rc;
+    if (send_after_write_) {
+        rc = fi_write(ep_, local, len, desc, dest, remote_addr, key, ctx);
+    } else {
+        // No send-after-write order: the write completes only once its data
+        // is in the peer's memory, so a send posted after it cannot overtake.
+        iovec iov{const_cast<void *>(local), len};
+        fi_rma_iov rma{remote_addr, len, key};
+        fi_msg_rma msg{};
+        msg.msg_iov = &iov;
+        msg.desc = &desc;
+        msg.iov_count = 1;
+        msg.addr = dest;
+        msg.rma_iov = &rma;
+        msg.rma_iov_count = 1;
+        msg.context = ctx;
+        rc = fi_writemsg(ep_, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE);
+    }
     if (rc != 0) return to_errno(rc);
     if (doorbell_) doorbell_->ring(peer);
     return 0;

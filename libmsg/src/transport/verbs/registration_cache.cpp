@@ -55,10 +55,11 @@ int RegistrationCache::acquire(const void *addr, size_t len, unsigned access,
     // Zero-length registrations are not portable; register one byte instead.
     uintptr_t begin = reinterpret_cast<uintptr_t>(addr), end = begin + (len == 0 ? 1 : len);
     bool remote_read = (access & kRemoteRead) != 0;
+    bool remote_write = (access & kRemoteWrite) != 0;
     forget_changed();
     for (auto it = entries_.begin(); it != entries_.end(); ++it) {
         if (!it->stale && it->begin <= begin && end <= it->end &&
-            (it->remote_read || !remote_read)) {
+            (it->remote_read || !remote_read) && (it->remote_write || !remote_write)) {
             entries_.splice(entries_.begin(), entries_, it);
             Entry &e = entries_.front();
             ++e.users;
@@ -67,12 +68,14 @@ int RegistrationCache::acquire(const void *addr, size_t len, unsigned access,
             return 0;
         }
     }
-    int flags = IBV_ACCESS_LOCAL_WRITE | (remote_read ? IBV_ACCESS_REMOTE_READ : 0);
+    int flags = IBV_ACCESS_LOCAL_WRITE | (remote_read ? IBV_ACCESS_REMOTE_READ : 0) |
+                (remote_write ? IBV_ACCESS_REMOTE_WRITE : 0);
     ibv_mr *mr = ibv_reg_mr(pd_, const_cast<void *>(addr), end - begin, flags);
     bool writable = true;
-    if (mr == nullptr && (errno == EFAULT || errno == EACCES || errno == EPERM)) {
+    if (mr == nullptr && !remote_write && (errno == EFAULT || errno == EACCES || errno == EPERM)) {
         // Read-only memory (a constant send buffer) cannot be pinned for
-        // writing; it can still be sent from and read remotely.
+        // writing; it can still be sent from, written remotely from and read
+        // remotely. (Remote write access needs local write access.)
         mr = ibv_reg_mr(pd_, const_cast<void *>(addr), end - begin, flags & ~IBV_ACCESS_LOCAL_WRITE);
         writable = false;
     }
@@ -83,7 +86,8 @@ int RegistrationCache::acquire(const void *addr, size_t len, unsigned access,
     }
     ++registrations_;
     bool watched = monitor_ && monitor_->watch(begin, end);
-    entries_.push_front(Entry{mr, begin, end, remote_read, writable, 1, watched, false});
+    entries_.push_front(
+        Entry{mr, begin, end, remote_read, remote_write, writable, 1, watched, false});
     *out = std::make_unique<CachedRegion>(this, &entries_.front());
     trim();
     return 0;

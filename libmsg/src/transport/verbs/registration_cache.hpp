@@ -23,6 +23,7 @@ class RegistrationCache {
         ibv_mr *mr = nullptr;
         uintptr_t begin = 0, end = 0;
         bool remote_read = false;
+        bool remote_write = false;
         bool writable = true;  // false: read-only memory, registered without LOCAL_WRITE
         int users = 0;
         bool watched = false;  // the monitor reports its pages changing

@@ -1,9 +1,10 @@
 // Verbs transport data path: sends, receives on the shared receive queue,
-// RDMA reads, completions, blocking through the completion channel, and a
+// RDMA reads and writes, completions, blocking through the completion channel, and a
 // lost peer's queue pair moved to the error state so nothing waits on it.
 #include "transport/verbs/verbs_transport.hpp"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include "common/log.hpp"
@@ -93,18 +94,31 @@ int VerbsTransport::post_send(int peer, const struct iovec *iov, void **desc, si
 
 int VerbsTransport::post_read(int peer, void *local, size_t len, void *desc, uint64_t remote_addr,
                               uint64_t key, OpContext *ctx) {
+    return post_rdma(peer, IBV_WR_RDMA_READ, OpKind::Read, local, len, desc, remote_addr, key, ctx);
+}
+
+int VerbsTransport::post_write(int peer, const void *local, size_t len, void *desc,
+                               uint64_t remote_addr, uint64_t key, OpContext *ctx) {
+    return post_rdma(peer, IBV_WR_RDMA_WRITE, OpKind::Write, local, len, desc, remote_addr, key,
+                     ctx);
+}
+
+int VerbsTransport::post_rdma(int peer, ibv_wr_opcode opcode, OpKind kind, const void *local,
+                              size_t len, void *desc, uint64_t remote_addr, uint64_t key,
+                              OpContext *ctx) {
     auto *mr = static_cast<ibv_mr *>(desc);
-    if (mr == nullptr || len > max_msg_) return -EINVAL;
+    // An rkey is 32 bits; a larger key cannot be one of ours.
+    if (mr == nullptr || len > max_msg_ || key > UINT32_MAX) return -EINVAL;
     ibv_sge sge{reinterpret_cast<uint64_t>(local), static_cast<uint32_t>(len), mr->lkey};
     ibv_send_wr wr{};
     wr.wr_id = reinterpret_cast<uint64_t>(ctx);
     wr.sg_list = &sge;
     wr.num_sge = 1;
-    wr.opcode = IBV_WR_RDMA_READ;
+    wr.opcode = opcode;
     wr.send_flags = IBV_SEND_SIGNALED;
     wr.wr.rdma.remote_addr = remote_addr;
     wr.wr.rdma.rkey = static_cast<uint32_t>(key);
-    stash(ctx, OpKind::Read, peer);
+    stash(ctx, kind, peer);
     return post_wr(peer, &wr);
 }
 

@@ -37,6 +37,9 @@ class VerbsTransport final : public Transport {
     int connect(const std::vector<std::vector<uint8_t>> &addresses) override;
     bool needs_local_registration() const override { return true; }
     bool supports_rdma_read() const override { return true; }
+    // RC delivers a send after the writes posted before it on the same queue
+    // pair, and the engine waits for the writes' completions besides.
+    bool supports_rdma_write() const override { return true; }
     size_t max_transfer() const override { return max_msg_; }
     size_t max_iov() const override { return max_sge_; }
     size_t max_posted_receives() const override { return srq_depth_; }
@@ -49,6 +52,8 @@ class VerbsTransport final : public Transport {
     int post_recv(void *buf, size_t len, void *desc, OpContext *ctx) override;
     int post_read(int peer, void *local, size_t len, void *desc, uint64_t remote_addr,
                   uint64_t key, OpContext *ctx) override;
+    int post_write(int peer, const void *local, size_t len, void *desc, uint64_t remote_addr,
+                   uint64_t key, OpContext *ctx) override;
     int poll(TransportCompletion *out, int max) override;
     void shutdown() override;
     int wait_fd() const override { return epoll_fd_; }
@@ -82,6 +87,8 @@ class VerbsTransport final : public Transport {
 
     // verbs_transport.cpp
     int post_wr(int peer, ibv_send_wr *wr);
+    int post_rdma(int peer, ibv_wr_opcode opcode, OpKind kind, const void *local, size_t len,
+                  void *desc, uint64_t remote_addr, uint64_t key, OpContext *ctx);
     void drain_cq_events();
     void lose_peer(int peer, const char *why);
 
