@@ -55,11 +55,9 @@ scenario() {
 }
 
 echo "== libmsg scenarios on rxe0 =="
-# Native verbs: every multi-process scenario of tests/libmsg except the
-# timing-bound idle_cpu and the shm-only payload_huge, at smaller counts.
-# verbs;ofi_rxm (slower to set up under emulation): payload with every
-# protocol, restricted mode with both RDMA protocols, matching, truncation, a
-# killed rank, registration failure.
+# Native verbs and verbs;ofi_rxm: every multi-process scenario of tests/libmsg
+# except the timing-bound idle_cpu and the shm-only payload_huge, at smaller
+# counts; plus a registration failure and kept registrations.
 for tr in verbs rxm; do
   for proto in rdma rdma-write sendrecv; do
     scenario $tr "VIADUCT_PROTOCOL=$proto" 2 0 2 "PASS payload" "$worker" payload 7 20 8
@@ -70,13 +68,11 @@ for tr in verbs rxm; do
   done
   scenario $tr "" 4 0 4 "PASS wildcard" "$worker" wildcard
   scenario $tr "" 2 0 2 "PASS truncation" "$worker" truncation
-  if [ $tr = verbs ]; then
-    scenario $tr "" 3 0 3 "PASS fifo" "$worker" fifo 60
-    scenario $tr "" 4 0 4 "PASS outstanding" "$worker" outstanding 8
-    scenario $tr "" 3 0 3 "PASS threads" "$worker" threads 4 6
-    scenario $tr "" 2 0 2 "PASS api_errors" "$worker" api_errors
-    scenario $tr "" 6 0 6 "PASS connect" "$worker" connect
-  fi
+  scenario $tr "" 3 0 3 "PASS fifo" "$worker" fifo 60
+  scenario $tr "" 4 0 4 "PASS outstanding" "$worker" outstanding 8
+  scenario $tr "" 3 0 3 "PASS threads" "$worker" threads 4 6
+  scenario $tr "" 2 0 2 "PASS api_errors" "$worker" api_errors
+  scenario $tr "" 6 0 6 "PASS connect" "$worker" connect
   # A killed rank: msgrun reports its SIGKILL; the two survivors carry on.
   scenario $tr "VIADUCT_TIMEOUT_MS=5000" 3 137 2 "SURVIVOR_OK" "$worker" peer_failure kill
   if [ $tr = verbs ]; then
