@@ -147,6 +147,17 @@ void run_violations(const Args &) {
                 RIO_ERR_RANGE);
         RSTATUS(rio_read_sync(node.rio(), 0, h.ro + 12345, 0, buf.data(), 10, &moved),
                 RIO_ERR_BAD_HANDLE);
+        // The same refusals for reads whose data would come on its own (a full, successful
+        // direct read has no reply header; a refused one must still say why).
+        RSTATUS(rio_read_sync(node.rio(), 0, h.ro, 1, buf.data(), 65536, &moved), RIO_ERR_RANGE);
+        WCHECK(moved == 0, "refused direct read moved %zu B", moved);
+        RSTATUS(rio_read_sync(node.rio(), 0, h.ro + 12345, 0, buf.data(), 65536, &moved),
+                RIO_ERR_BAD_HANDLE);
+        RSTATUS(rio_read_sync(node.rio(), 0, h.ro, 4096, buf.data(), 65536 - 4096, &moved),
+                RIO_OK);
+        WCHECK(moved == 65536 - 4096 &&
+                   check_pattern(buf.data(), 65536 - 4096, kSeed, 8192) == 65536 - 4096,
+               "direct read at an offset: %zu B or wrong data", moved);
         RSTATUS(rio_read_sync(node.rio(), 0, h.withdrawn, 0, buf.data(), 10, &moved),
                 RIO_ERR_BAD_HANDLE);
         RSTATUS(rio_write_sync(node.rio(), 0, h.ro, 0, buf.data(), 10), RIO_ERR_READ_ONLY);
@@ -192,9 +203,9 @@ void run_violations(const Args &) {
         WCHECK(s.bad_requests == static_cast<uint64_t>(sent_bad),
                "server counted %llu bad requests, %d were sent",
                static_cast<unsigned long long>(s.bad_requests), sent_bad);
-        // Refused: 4 out of range, 3 unknown or withdrawn handle, 1 read-only, 2 short file,
+        // Refused: 5 out of range, 4 unknown or withdrawn handle, 1 read-only, 2 short file,
         // 2 too large, 1 no handler.
-        WCHECK(s.requests_refused == 13, "server refused %llu requests, expected 13",
+        WCHECK(s.requests_refused == 15, "server refused %llu requests, expected 15",
                static_cast<unsigned long long>(s.requests_refused));
         worker::say("violations: every refusal came back with its status; %d bad headers counted",
                     sent_bad);
