@@ -11,7 +11,6 @@ enum class PartKind : uint8_t {
     RequestData,     // the separate data of an incoming request
     ReplyHeader,     // the reply header of a request of ours
     ReplyData,       // the reply data of a request of ours (direct placement)
-    PostReplyHeader,  // a short direct read of ours: its reply header follows
     RequestSend,     // a send of a request of ours (header or data)
     ReplySend,       // a send of a reply we serve (header or data)
     FileIo,          // a file read or write done for an incoming request

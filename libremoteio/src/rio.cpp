@@ -103,7 +103,6 @@ int rio::issue(int dest, int target, uint32_t command, const void *data, size_t 
     out->cookie = cookie;
     uint64_t block = next_tag_block++ % ((0x7fffffffu - kTagFirstDynamic) / kTagsPerRequest);
     auto tag_base = static_cast<uint32_t>(kTagFirstDynamic + block * kTagsPerRequest);
-    out->tag_base = tag_base;
 
     RequestHeader h = io;
     h.magic = kRequestMagic;
@@ -115,12 +114,8 @@ int rio::issue(int dest, int target, uint32_t command, const void *data, size_t 
     h.reply_capacity = reply_capacity;
     bool data_inline = len <= inline_max;
     bool reply_direct = reply_capacity > inline_max;
-    // A read that gets every byte it asked for needs no reply header: the
-    // data message says it all (one message fewer each way to handle).
-    out->header_if_short = reply_direct && command == kCmdRead && io.length == reply_capacity;
     h.flags = static_cast<uint8_t>((data_inline ? kDataInline : 0) |
-                                   (reply_direct ? kReplyDirect : 0) |
-                                   (out->header_if_short ? kHeaderIfShort : 0));
+                                   (reply_direct ? kReplyDirect : 0));
     out->request_msg.resize(sizeof h + (data_inline ? len : 0));
     std::memcpy(out->request_msg.data(), &h, sizeof h);
     if (data_inline && len > 0) std::memcpy(out->request_msg.data() + sizeof h, data, len);
@@ -157,7 +152,7 @@ int rio::issue(int dest, int target, uint32_t command, const void *data, size_t 
                        part_cq, &out->data_part);
         if (rc != MSG_OK) fail_part(out, rc);
     }
-    if (out->error == 0 && !out->header_if_short) {
+    if (out->error == 0) {
         ++out->pending;
         rc = msg_irecv(msg, dest, tag_of(tag_base, kReplyHeaderTag), out->reply_msg.data(),
                        out->reply_msg.size(), part_cq, &out->header_part);

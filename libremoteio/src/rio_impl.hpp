@@ -56,11 +56,6 @@ struct Outgoing {
     Part header_part{PartKind::ReplyHeader, this};
     Part data_part{PartKind::ReplyData, this};
     Part send_part{PartKind::RequestSend, this};
-    Part post_header_part{PartKind::PostReplyHeader, this};
-    // A direct read (kHeaderIfShort): no header comes when all of
-    // reply_capacity arrives with status OK.
-    bool header_if_short = false;
-    uint32_t tag_base = 0;
     // Parts in flight plus one held by the issuing call; the one who drops it
     // to zero posts the completion.
     std::atomic<int> pending{1};

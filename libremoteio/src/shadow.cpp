@@ -67,36 +67,12 @@ void rio::handle(const msg_completion_t &c) {
             break;
         case PartKind::ReplyData: {
             auto *out = static_cast<Outgoing *>(part->owner);
-            if (c.status != MSG_OK) {
-                fail_part(out, c.status);
-            } else if (!out->header_if_short) {
+            if (c.status == MSG_OK) {
                 out->delivered = c.bytes;
-                drop_pending(out);
-            } else if (c.bytes == out->reply_capacity) {
-                // All of it: the reply is complete without a header.
-                out->delivered = c.bytes;
-                out->reply_len = c.bytes;
-                out->reply_status = RIO_OK;
                 drop_pending(out);
             } else {
-                // Short or refused: its header follows. This runs under
-                // libmsg's lock (a callback CQ), where no receive can be
-                // posted: the shadow thread posts it, and the data part's
-                // pending count passes to the header part.
-                out->delivered = c.bytes;
-                msg_completion_t later{};
-                later.op = MSG_OP_USER;
-                later.cookie = &out->post_header_part;
-                msg_cq_post(shadow_cq, &later);
+                fail_part(out, c.status);
             }
-            break;
-        }
-        case PartKind::PostReplyHeader: {
-            auto *out = static_cast<Outgoing *>(part->owner);
-            int rc = msg_irecv(msg, out->rank, static_cast<int>(out->tag_base) + kReplyHeaderTag,
-                               out->reply_msg.data(), out->reply_msg.size(), part_cq,
-                               &out->header_part);
-            if (rc != MSG_OK) fail_part(out, rc);
             break;
         }
         case PartKind::RequestSend: {
@@ -439,13 +415,7 @@ int rio::send_reply(rio_incoming *in, int status, const void *data, size_t len, 
             rc = MSG_OK;
         }
     }
-    // A direct read answered in full with status OK: the requester takes the
-    // data message as the whole reply (kHeaderIfShort) and posts no header
-    // receive; anything else, it waits for the header.
-    const bool data_says_all = direct && (in->hdr.flags & kHeaderIfShort) &&
-                               in->hdr.command == kCmdRead && h.status == RIO_OK &&
-                               h.data_len == h.sent_len && h.sent_len == in->hdr.reply_capacity;
-    if (rc == MSG_OK && !data_says_all) {
+    if (rc == MSG_OK) {
         ++in->sends;
         rc = msg_isend(msg, in->source, base + kReplyHeaderTag, in->reply_msg.data(),
                        in->reply_msg.size(), part_cq, &in->send_part);

@@ -27,10 +27,7 @@ constexpr int kRequestDataTag = 2;
 
 enum RequestFlags : uint8_t {
     kDataInline = 1,  // the request data follows the header in the same message
-    kReplyDirect = 2,  // reply data comes on its own tag, straight into the reply buffer
-    // A direct read: a reply of status OK carrying every byte asked for is
-    // the data message alone; any other reply also sends its header.
-    kHeaderIfShort = 4
+    kReplyDirect = 2  // reply data comes on its own tag, straight into the reply buffer
 };
 
 struct RequestHeader {
@@ -71,7 +68,7 @@ inline const char *check_request(const RequestHeader &h, size_t bytes, size_t in
     if (h.magic != kRequestMagic) return "bad magic";
     if (h.version != kVersion) return "unknown version";
     if (h.target > 1) return "unknown target";
-    if ((h.flags & ~(kDataInline | kReplyDirect | kHeaderIfShort)) != 0) return "unknown flags";
+    if ((h.flags & ~(kDataInline | kReplyDirect)) != 0) return "unknown flags";
     if (h.tag_base < static_cast<uint32_t>(kTagFirstDynamic) ||
         h.tag_base > 0x7fffffffu - kTagsPerRequest)
         return "tag block out of range";
