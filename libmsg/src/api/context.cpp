@@ -156,6 +156,14 @@ void Core::wake_progress() {
 // transport's fd (libfabric's CQ fd, or the shm doorbell), or without one
 // backs off from 20 us to 1 ms between polls, so an idle process costs well
 // under 1% of a core.
+// A thread waiting for the fabric lock while this one keeps taking it (a
+// large message moving in many passes) gets its turn: the mutex is not fair,
+// and a waiter kept out for timeout_ms would declare the fabric wedged.
+void Core::step_aside() {
+    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(5);
+    while (mu.waiters() > 0 && std::chrono::steady_clock::now() < until) sched_yield();
+}
+
 void Core::progress_loop() {
     int idle_us = 0;
     while (!stop) {
@@ -165,9 +173,11 @@ void Core::progress_loop() {
             timeout_ms = 1;
         } else {
             {
-                std::lock_guard<msg::TimedMutex> lk(mu);
+                std::unique_lock<msg::TimedMutex> lk(mu);
                 if (engine->progress()) {
                     idle_us = 0;
+                    lk.unlock();
+                    step_aside();
                     continue;
                 }
                 // libfabric's CQ fd (tcp) also rings for our own operations

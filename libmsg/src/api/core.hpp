@@ -29,6 +29,7 @@ struct Core {
     void start_progress_thread();
     void stop_progress_thread();
     void progress_loop();
+    void step_aside();
     // One progress pass if nobody else is making progress right now.
     bool try_progress();
     // Closes the endpoint, then the engine's buffers, then the fabric.

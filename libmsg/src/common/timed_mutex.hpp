@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <time.h>
 
+#include <atomic>
 #include <chrono>
 
 namespace msg {
@@ -17,7 +18,11 @@ class TimedMutex {
     TimedMutex(const TimedMutex &) = delete;
     TimedMutex &operator=(const TimedMutex &) = delete;
 
-    void lock() { pthread_mutex_lock(&m_); }
+    void lock() {
+        waiting_.fetch_add(1, std::memory_order_relaxed);
+        pthread_mutex_lock(&m_);
+        waiting_.fetch_sub(1, std::memory_order_relaxed);
+    }
     void unlock() { pthread_mutex_unlock(&m_); }
     bool try_lock() { return pthread_mutex_trylock(&m_) == 0; }
 
@@ -32,11 +37,20 @@ class TimedMutex {
             ts.tv_sec += 1;
             ts.tv_nsec -= 1000000000;
         }
-        return pthread_mutex_timedlock(&m_, &ts) == 0;
+        waiting_.fetch_add(1, std::memory_order_relaxed);
+        bool got = pthread_mutex_timedlock(&m_, &ts) == 0;
+        waiting_.fetch_sub(1, std::memory_order_relaxed);
+        return got;
     }
+
+    // Threads blocked in lock() or try_lock_for() right now. A thread that
+    // takes the mutex again and again (the progress thread) checks it and
+    // steps aside, or an unfair mutex could keep a waiter out for good.
+    int waiters() const { return waiting_.load(std::memory_order_relaxed); }
 
   private:
     pthread_mutex_t m_;
+    std::atomic<int> waiting_{0};
 };
 
 }  // namespace msg
