@@ -436,7 +436,7 @@ bool Engine::progress() {
         std::deque<uint64_t> rma;
         rma.swap(rma_waiting_);
         for (uint64_t id : rma)
-            if (Request *r = find(id, -1)) r->is_send ? post_writes(r) : post_reads(r);
+            if (Request *r = find(id, -1)) post_rma(r);
     }
     return n > 0;
 }

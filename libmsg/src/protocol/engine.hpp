@@ -128,7 +128,11 @@ class Engine {
     void grant_recv(Request *r);
     void start_send_data(Request *r);
     void begin_reads(Request *r);
-    void post_reads(Request *r);
+    // A receive's RDMA reads or a send's RDMA writes, as many as may be in flight.
+    void post_rma(Request *r);
+    // Counts a finished read or write into its request; null if the request
+    // is gone or the operation failed (the peer is then failed).
+    Request *rma_done(RmaOp *op, int error);
     void handle_read_done(RmaOp *op, int error);
     RmaOp *take_rma_op(uint64_t req_id, size_t len);
     void give_rma_op(RmaOp *op);
@@ -146,7 +150,6 @@ class Engine {
     // rdma_write.cpp
     bool offer_write_target(Request *r, WireHeader *cts);
     bool valid_write_target(const Request *r, const WireHeader &cts) const;
-    void post_writes(Request *r);
     void handle_write_done(RmaOp *op, int error);
     void on_write_fin(const WireHeader &h, int src);
 

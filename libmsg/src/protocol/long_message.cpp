@@ -133,7 +133,7 @@ void Engine::start_send_data(Request *r) {
         return;
     }
     if (r->write) {
-        post_writes(r);
+        post_rma(r);
         return;
     }
     if (r->accepted == 0) {
@@ -203,7 +203,7 @@ void Engine::begin_reads(Request *r) {
         complete(r, MSG_ERR_TRANSPORT, 0);
         return;
     }
-    post_reads(r);
+    post_rma(r);
 }
 
 Engine::RmaOp *Engine::take_rma_op(uint64_t req_id, size_t len) {
@@ -224,21 +224,26 @@ void Engine::give_rma_op(RmaOp *op) {
     rma_free_.push_back(op);
 }
 
-void Engine::post_reads(Request *r) {
+void Engine::post_rma(Request *r) {
+    const bool write = r->is_send;
+    const char *what = write ? "write to" : "read from";
     size_t piece = std::min(kRmaPiece, transport_->max_transfer());
     while (r->outstanding < kRmaInFlight && r->posted_bytes < r->accepted) {
         size_t n = std::min<uint64_t>(piece, r->accepted - r->posted_bytes);
         RmaOp *op = take_rma_op(r->id, n);
-        int rc = transport_->post_read(r->peer, r->rbuf + r->posted_bytes, n,
-                                       r->mr ? r->mr->desc() : nullptr, r->raddr + r->posted_bytes,
-                                       r->rkey, &op->ctx);
+        void *desc = r->mr ? r->mr->desc() : nullptr;
+        uint64_t remote = r->raddr + r->posted_bytes;
+        int rc = write ? transport_->post_write(r->peer, r->sbuf + r->posted_bytes, n, desc,
+                                                remote, r->rkey, &op->ctx)
+                       : transport_->post_read(r->peer, r->rbuf + r->posted_bytes, n, desc,
+                                               remote, r->rkey, &op->ctx);
         if (rc != 0) {
             give_rma_op(op);
             if (rc == -EAGAIN) {
                 rma_waiting_.push_back(r->id);
                 backlog_ = true;
             } else {
-                log_debug("RDMA read from rank %d failed: %s", r->peer, std::strerror(-rc));
+                log_debug("RDMA %s rank %d failed: %s", what, r->peer, std::strerror(-rc));
                 fail_peer(r->peer);
             }
             return;
@@ -249,26 +254,33 @@ void Engine::post_reads(Request *r) {
     }
 }
 
-void Engine::handle_read_done(RmaOp *op, int error) {
+Engine::Request *Engine::rma_done(RmaOp *op, int error) {
     --ops_in_flight_;
     uint64_t id = op->req_id;
     size_t len = op->len;
     give_rma_op(op);
     Request *r = find(id, -1);
-    if (r == nullptr) return;
+    if (r == nullptr) return nullptr;
     if (error != 0) {
         if (error != ECANCELED) {
-            log_debug("RDMA read from rank %d completed with error %d", r->peer, error);
+            log_debug("RDMA %s rank %d completed with error %d",
+                      r->is_send ? "write to" : "read from", r->peer, error);
             fail_peer(r->peer);
         }
-        return;
+        return nullptr;
     }
     --r->outstanding;
     r->done += len;
+    return r;
+}
+
+void Engine::handle_read_done(RmaOp *op, int error) {
+    Request *r = rma_done(op, error);
+    if (r == nullptr) return;
     if (r->done == r->accepted)
         finish_long_recv(r);
     else
-        post_reads(r);
+        post_rma(r);
 }
 
 void Engine::finish_long_recv(Request *r) {

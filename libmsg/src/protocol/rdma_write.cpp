@@ -5,10 +5,7 @@
 // write is in the receiver's memory before a send posted afterwards arrives
 // (delivery-complete writes, send-after-write order, or copies done in
 // place), so FIN cannot overtake the data.
-#include <algorithm>
-#include <cerrno>
 #include <cstdint>
-#include <cstring>
 
 #include "common/log.hpp"
 #include "protocol/engine.hpp"
@@ -40,49 +37,11 @@ bool Engine::valid_write_target(const Request *r, const WireHeader &cts) const {
     return r->write && !r->rdma && cts.len > 0 && cts.offset <= UINT64_MAX - cts.len;
 }
 
-void Engine::post_writes(Request *r) {
-    size_t piece = std::min(kRmaPiece, transport_->max_transfer());
-    while (r->outstanding < kRmaInFlight && r->posted_bytes < r->accepted) {
-        size_t n = std::min<uint64_t>(piece, r->accepted - r->posted_bytes);
-        RmaOp *op = take_rma_op(r->id, n);
-        int rc = transport_->post_write(r->peer, r->sbuf + r->posted_bytes, n,
-                                        r->mr ? r->mr->desc() : nullptr, r->raddr + r->posted_bytes,
-                                        r->rkey, &op->ctx);
-        if (rc != 0) {
-            give_rma_op(op);
-            if (rc == -EAGAIN) {
-                rma_waiting_.push_back(r->id);
-                backlog_ = true;
-            } else {
-                log_debug("RDMA write to rank %d failed: %s", r->peer, std::strerror(-rc));
-                fail_peer(r->peer);
-            }
-            return;
-        }
-        ++ops_in_flight_;
-        r->posted_bytes += n;
-        ++r->outstanding;
-    }
-}
-
 void Engine::handle_write_done(RmaOp *op, int error) {
-    --ops_in_flight_;
-    uint64_t id = op->req_id;
-    size_t len = op->len;
-    give_rma_op(op);
-    Request *r = find(id, -1);
+    Request *r = rma_done(op, error);
     if (r == nullptr) return;
-    if (error != 0) {
-        if (error != ECANCELED) {
-            log_debug("RDMA write to rank %d completed with error %d", r->peer, error);
-            fail_peer(r->peer);
-        }
-        return;
-    }
-    --r->outstanding;
-    r->done += len;
     if (r->done < r->accepted) {
-        post_writes(r);
+        post_rma(r);
         return;
     }
     // Every write has completed: FIN may go, and the send buffer is ours again.
