@@ -29,6 +29,8 @@ or is missing is reported as such. Raw JSON, logs and exact commands are kept in
   -o, --out DIR       where to keep raw results (default: results/compare-<date>-<time>)
       --ranks "LIST"  all-to-all job sizes (default "2 4 8")
       --iters N       all-to-all issues per send and receive (default 50, quick 20)
+      --repeat R      all-to-all measurements per job; the median one is reported (default
+                      15, quick 5): 50 x 512 KiB lasts milliseconds, one run is one sample
       --only LIST     comma-separated subset of: memory,alltoall,pingpong
       --timeout S     limit per run in seconds (default 120)
   -h, --help          this text
@@ -45,23 +47,25 @@ QUICK=0
 OUT=""
 RANKS=""
 ITERS=""
+REPEAT=""
 ONLY="memory,alltoall,pingpong"
 TIMEOUT=120
 while [ $# -gt 0 ]; do
     case "$1" in
-        -b | --build | -o | --out | --ranks | --iters | --only | --timeout)
+        -b | --build | -o | --out | --ranks | --iters | --repeat | --only | --timeout)
             [ $# -ge 2 ] || die "$1 needs a value (see --help)"
             case "$1" in
                 -b | --build) BUILD=$2 ;;
                 -o | --out) OUT=$2 ;;
                 --ranks) RANKS=$2 ;;
                 --iters) ITERS=$2 ;;
+                --repeat) REPEAT=$2 ;;
                 --only) ONLY=$2 ;;
                 --timeout) TIMEOUT=$2 ;;
             esac
             shift 2
             ;;
-        --build=* | --out=* | --ranks=* | --iters=* | --only=* | --timeout=*)
+        --build=* | --out=* | --ranks=* | --iters=* | --repeat=* | --only=* | --timeout=*)
             name=${1%%=*}
             set -- "$name" "${1#*=}" "${@:2}"
             ;;
@@ -73,6 +77,7 @@ done
 
 [[ "$TIMEOUT" =~ ^[1-9][0-9]*$ ]] || die "--timeout: '$TIMEOUT' is not a number of seconds"
 [ -z "$ITERS" ] || [[ "$ITERS" =~ ^[1-9][0-9]*$ ]] || die "--iters: '$ITERS' is not a count"
+[ -z "$REPEAT" ] || [[ "$REPEAT" =~ ^[1-9][0-9]*$ ]] || die "--repeat: '$REPEAT' is not a count"
 for p in $RANKS; do
     if ! [[ "$p" =~ ^[1-9][0-9]*$ ]] || [ "$p" -lt 2 ]; then die "--ranks: '$p' is not >= 2"; fi
 done
@@ -82,13 +87,13 @@ done
 command -v jq >/dev/null || die "needs jq to read the benchmarks' JSON (apt-get install jq)"
 
 if [ "$QUICK" = 1 ]; then
-    : "${RANKS:=2 4}" "${ITERS:=20}"
+    : "${RANKS:=2 4}" "${ITERS:=20}" "${REPEAT:=5}"
     BUFFERS="reuse"
     PP_ITERS=200
     PP_SIZES="8 1048576 16777216"
     MEMCPY_ARGS=(--bytes 128M --reps 3)
 else
-    : "${RANKS:=2 4 8}" "${ITERS:=50}"
+    : "${RANKS:=2 4 8}" "${ITERS:=50}" "${REPEAT:=15}"
     BUFFERS="reuse rotate"
     PP_ITERS=1000
     PP_SIZES="1 8 1048576 2097152 4194304 8388608 16777216"
@@ -231,14 +236,14 @@ if section_wanted alltoall; then
                 base="alltoall-$fabric-p$p-$buffers"
                 echo >&2 "all-to-all, $fabric, P=$p, buffers $buffers:"
                 run "$base-mpi" "${MPIRUN[@]}" -np "$p" "${mpi_args[@]}" \
-                    "$BENCH/mpi-alltoall" --json --iters "$ITERS" "${extra[@]}"
+                    "$BENCH/mpi-alltoall" --json --iters "$ITERS" --repeat "$REPEAT" "${extra[@]}"
                 mpi=$(figure "$base-mpi" .per_rank_bidir_mbps)
                 for mode in "${MODES[@]}"; do
                     row=$(printf '%-7s%-4s%-8s' "$fabric" "$p" "$buffers")
                     row+=$(cell "$mpi")
                     for protocol in "${PROTOCOLS[@]}"; do
                         name="$base-$protocol-$mode"
-                        run "$name" "$MSGRUN" -n "$p" "$BENCH/msg-alltoall" --json --iters "$ITERS" \
+                        run "$name" "$MSGRUN" -n "$p" "$BENCH/msg-alltoall" --json --iters "$ITERS" --repeat "$REPEAT" \
                             --provider "$provider" --protocol "$protocol" "--$mode" "${extra[@]}"
                         v=$(figure "$name" .per_rank_bidir_mbps)
                         row+=$(cell "$v" "$(ratio "$v" "$mpi")")
@@ -250,7 +255,8 @@ if section_wanted alltoall; then
     done
     echo
     echo "## all-to-all (msg-alltoall vs mpi-alltoall): 512 KiB x $ITERS to and from every peer"
-    echo "# per-rank bidirectional MB/s (sent + received) / elapsed, mean over ranks; (ratio vs MPI)"
+    echo "# per-rank bidirectional MB/s (sent + received) / elapsed, mean over ranks, median of" \
+        "$REPEAT measurements in one job; (ratio vs MPI)"
     echo "# memory-copy limit beside it: $COPY1 MB/s (1 thread), $COPY2 MB/s (2 threads)"
     for mode in "${MODES[@]}"; do
         echo "# libmsg $mode"

@@ -16,6 +16,7 @@ enum { DATA_TAG = 2 };
 typedef struct {
     size_t message_bytes;
     long iterations;
+    long repeats;
     int rotate;
     size_t region_bytes;
     int json;
@@ -30,6 +31,8 @@ static const char usage[] =
     "\n"
     "  --bytes BYTES         message size (default 512K); K, M, G suffixes are binary\n"
     "  --iters I             issues of each send and each receive (default 50)\n"
+    "  --repeat R            measure R times in this job and report the median repeat (by\n"
+    "                        per-rank mean; default 1)\n"
     "  --rotate              move through a region larger than the caches (DRAM) instead of\n"
     "                        reusing one buffer per operation\n"
     "  --region BYTES        with --rotate: region per direction (default 128M)\n"
@@ -99,6 +102,7 @@ static int usage_error(int verbose, const char *what, const char *value) {
 static int parse_options(int argc, char **argv, options_t *o, int verbose) {
     o->message_bytes = 512 * 1024;
     o->iterations = 50;
+    o->repeats = 1;
     o->rotate = 0;
     o->region_bytes = 128u << 20;
     o->json = 0;
@@ -126,6 +130,13 @@ static int parse_options(int argc, char **argv, options_t *o, int verbose) {
             o->iterations = strtol(v, &end, 10);
             if (errno != 0 || *end != '\0' || o->iterations < 1 || o->iterations > 1000000000) {
                 return usage_error(verbose, "--iters: not a count >= 1:", v);
+            }
+        } else if ((v = option_value(argc, argv, &i, "--repeat", &missing)) != NULL) {
+            char *end = NULL;
+            errno = 0;
+            o->repeats = strtol(v, &end, 10);
+            if (errno != 0 || *end != '\0' || o->repeats < 1 || o->repeats > 10000) {
+                return usage_error(verbose, "--repeat: not a count from 1 to 10000:", v);
             }
         } else {
             return usage_error(verbose, missing ? "missing value for" : "unknown option", argv[i]);
@@ -273,7 +284,8 @@ static int complete(test_t *t, int i, const MPI_Status *status) {
     return 0;
 }
 
-static int run_test(test_t *t, int size, rank_result_t *result) {
+/* Buffers, operations and requests, once for every repeat. */
+static int setup_test(test_t *t, int size) {
     const options_t *o = t->o;
     int peers = size - 1;
     size_t slots = (size_t)peers;
@@ -297,7 +309,14 @@ static int run_test(test_t *t, int size, rank_result_t *result) {
         if (!o->rotate) op->slot = pool_acquire(op->is_send ? &t->sends : &t->recvs);
         t->requests[k] = MPI_REQUEST_NULL;
     }
+    return 0;
+}
 
+/* One measurement. */
+static int run_test(test_t *t, rank_result_t *result) {
+    const options_t *o = t->o;
+    for (int k = 0; k < t->nops; ++k) t->ops[k].issued = t->ops[k].completed = 0;
+    t->bytes_sent = t->bytes_received = 0;
     MPI_Barrier(MPI_COMM_WORLD);
     double start = now_seconds();
     for (int k = 0; k < t->nops; ++k) issue(t, k);
@@ -318,11 +337,33 @@ static int run_test(test_t *t, int size, rank_result_t *result) {
     return 0;
 }
 
-static void print_results(const options_t *o, int size, const rank_result_t *all) {
+static double rep_mean(const rank_result_t *rep, int size) {
+    double sum = 0;
+    for (int r = 0; r < size; ++r) sum += rep[r].bidir_mbps;
+    return sum / size;
+}
+
+/* all[k * size + r]: rank r in repeat k. Prints the median repeat (by per-rank mean; the lower
+ * middle of an even count), as msg-alltoall does. */
+static void print_results(const options_t *o, int size, const rank_result_t *all_reps) {
     char library[MPI_MAX_LIBRARY_VERSION_STRING];
     int len = 0;
     MPI_Get_library_version(library, &len);
     library[strcspn(library, "\n,")] = '\0'; /* first clause, e.g. "Open MPI v4.1.4" */
+
+    const long reps = o->repeats;
+    long median = 0;
+    for (long k = 0; k < reps; ++k) { /* the repeat with (reps - 1) / 2 means below it */
+        double mk = rep_mean(all_reps + k * size, size);
+        long below = 0, equal_before = 0;
+        for (long j = 0; j < reps; ++j) {
+            double mj = rep_mean(all_reps + j * size, size);
+            if (mj < mk) below += 1;
+            if (mj == mk && j < k) equal_before += 1;
+        }
+        if (below + equal_before == (reps - 1) / 2) median = k;
+    }
+    const rank_result_t *all = all_reps + median * size;
 
     double sum = 0, min = all[0].bidir_mbps, max = all[0].bidir_mbps;
     double max_elapsed = 0, max_connect = 0;
@@ -341,15 +382,24 @@ static void print_results(const options_t *o, int size, const rank_result_t *all
             "\"protocol\":\"mpi\",\"provider\":\"mpi\",\"library\":\"%s\","
             "\"per_rank_bidir_mbps\":%.3f,\"aggregate_mbps\":%.3f,"
             "\"min_rank_bidir_mbps\":%.3f,\"max_rank_bidir_mbps\":%.3f,"
-            "\"elapsed_seconds\":%.4f,\"connect_seconds\":%.4f}\n",
+            "\"elapsed_seconds\":%.4f,\"connect_seconds\":%.4f,\"repeats\":%ld,"
+            "\"per_rank_bidir_mbps_repeats\":[",
             size, o->message_bytes, o->iterations, o->rotate ? "rotate" : "reuse", library, mean,
-            sum, min, max, max_elapsed, max_connect);
+            sum, min, max, max_elapsed, max_connect, reps);
+        for (long k = 0; k < reps; ++k)
+            printf("%s%.3f", k > 0 ? "," : "", rep_mean(all_reps + k * size, size));
+        printf("]}\n");
         return;
     }
     printf("# mpi-alltoall: %d ranks, %zu B x %ld iterations, buffers %s, %s, connect %.4f s\n",
            size, o->message_bytes, o->iterations, o->rotate ? "rotated" : "reused", library,
            max_connect);
     printf("# bidirectional MB/s = (bytes sent + received) / elapsed, MB = 10^6 B\n");
+    if (reps > 1) {
+        printf("# per-rank mean of each of %ld repeats:", reps);
+        for (long k = 0; k < reps; ++k) printf(" %.1f", rep_mean(all_reps + k * size, size));
+        printf("\n# the median repeat (%ld) in detail:\n", median + 1);
+    }
     printf("%6s %12s %14s %14s %14s\n", "rank", "elapsed_s", "sent_B", "received_B", "bidir_MB/s");
     for (int r = 0; r < size; ++r) {
         printf("%6d %12.4f %14.0f %14.0f %14.1f\n", r, all[r].elapsed_seconds, all[r].bytes_sent,
@@ -401,13 +451,17 @@ int main(int argc, char **argv) {
     memset(&t, 0, sizeof t);
     t.o = &o;
     t.me = me;
-    if (run_test(&t, size, &mine) != 0) {
-        /* The other ranks would wait forever for this one's messages: end the whole job. */
-        MPI_Abort(MPI_COMM_WORLD, 1);
+    const long reps = o.repeats;
+    rank_result_t *all = me == 0 ? malloc((size_t)(reps * size) * sizeof *all) : NULL;
+    if (setup_test(&t, size) != 0 || (me == 0 && all == NULL)) MPI_Abort(MPI_COMM_WORLD, 1);
+    for (long k = 0; k < reps; ++k) {
+        if (run_test(&t, &mine) != 0) {
+            /* The other ranks would wait forever for this one's messages: end the whole job. */
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        MPI_Gather(&mine, 5, MPI_DOUBLE, me == 0 ? all + k * size : NULL, 5, MPI_DOUBLE, 0,
+                   MPI_COMM_WORLD);
     }
-
-    rank_result_t *all = me == 0 ? malloc((size_t)size * sizeof *all) : NULL;
-    MPI_Gather(&mine, 5, MPI_DOUBLE, all, 5, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     if (me == 0) print_results(&o, size, all);
 
     free(all);

@@ -19,6 +19,7 @@ constexpr int kResultTag = 3;
 struct Options {
     size_t message_bytes = 512 * KiB;  // the paper's phase-3b block size
     long iterations = 50;
+    long repeats = 1;
     bool rotate = false;
     size_t region_bytes = 128 * MiB;
     long timeout_s = 120;
@@ -35,6 +36,9 @@ const char kUsage[] =
     "\n"
     "  --bytes BYTES         message size (default 512K); K, M, G suffixes are binary\n"
     "  --iters I             issues of each send and each receive (default 50)\n"
+    "  --repeat R            measure R times in this job and report the median repeat (by\n"
+    "                        per-rank mean; default 1): a short run on a noisy machine is\n"
+    "                        one sample, not a figure\n"
     "  --rotate              move through a region larger than the caches (DRAM) instead of\n"
     "                        reusing one buffer per operation\n"
     "  --region BYTES        with --rotate: region per direction (default 128M)\n"
@@ -56,6 +60,7 @@ Options parse_options(int argc, char **argv, bool &help) {
                      args.size_value("--bytes", o.message_bytes) ||
                      args.size_value("--region", o.region_bytes) ||
                      args.long_value("--iters", 1, 1000000000, o.iterations) ||
+                     args.long_value("--repeat", 1, 10000, o.repeats) ||
                      args.long_value("--timeout", 1, 86400, o.timeout_s) || o.fabric.parse(args);
         if (!known) args.unknown();
     }
@@ -148,7 +153,10 @@ class AllToAll {
         }
     }
 
+    // One measurement; the same object measures again (buffers and their slots are kept).
     RankResult run() {
+        for (Operation &op : ops_) op.issued = op.completed = 0;
+        bytes_sent_ = bytes_received_ = 0;
         Clock::time_point start = Clock::now();
         for (Operation &op : ops_) issue(op);
         size_t remaining = ops_.size() * static_cast<size_t>(o_.iterations);
@@ -250,7 +258,30 @@ Summary summarize(const std::vector<RankResult> &all) {
     return s;
 }
 
-void print_table(const Options &o, const msg_info_t &info, const std::vector<RankResult> &all) {
+// Each repeat's per-rank mean, and which repeat is the median one (the lower middle of an
+// even count).
+struct Repeats {
+    std::vector<double> means;
+    size_t median = 0;
+};
+
+Repeats rank_repeats(const std::vector<std::vector<RankResult>> &reps) {
+    Repeats r;
+    std::vector<size_t> order;
+    for (const auto &rep : reps) {
+        order.push_back(r.means.size());
+        r.means.push_back(summarize(rep).mean_mbps);
+    }
+    std::sort(order.begin(), order.end(),
+              [&](size_t a, size_t b) { return r.means[a] < r.means[b]; });
+    r.median = order[(order.size() - 1) / 2];
+    return r;
+}
+
+void print_table(const Options &o, const msg_info_t &info,
+                 const std::vector<std::vector<RankResult>> &reps) {
+    Repeats r = rank_repeats(reps);
+    const std::vector<RankResult> &all = reps[r.median];
     Summary s = summarize(all);
     std::printf(
         "# msg-alltoall: %d ranks, %zu B x %ld iterations, buffers %s, provider %s, "
@@ -258,19 +289,31 @@ void print_table(const Options &o, const msg_info_t &info, const std::vector<Ran
         info.size, o.message_bytes, o.iterations, o.rotate ? "rotated" : "reused", info.provider,
         protocol_name(info.long_protocol), mode_name(info.restricted), s.max_connect);
     std::printf("# bidirectional MB/s = (bytes sent + received) / elapsed, MB = 10^6 B\n");
+    if (reps.size() > 1) {
+        std::printf("# per-rank mean of each of %zu repeats:", reps.size());
+        for (double m : r.means) std::printf(" %.1f", m);
+        std::printf("\n# the median repeat (%zu) in detail:\n", r.median + 1);
+    }
     std::printf("%6s %12s %14s %14s %14s\n", "rank", "elapsed_s", "sent_B", "received_B",
                 "bidir_MB/s");
-    for (size_t r = 0; r < all.size(); ++r) {
-        std::printf("%6zu %12.4f %14llu %14llu %14.1f\n", r, all[r].elapsed_seconds,
-                    static_cast<unsigned long long>(all[r].bytes_sent),
-                    static_cast<unsigned long long>(all[r].bytes_received), all[r].bidir_mbps);
+    for (size_t i = 0; i < all.size(); ++i) {
+        std::printf("%6zu %12.4f %14llu %14llu %14.1f\n", i, all[i].elapsed_seconds,
+                    static_cast<unsigned long long>(all[i].bytes_sent),
+                    static_cast<unsigned long long>(all[i].bytes_received), all[i].bidir_mbps);
     }
     std::printf("per-rank bidirectional MB/s: mean %.1f, min %.1f, max %.1f; aggregate %.1f\n",
                 s.mean_mbps, s.min_mbps, s.max_mbps, s.aggregate_mbps);
 }
 
-void print_json(const Options &o, const msg_info_t &info, const std::vector<RankResult> &all) {
-    Summary s = summarize(all);
+void print_json(const Options &o, const msg_info_t &info,
+                const std::vector<std::vector<RankResult>> &reps) {
+    Repeats r = rank_repeats(reps);
+    Summary s = summarize(reps[r.median]);
+    std::string means;
+    for (double m : r.means) {
+        if (!means.empty()) means += ',';
+        means += json_number(m, 3);
+    }
     std::string out = "{\"benchmark\":\"msg-alltoall\",\"ranks\":" + std::to_string(info.size) +
                       ",\"message_bytes\":" + std::to_string(o.message_bytes) +
                       ",\"iterations\":" + std::to_string(o.iterations) + ",\"buffers\":\"" +
@@ -283,7 +326,9 @@ void print_json(const Options &o, const msg_info_t &info, const std::vector<Rank
                       ",\"min_rank_bidir_mbps\":" + json_number(s.min_mbps, 3) +
                       ",\"max_rank_bidir_mbps\":" + json_number(s.max_mbps, 3) +
                       ",\"elapsed_seconds\":" + json_number(s.max_elapsed, 4) +
-                      ",\"connect_seconds\":" + json_number(s.max_connect, 4) + "}";
+                      ",\"connect_seconds\":" + json_number(s.max_connect, 4) +
+                      ",\"repeats\":" + std::to_string(reps.size()) +
+                      ",\"per_rank_bidir_mbps_repeats\":[" + means + "]}";
     std::puts(out.c_str());
 }
 
@@ -307,37 +352,39 @@ int run(const Options &o, int &rank) {
     sends = BufferPool(o.message_bytes, slots);
     recvs = BufferPool(o.message_bytes, slots);
 
-    RankResult mine{};
+    // reps[k][r]: rank r's result in repeat k (rank 0 gathers them all).
+    std::vector<std::vector<RankResult>> reps;
     {
         CompletionQueue cq(ctx);
         AllToAll test(o, ctx, cq, info, sends, recvs);
-        check(msg_barrier(ctx.get()), "msg_barrier");
-        mine = test.run();
-    }
-    mine.connect_seconds = info.connect_seconds;
-
-    std::vector<RankResult> all(static_cast<size_t>(info.size));
-    if (rank == 0) {
-        all[0] = mine;
-        for (int r = 1; r < info.size; ++r) {
-            msg_completion_t c{};
-            check(msg_recv(ctx.get(), r, kResultTag, &all[static_cast<size_t>(r)],
-                           sizeof(RankResult), &c),
-                  "msg_recv (gathering results)");
-            if (c.bytes != sizeof(RankResult)) {
-                throw Error("rank " + std::to_string(r) + " sent a malformed result");
+        for (long k = 0; k < o.repeats; ++k) {
+            check(msg_barrier(ctx.get()), "msg_barrier");
+            RankResult mine = test.run();
+            mine.connect_seconds = info.connect_seconds;
+            if (rank != 0) {
+                check(msg_send(ctx.get(), 0, kResultTag, &mine, sizeof mine), "msg_send (result)");
+                continue;
+            }
+            std::vector<RankResult> &all = reps.emplace_back(static_cast<size_t>(info.size));
+            all[0] = mine;
+            for (int r = 1; r < info.size; ++r) {
+                msg_completion_t c{};
+                check(msg_recv(ctx.get(), r, kResultTag, &all[static_cast<size_t>(r)],
+                               sizeof(RankResult), &c),
+                      "msg_recv (gathering results)");
+                if (c.bytes != sizeof(RankResult)) {
+                    throw Error("rank " + std::to_string(r) + " sent a malformed result");
+                }
             }
         }
-    } else {
-        check(msg_send(ctx.get(), 0, kResultTag, &mine, sizeof mine), "msg_send (result)");
     }
     ctx.finalize();
 
     if (rank == 0) {
         if (o.json) {
-            print_json(o, info, all);
+            print_json(o, info, reps);
         } else {
-            print_table(o, info, all);
+            print_table(o, info, reps);
         }
     }
     return 0;
