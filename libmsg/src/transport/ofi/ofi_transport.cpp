@@ -141,9 +141,10 @@ class OfiTransport final : public Transport {
     uint64_t next_key_ = 1;
     uint64_t registrations_ = 0;
     int wait_fd_ = -1;
-    std::unique_ptr<Doorbell> doorbell_;  // when the CQ has no fd (shm)
-    std::unique_ptr<CrossMemory> cma_;    // shm: reads and writes done here, not in the provider
+    std::unique_ptr<Doorbell> doorbell_;    // when the CQ has no fd (shm)
+    std::unique_ptr<CrossMemory> cma_;      // shm: reads and writes done here, not in the provider
     std::deque<TransportCompletion> done_;  // completed by us, reported by poll
+    int cma_done(OpContext *ctx, OpKind kind, int peer, size_t len, int err);
 };
 
 int OfiTransport::open(const std::string &provider, std::string *error) {
@@ -327,16 +328,21 @@ int OfiTransport::post_recv(void *buf, size_t len, void *desc, OpContext *ctx) {
     return rc == 0 ? 0 : to_errno(rc);
 }
 
+// A cross-memory read or write is done when the call returns (the peer need
+// not take part); the next poll reports it.
+int OfiTransport::cma_done(OpContext *ctx, OpKind kind, int peer, size_t len, int err) {
+    if (err != 0)
+        log_debug("cross-memory %s rank %d failed: %s",
+                  kind == OpKind::Read ? "read from" : "write to", peer, strerror(err));
+    done_.push_back({ctx, kind, err, len});
+    return 0;
+}
+
 int OfiTransport::post_read(int peer, void *local, size_t len, void *desc, uint64_t remote_addr,
                             uint64_t key, OpContext *ctx) {
     ctx->posted = OpKind::Read;
-    if (cma_ && cma_->usable(peer)) {
-        // Done now, reported by the next poll; the peer need not take part.
-        int err = cma_->read(peer, local, len, remote_addr);
-        if (err != 0) log_debug("cross-memory read from rank %d failed: %s", peer, strerror(err));
-        done_.push_back({ctx, OpKind::Read, err, len});
-        return 0;
-    }
+    if (cma_ && cma_->usable(peer))
+        return cma_done(ctx, OpKind::Read, peer, len, cma_->read(peer, local, len, remote_addr));
     ssize_t rc =
         fi_read(ep_, local, len, desc, peers_[static_cast<size_t>(peer)], remote_addr, key, ctx);
     if (rc != 0) return to_errno(rc);
@@ -347,13 +353,8 @@ int OfiTransport::post_read(int peer, void *local, size_t len, void *desc, uint6
 int OfiTransport::post_write(int peer, const void *local, size_t len, void *desc,
                              uint64_t remote_addr, uint64_t key, OpContext *ctx) {
     ctx->posted = OpKind::Write;
-    if (cma_ && cma_->usable(peer)) {
-        // In the peer's memory when this returns, before any later send.
-        int err = cma_->write(peer, local, len, remote_addr);
-        if (err != 0) log_debug("cross-memory write to rank %d failed: %s", peer, strerror(err));
-        done_.push_back({ctx, OpKind::Write, err, len});
-        return 0;
-    }
+    if (cma_ && cma_->usable(peer))  // in the peer's memory before any later send
+        return cma_done(ctx, OpKind::Write, peer, len, cma_->write(peer, local, len, remote_addr));
     fi_addr_t dest = peers_[static_cast<size_t>(peer)];
     ssize_t rc;
     if (send_after_write_) {
