@@ -26,6 +26,11 @@ char *map_touched(size_t len) {
     return static_cast<char *>(p);
 }
 
+bool watch(UnmapMonitor &m, const void *p, size_t len) {
+    auto b = reinterpret_cast<uintptr_t>(p);
+    return m.watch(b, b + len);
+}
+
 // True if a range reported since the last call overlaps [p, p + len).
 bool reported(UnmapMonitor &m, const void *p, size_t len) {
     auto b = reinterpret_cast<uintptr_t>(p), e = b + len;
@@ -42,7 +47,7 @@ TEST_CASE("watched memory that is unmapped is reported", "[unmap_monitor]") {
     REQUIRE(m.start(&why));
     char *a = map_touched(kLen);
     char *b = map_touched(kLen);
-    REQUIRE(m.watch(reinterpret_cast<uintptr_t>(a), reinterpret_cast<uintptr_t>(a) + kLen));
+    REQUIRE(watch(m, a, kLen));
     CHECK_FALSE(reported(m, a, kLen));
     REQUIRE(munmap(a, kLen) == 0);
     CHECK(reported(m, a, kLen));
@@ -56,7 +61,7 @@ TEST_CASE("discarded pages are reported and can be touched again", "[unmap_monit
     std::string why;
     REQUIRE(m.start(&why));
     char *a = map_touched(kLen);
-    REQUIRE(m.watch(reinterpret_cast<uintptr_t>(a), reinterpret_cast<uintptr_t>(a) + kLen));
+    REQUIRE(watch(m, a, kLen));
     const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
     REQUIRE(madvise(a + 4 * page, 2 * page, MADV_DONTNEED) == 0);
     CHECK(reported(m, a + 4 * page, 2 * page));
@@ -81,7 +86,7 @@ TEST_CASE("watched memory that moves is reported at its old address", "[unmap_mo
     std::string why;
     REQUIRE(m.start(&why));
     char *a = map_touched(kLen);
-    REQUIRE(m.watch(reinterpret_cast<uintptr_t>(a), reinterpret_cast<uintptr_t>(a) + kLen));
+    REQUIRE(watch(m, a, kLen));
     void *moved = mremap(a, kLen, 2 * kLen, MREMAP_MAYMOVE);
     REQUIRE(moved != MAP_FAILED);
     if (moved != a) CHECK(reported(m, a, kLen));
@@ -97,7 +102,7 @@ TEST_CASE("freed heap blocks are reported", "[unmap_monitor]") {
     auto *p = static_cast<char *>(std::malloc(len));
     REQUIRE(p != nullptr);
     std::memset(p, 1, len);
-    REQUIRE(m.watch(reinterpret_cast<uintptr_t>(p), reinterpret_cast<uintptr_t>(p) + len));
+    REQUIRE(watch(m, p, len));
     std::free(p);
     // glibc unmaps such a block at once; a sanitizer's allocator may keep it mapped (in
     // quarantine), and then there is nothing to report.
@@ -121,7 +126,7 @@ TEST_CASE("file mappings cannot be watched", "[unmap_monitor]") {
     REQUIRE(ftruncate(fileno(f), 1 << 16) == 0);
     void *p = mmap(nullptr, 1 << 16, PROT_READ, MAP_PRIVATE, fileno(f), 0);
     REQUIRE(p != MAP_FAILED);
-    CHECK_FALSE(m.watch(reinterpret_cast<uintptr_t>(p), reinterpret_cast<uintptr_t>(p) + (1 << 16)));
+    CHECK_FALSE(watch(m, p, 1 << 16));
     munmap(p, 1 << 16);
     std::fclose(f);
 }
@@ -133,7 +138,7 @@ TEST_CASE("more changes than can be recorded report everything", "[unmap_monitor
     const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
     const size_t pages = 2000;
     char *a = map_touched(pages * page);
-    REQUIRE(m.watch(reinterpret_cast<uintptr_t>(a), reinterpret_cast<uintptr_t>(a) + pages * page));
+    REQUIRE(watch(m, a, pages * page));
     // Two threads discarding every other page: each page is its own event.
     auto discard = [&](size_t first) {
         for (size_t i = first; i < pages; i += 2) madvise(a + i * page, page, MADV_DONTNEED);
