@@ -77,6 +77,16 @@ static int parse_size(const char *text, size_t *out) {
     return 1;
 }
 
+/* A decimal count from 1 to max. */
+static int parse_count(const char *text, long max, long *out) {
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0' || v < 1 || v > max) return 0;
+    *out = v;
+    return 1;
+}
+
 /* Accepts "--name value" and "--name=value"; returns the value or NULL if argv[*i] is not
  * this option. *missing is set when the option is there but its value is not. */
 static const char *option_value(int argc, char **argv, int *i, const char *name, int *missing) {
@@ -125,17 +135,11 @@ static int parse_options(int argc, char **argv, options_t *o, int verbose) {
                 return usage_error(verbose, "--region: not a byte count:", v);
             }
         } else if ((v = option_value(argc, argv, &i, "--iters", &missing)) != NULL) {
-            char *end = NULL;
-            errno = 0;
-            o->iterations = strtol(v, &end, 10);
-            if (errno != 0 || *end != '\0' || o->iterations < 1 || o->iterations > 1000000000) {
+            if (!parse_count(v, 1000000000, &o->iterations)) {
                 return usage_error(verbose, "--iters: not a count >= 1:", v);
             }
         } else if ((v = option_value(argc, argv, &i, "--repeat", &missing)) != NULL) {
-            char *end = NULL;
-            errno = 0;
-            o->repeats = strtol(v, &end, 10);
-            if (errno != 0 || *end != '\0' || o->repeats < 1 || o->repeats > 10000) {
+            if (!parse_count(v, 10000, &o->repeats)) {
                 return usage_error(verbose, "--repeat: not a count from 1 to 10000:", v);
             }
         } else {
@@ -337,6 +341,11 @@ static int run_test(test_t *t, rank_result_t *result) {
     return 0;
 }
 
+static int compare_doubles(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 static double rep_mean(const rank_result_t *rep, int size) {
     double sum = 0;
     for (int r = 0; r < size; ++r) sum += rep[r].bidir_mbps;
@@ -352,17 +361,16 @@ static void print_results(const options_t *o, int size, const rank_result_t *all
     library[strcspn(library, "\n,")] = '\0'; /* first clause, e.g. "Open MPI v4.1.4" */
 
     const long reps = o->repeats;
-    long median = 0;
-    for (long k = 0; k < reps; ++k) { /* the repeat with (reps - 1) / 2 means below it */
-        double mk = rep_mean(all_reps + k * size, size);
-        long below = 0, equal_before = 0;
-        for (long j = 0; j < reps; ++j) {
-            double mj = rep_mean(all_reps + j * size, size);
-            if (mj < mk) below += 1;
-            if (mj == mk && j < k) equal_before += 1;
-        }
-        if (below + equal_before == (reps - 1) / 2) median = k;
+    double *means = malloc((size_t)reps * sizeof *means);
+    double *sorted = malloc((size_t)reps * sizeof *sorted);
+    if (means == NULL || sorted == NULL) {
+        fprintf(stderr, "mpi-alltoall: out of memory\n");
+        exit(1);
     }
+    for (long k = 0; k < reps; ++k) sorted[k] = means[k] = rep_mean(all_reps + k * size, size);
+    qsort(sorted, (size_t)reps, sizeof *sorted, compare_doubles);
+    long median = 0;
+    while (means[median] != sorted[(reps - 1) / 2]) median += 1;
     const rank_result_t *all = all_reps + median * size;
 
     double sum = 0, min = all[0].bidir_mbps, max = all[0].bidir_mbps;
@@ -386,27 +394,29 @@ static void print_results(const options_t *o, int size, const rank_result_t *all
             "\"per_rank_bidir_mbps_repeats\":[",
             size, o->message_bytes, o->iterations, o->rotate ? "rotate" : "reuse", library, mean,
             sum, min, max, max_elapsed, max_connect, reps);
-        for (long k = 0; k < reps; ++k)
-            printf("%s%.3f", k > 0 ? "," : "", rep_mean(all_reps + k * size, size));
+        for (long k = 0; k < reps; ++k) printf("%s%.3f", k > 0 ? "," : "", means[k]);
         printf("]}\n");
-        return;
+    } else {
+        printf("# mpi-alltoall: %d ranks, %zu B x %ld iterations, buffers %s, %s, connect %.4f s\n",
+               size, o->message_bytes, o->iterations, o->rotate ? "rotated" : "reused", library,
+               max_connect);
+        printf("# bidirectional MB/s = (bytes sent + received) / elapsed, MB = 10^6 B\n");
+        if (reps > 1) {
+            printf("# per-rank mean of each of %ld repeats:", reps);
+            for (long k = 0; k < reps; ++k) printf(" %.1f", means[k]);
+            printf("\n# the median repeat (%ld) in detail:\n", median + 1);
+        }
+        printf("%6s %12s %14s %14s %14s\n", "rank", "elapsed_s", "sent_B", "received_B",
+               "bidir_MB/s");
+        for (int r = 0; r < size; ++r) {
+            printf("%6d %12.4f %14.0f %14.0f %14.1f\n", r, all[r].elapsed_seconds,
+                   all[r].bytes_sent, all[r].bytes_received, all[r].bidir_mbps);
+        }
+        printf("per-rank bidirectional MB/s: mean %.1f, min %.1f, max %.1f; aggregate %.1f\n", mean,
+               min, max, sum);
     }
-    printf("# mpi-alltoall: %d ranks, %zu B x %ld iterations, buffers %s, %s, connect %.4f s\n",
-           size, o->message_bytes, o->iterations, o->rotate ? "rotated" : "reused", library,
-           max_connect);
-    printf("# bidirectional MB/s = (bytes sent + received) / elapsed, MB = 10^6 B\n");
-    if (reps > 1) {
-        printf("# per-rank mean of each of %ld repeats:", reps);
-        for (long k = 0; k < reps; ++k) printf(" %.1f", rep_mean(all_reps + k * size, size));
-        printf("\n# the median repeat (%ld) in detail:\n", median + 1);
-    }
-    printf("%6s %12s %14s %14s %14s\n", "rank", "elapsed_s", "sent_B", "received_B", "bidir_MB/s");
-    for (int r = 0; r < size; ++r) {
-        printf("%6d %12.4f %14.0f %14.0f %14.1f\n", r, all[r].elapsed_seconds, all[r].bytes_sent,
-               all[r].bytes_received, all[r].bidir_mbps);
-    }
-    printf("per-rank bidirectional MB/s: mean %.1f, min %.1f, max %.1f; aggregate %.1f\n", mean,
-           min, max, sum);
+    free(means);
+    free(sorted);
 }
 
 /* Open MPI connects peers lazily, on first use; one small message to and from every peer
