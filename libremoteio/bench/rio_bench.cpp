@@ -27,6 +27,7 @@ struct Options {
     std::vector<long> depths = {1, 4, 16, 64};
     size_t file_bytes = 64 * MiB;
     size_t point_bytes = 64 * MiB;  // read by each reading rank per measurement
+    long repeats = 5;               // each figure: the median of this many measurements
     std::string dir;
     bool json = false;
     FabricOptions fabric;
@@ -42,11 +43,15 @@ const char kUsage[] =
     "and beside them, per block size: local pread of the rank's own file (MB/s per rank) and\n"
     "libmsg's all-to-all (one send to and one receive from every peer in flight, re-issued:\n"
     "MB/s received per rank). Ratio = all-to-all remote read / libmsg all-to-all.\n"
+    "Each figure is the median of --repeat measurements, taken in turns (every pattern and\n"
+    "baseline of a block size once, then again), so a slow spell of a shared host falls on\n"
+    "all of them alike.\n"
     "\n"
     "  --blocks LIST         block sizes (default 64K,256K,1M,4M)\n"
     "  --depths LIST         outstanding reads per reading rank (default 1,4,16,64)\n"
     "  --file BYTES          scratch file per rank (default 64M)\n"
     "  --bytes BYTES         bytes each reading rank moves per measurement (default 64M)\n"
+    "  --repeat N            measurements per figure, median reported (default 5)\n"
     "  --dir PATH            where the scratch files go (default $TMPDIR or /tmp)\n"
     "  --json                print one JSON object instead of tables\n"
     "  --help                this text\n"
@@ -91,7 +96,8 @@ Options parse_options(int argc, char **argv, bool &help) {
         } else if (args.value("--dir", text)) {
             o.dir = text;
         } else if (!(args.flag("--json", o.json) || args.size_value("--file", o.file_bytes) ||
-                     args.size_value("--bytes", o.point_bytes) || o.fabric.parse(args))) {
+                     args.size_value("--bytes", o.point_bytes) ||
+                     args.long_value("--repeat", 1, 1000, o.repeats) || o.fabric.parse(args))) {
             args.unknown();
         }
     }
@@ -249,6 +255,12 @@ struct Point {
     double mbps;
 };
 
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 struct Baseline {
     size_t block;
     double pread_mbps;
@@ -305,20 +317,31 @@ int run(const Options &o, int &rank_out) {
     std::vector<Point> points;
     std::vector<Baseline> baselines;
     for (size_t block : o.blocks) {
-        Baseline b{block, 0, 0};
-        double t = timed(job, [&] { local_pread(file, block, o.point_bytes, readbuf, o.file_bytes); });
-        b.pread_mbps = total / t / 1e6;  // every rank reads at once; the slowest sets t
-        t = timed(job, [&] { raw_alltoall(job, block, o.point_bytes, sendbuf, recvbuf); });
-        size_t per_peer = std::max<size_t>(1, o.point_bytes / block / others.size());
-        b.msg_alltoall_mbps = static_cast<double>(per_peer * others.size() * block) / t / 1e6;
-        baselines.push_back(b);
-        for (long depth : o.depths) {
-            t = timed(job, [&] {
-                if (info.rank != 0) read_remote(job, {0}, block, depth, o.point_bytes, readbuf);
-            });
-            points.push_back({"many_to_one", block, depth, (P - 1) * total / t / 1e6});
-            t = timed(job, [&] { read_remote(job, others, block, depth, o.point_bytes, readbuf); });
-            points.push_back({"all_to_all", block, depth, total / t / 1e6});
+        const size_t ndepths = o.depths.size();
+        std::vector<double> pread, alltoall;
+        std::vector<std::vector<double>> to_one(ndepths), remote(ndepths);
+        for (long r = 0; r < o.repeats; ++r) {
+            double t = timed(
+                job, [&] { local_pread(file, block, o.point_bytes, readbuf, o.file_bytes); });
+            pread.push_back(total / t / 1e6);  // every rank reads at once; the slowest sets t
+            t = timed(job, [&] { raw_alltoall(job, block, o.point_bytes, sendbuf, recvbuf); });
+            size_t per_peer = std::max<size_t>(1, o.point_bytes / block / others.size());
+            alltoall.push_back(static_cast<double>(per_peer * others.size() * block) / t / 1e6);
+            for (size_t d = 0; d < ndepths; ++d) {
+                long depth = o.depths[d];
+                t = timed(job, [&] {
+                    if (info.rank != 0) read_remote(job, {0}, block, depth, o.point_bytes, readbuf);
+                });
+                to_one[d].push_back((P - 1) * total / t / 1e6);
+                t = timed(job,
+                          [&] { read_remote(job, others, block, depth, o.point_bytes, readbuf); });
+                remote[d].push_back(total / t / 1e6);
+            }
+        }
+        baselines.push_back({block, median(pread), median(alltoall)});
+        for (size_t d = 0; d < ndepths; ++d) {
+            points.push_back({"many_to_one", block, o.depths[d], median(to_one[d])});
+            points.push_back({"all_to_all", block, o.depths[d], median(remote[d])});
         }
     }
     int rc = rio_finalize(rio);
@@ -335,9 +358,9 @@ int run(const Options &o, int &rank_out) {
     };
     if (o.json) {
         std::printf("{\"ranks\": %d, \"provider\": %s, \"protocol\": \"%s\", \"file_bytes\": %zu, "
-                    "\"bytes_per_point\": %zu, \"points\": [",
+                    "\"bytes_per_point\": %zu, \"repeats\": %ld, \"points\": [",
                     info.size, json_string(info.provider).c_str(),
-                    protocol_name(info.long_protocol), o.file_bytes, o.point_bytes);
+                    protocol_name(info.long_protocol), o.file_bytes, o.point_bytes, o.repeats);
         for (size_t i = 0; i < points.size(); ++i) {
             const Point &p = points[i];
             std::string ratio = "null";
@@ -358,9 +381,9 @@ int run(const Options &o, int &rank_out) {
         std::printf("]}\n");
     } else {
         std::printf("# rio-bench: %d ranks, provider %s, protocol %s, %zu MiB file per rank, "
-                    "%zu MiB per reading rank per point; MB = 10^6 B\n",
+                    "%zu MiB per reading rank per point, median of %ld; MB = 10^6 B\n",
                     info.size, info.provider, protocol_name(info.long_protocol),
-                    o.file_bytes / MiB, o.point_bytes / MiB);
+                    o.file_bytes / MiB, o.point_bytes / MiB, o.repeats);
         std::printf("%10s %6s %14s %14s %14s %16s %8s\n", "block", "depth", "many-to-one",
                     "all-to-all", "local pread", "msg all-to-all", "ratio");
         std::printf("%10s %6s %14s %14s %14s %16s %8s\n", "", "", "MB/s @rank0", "MB/s/rank",
