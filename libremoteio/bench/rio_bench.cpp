@@ -63,8 +63,8 @@ std::vector<T> parse_list(const std::string &text, const char *name, F parse_one
     size_t pos = 0;
     while (pos <= text.size()) {
         size_t comma = text.find(',', pos);
-        std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos
-                                                                       : comma - pos);
+        std::string item =
+            text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
         auto v = parse_one(item);
         if (!v) throw UsageError(std::string(name) + ": '" + item + "' is not valid");
         out.push_back(*v);
@@ -170,10 +170,10 @@ void read_remote(Job &job, const std::vector<int> &peers, size_t block, long dep
     auto issue = [&](size_t slot) {
         int peer = peers[next_peer++ % peers.size()];
         uint64_t offset = (issued % blocks_in_file) * block;
-        check_rio(rio_read(job.rio, peer, job.handles[static_cast<size_t>(peer)], offset,
-                           buf.data() + slot * block, block, job.cq,
-                           reinterpret_cast<void *>(slot)),
-                  "rio_read");
+        check_rio(
+            rio_read(job.rio, peer, job.handles[static_cast<size_t>(peer)], offset,
+                     buf.data() + slot * block, block, job.cq, reinterpret_cast<void *>(slot)),
+            "rio_read");
         ++issued;
     };
     for (size_t s = 0; s < slots && issued < count; ++s) issue(s);
@@ -207,13 +207,13 @@ void raw_alltoall(Job &job, size_t block, size_t total, AlignedBuffer &sendbuf,
         auto p = static_cast<size_t>(peer);
         void *cookie = reinterpret_cast<void *>(p * 2 + (send ? 1 : 0));
         if (send) {
-            check(msg_isend(job.ctx.get(), peer, kRawTag, sendbuf.data() + p * block, block,
-                            job.cq, cookie),
+            check(msg_isend(job.ctx.get(), peer, kRawTag, sendbuf.data() + p * block, block, job.cq,
+                            cookie),
                   "msg_isend");
             ++sends[p];
         } else {
-            check(msg_irecv(job.ctx.get(), peer, kRawTag, recvbuf.data() + p * block, block,
-                            job.cq, cookie),
+            check(msg_irecv(job.ctx.get(), peer, kRawTag, recvbuf.data() + p * block, block, job.cq,
+                            cookie),
                   "msg_irecv");
             ++recvs[p];
         }
@@ -283,9 +283,9 @@ int run(const Options &o, int &rank_out) {
 
     ScratchFile file(o.dir, info.rank, o.file_bytes);
     uint64_t mine = 0;
-    check_rio(rio_export(rio, file.path().c_str(), 0, RIO_EXPORT_TO_END, RIO_EXPORT_READ_ONLY,
-                         &mine),
-              "rio_export");
+    check_rio(
+        rio_export(rio, file.path().c_str(), 0, RIO_EXPORT_TO_END, RIO_EXPORT_READ_ONLY, &mine),
+        "rio_export");
     Job job{ctx, rio, cq.get(), info.rank, info.size, {}, o.file_bytes};
     job.handles.resize(static_cast<size_t>(info.size));
     // Handles travel over libmsg itself: each rank sends its own to every other.
@@ -294,8 +294,7 @@ int run(const Options &o, int &rank_out) {
         check(msg_irecv(ctx.get(), p, kRawTag, &job.handles[static_cast<size_t>(p)],
                         sizeof(uint64_t), cq.get(), nullptr),
               "msg_irecv");
-        check(msg_isend(ctx.get(), p, kRawTag, &mine, sizeof mine, cq.get(), nullptr),
-              "msg_isend");
+        check(msg_isend(ctx.get(), p, kRawTag, &mine, sizeof mine, cq.get(), nullptr), "msg_isend");
     }
     for (int i = 0; i < 2 * (info.size - 1); ++i) {
         msg_completion_t c;
@@ -321,8 +320,8 @@ int run(const Options &o, int &rank_out) {
         std::vector<double> pread, alltoall;
         std::vector<std::vector<double>> to_one(ndepths), remote(ndepths);
         for (long r = 0; r < o.repeats; ++r) {
-            double t = timed(
-                job, [&] { local_pread(file, block, o.point_bytes, readbuf, o.file_bytes); });
+            double t =
+                timed(job, [&] { local_pread(file, block, o.point_bytes, readbuf, o.file_bytes); });
             pread.push_back(total / t / 1e6);  // every rank reads at once; the slowest sets t
             t = timed(job, [&] { raw_alltoall(job, block, o.point_bytes, sendbuf, recvbuf); });
             size_t per_peer = std::max<size_t>(1, o.point_bytes / block / others.size());
@@ -357,33 +356,36 @@ int run(const Options &o, int &rank_out) {
         return Baseline{};
     };
     if (o.json) {
-        std::printf("{\"ranks\": %d, \"provider\": %s, \"protocol\": \"%s\", \"file_bytes\": %zu, "
-                    "\"bytes_per_point\": %zu, \"repeats\": %ld, \"points\": [",
-                    info.size, json_string(info.provider).c_str(),
-                    protocol_name(info.long_protocol), o.file_bytes, o.point_bytes, o.repeats);
+        std::printf(
+            "{\"ranks\": %d, \"provider\": %s, \"protocol\": \"%s\", \"file_bytes\": %zu, "
+            "\"bytes_per_point\": %zu, \"repeats\": %ld, \"points\": [",
+            info.size, json_string(info.provider).c_str(), protocol_name(info.long_protocol),
+            o.file_bytes, o.point_bytes, o.repeats);
         for (size_t i = 0; i < points.size(); ++i) {
             const Point &p = points[i];
             std::string ratio = "null";
             if (p.pattern == "all_to_all")
                 ratio = json_number(p.mbps / baseline(p.block).msg_alltoall_mbps, 3);
-            std::printf("%s{\"pattern\": \"%s\", \"block_bytes\": %zu, \"outstanding\": %ld, "
-                        "\"mbps\": %s, \"ratio_to_msg_alltoall\": %s}",
-                        i ? ", " : "", p.pattern.c_str(), p.block, p.depth,
-                        json_number(p.mbps, 1).c_str(), ratio.c_str());
+            std::printf(
+                "%s{\"pattern\": \"%s\", \"block_bytes\": %zu, \"outstanding\": %ld, "
+                "\"mbps\": %s, \"ratio_to_msg_alltoall\": %s}",
+                i ? ", " : "", p.pattern.c_str(), p.block, p.depth, json_number(p.mbps, 1).c_str(),
+                ratio.c_str());
         }
         std::printf("], \"baselines\": [");
         for (size_t i = 0; i < baselines.size(); ++i)
-            std::printf("%s{\"block_bytes\": %zu, \"local_pread_mbps\": %s, "
-                        "\"msg_alltoall_per_rank_mbps\": %s}",
-                        i ? ", " : "", baselines[i].block,
-                        json_number(baselines[i].pread_mbps, 1).c_str(),
-                        json_number(baselines[i].msg_alltoall_mbps, 1).c_str());
+            std::printf(
+                "%s{\"block_bytes\": %zu, \"local_pread_mbps\": %s, "
+                "\"msg_alltoall_per_rank_mbps\": %s}",
+                i ? ", " : "", baselines[i].block, json_number(baselines[i].pread_mbps, 1).c_str(),
+                json_number(baselines[i].msg_alltoall_mbps, 1).c_str());
         std::printf("]}\n");
     } else {
-        std::printf("# rio-bench: %d ranks, provider %s, protocol %s, %zu MiB file per rank, "
-                    "%zu MiB per reading rank per point, median of %ld; MB = 10^6 B\n",
-                    info.size, info.provider, protocol_name(info.long_protocol),
-                    o.file_bytes / MiB, o.point_bytes / MiB, o.repeats);
+        std::printf(
+            "# rio-bench: %d ranks, provider %s, protocol %s, %zu MiB file per rank, "
+            "%zu MiB per reading rank per point, median of %ld; MB = 10^6 B\n",
+            info.size, info.provider, protocol_name(info.long_protocol), o.file_bytes / MiB,
+            o.point_bytes / MiB, o.repeats);
         std::printf("%10s %6s %14s %14s %14s %16s %8s\n", "block", "depth", "many-to-one",
                     "all-to-all", "local pread", "msg all-to-all", "ratio");
         std::printf("%10s %6s %14s %14s %14s %16s %8s\n", "", "", "MB/s @rank0", "MB/s/rank",
