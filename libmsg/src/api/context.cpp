@@ -439,6 +439,20 @@ extern "C" int msg_finalize(msg_context_t *context) {
             if (result == MSG_OK) result = rc;
         }
         core.stop_progress_thread();
+        // libfabric 1.17's rxm closes each connection and then handles the
+        // completions still queued, reposting receive buffers to the
+        // connection it has just closed (a crash in fi_close, seen over
+        // verbs). Take what has arrived first, until the fabric is quiet.
+        auto quiet_since = clock::now();
+        const auto give_up = quiet_since + std::chrono::milliseconds(200);
+        while (clock::now() - quiet_since < std::chrono::milliseconds(10) &&
+               clock::now() < give_up) {
+            std::unique_lock<msg::TimedMutex> lk;
+            if (!core.lock(lk)) break;
+            if (core.engine->progress()) quiet_since = clock::now();
+            lk.unlock();
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
     }
     {
         std::unique_lock<msg::TimedMutex> lk;
