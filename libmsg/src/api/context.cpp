@@ -443,15 +443,16 @@ extern "C" int msg_finalize(msg_context_t *context) {
         // completions still queued, reposting receive buffers to the
         // connection it has just closed (a crash in fi_close, seen over
         // verbs). Take what has arrived first, until the fabric is quiet.
+        // (A fabric lock that cannot be had is reported just below.)
         auto quiet_since = clock::now();
         const auto give_up = quiet_since + std::chrono::milliseconds(200);
-        while (clock::now() - quiet_since < std::chrono::milliseconds(10) &&
-               clock::now() < give_up) {
-            std::unique_lock<msg::TimedMutex> lk;
-            if (!core.lock(lk)) break;
-            if (core.engine->progress()) quiet_since = clock::now();
-            lk.unlock();
-            std::this_thread::sleep_for(std::chrono::microseconds(200));
+        for (auto now = quiet_since;
+             now - quiet_since < std::chrono::milliseconds(10) && now < give_up;
+             now = clock::now()) {
+            if (core.try_progress())
+                quiet_since = now;
+            else
+                std::this_thread::sleep_for(std::chrono::microseconds(200));
         }
     }
     {
