@@ -2,17 +2,26 @@
 #include "job.hpp"
 
 #include <limits.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
+#include "liveness.hpp"
 #include "node.hpp"
 #include "options.hpp"
+#include "paths.hpp"
+#include "sortapp/cleanup.hpp"
 #include "sortapp/memory_budget.hpp"
 
 namespace sortapp::cluster {
@@ -34,7 +43,9 @@ std::string self_exe() {
     return buf;
 }
 
-bool executable(const std::string &p) { return !p.empty() && access(p.c_str(), X_OK) == 0; }
+bool executable(const std::string &p) {
+    return !p.empty() && access(p.c_str(), X_OK) == 0;
+}
 
 // msgrun: $VIADUCT_MSGRUN, beside this program, in the build tree, or on PATH.
 std::string find_msgrun(const std::string &exe) {
@@ -46,13 +57,62 @@ std::string find_msgrun(const std::string &exe) {
         std::string p = path;
         for (size_t at = 0; at <= p.size();) {
             size_t colon = p.find(':', at);
-            std::string d = p.substr(at, colon == std::string::npos ? std::string::npos : colon - at);
+            std::string d =
+                p.substr(at, colon == std::string::npos ? std::string::npos : colon - at);
             if (executable(d + "/msgrun")) return d + "/msgrun";
             if (colon == std::string::npos) break;
             at = colon + 1;
         }
     }
     return {};
+}
+
+volatile sig_atomic_t g_msgrun = 0;
+
+std::string random_job_id() {
+    unsigned char b[6] = {};
+    if (getrandom(b, sizeof b, 0) != static_cast<ssize_t>(sizeof b)) {
+        const auto pid = static_cast<unsigned>(getpid());
+        std::memcpy(b, &pid, sizeof pid);
+    }
+    char hex[13];
+    for (size_t i = 0; i < sizeof b; ++i) std::snprintf(hex + 2 * i, 3, "%02x", b[i]);
+    return hex;
+}
+
+// After a failed job: what its processes could not remove themselves (a node killed by
+// SIGKILL) — its job directories, its temporary outputs, and outputs it put in place (a file
+// at an output path that was not there before the job, or is a different file now).
+int remove_leftovers(const JobOptions &o, const std::vector<PathId> &outputs_before) {
+    int removed = 0;
+    std::error_code ec;
+    for (int r = 0; r < o.nodes; ++r) {
+        const std::string out = expand(o.output, r);
+        auto slash = out.rfind('/');
+        const std::string dir = slash == std::string::npos ? "."
+                                : slash == 0               ? "/"
+                                                           : out.substr(0, slash);
+        const std::string base = slash == std::string::npos ? out : out.substr(slash + 1);
+        const std::string scratch = o.scratch.empty() ? dir : expand(o.scratch, r);
+        const std::string job_dir = scratch + "/.sortapp-job-" + o.job_id + "-" + std::to_string(r);
+        if (std::filesystem::remove_all(job_dir, ec) > 0) ++removed;
+        const std::string temp_prefix = "." + base + ".sortapp-" + o.job_id + "-";
+        for (const auto &e : std::filesystem::directory_iterator(dir, ec))
+            if (e.path().filename().string().rfind(temp_prefix, 0) == 0 &&
+                std::filesystem::remove(e.path(), ec))
+                ++removed;
+        const PathId now = path_id(out);
+        const PathId &before = outputs_before[static_cast<size_t>(r)];
+        if (now.exists && (!before.exists || now.dev != before.dev || now.ino != before.ino) &&
+            std::filesystem::remove(out, ec))
+            ++removed;
+    }
+    return removed;
+}
+
+// SIGINT, SIGTERM and SIGHUP go to msgrun, which passes them to every process of the job.
+void forward_signal(int sig) {
+    if (g_msgrun > 0) kill(static_cast<pid_t>(g_msgrun), sig);
 }
 
 }  // namespace
@@ -78,13 +138,22 @@ int run_main(int argc, char **argv) {
                          r, in.c_str(), static_cast<long long>(st.st_size),
                          static_cast<unsigned long long>(o.params.record_size));
             bad = true;
-        } else if (expand(o.output, r) == in) {
-            std::fprintf(stderr, "sortapp run: node %d's output is its input (%s)\n", r, in.c_str());
-            bad = true;
         }
+    }
+    // Any alias of an input, on any node, is refused before anything starts.
+    if (Status s = check_job_paths(o, o.nodes); !s) {
+        std::fprintf(stderr, "sortapp run: %s\n", s.message().c_str());
+        bad = true;
     }
     if (bad) return 2;
     std::vector<std::string> args = o.forwarded;
+    if (o.job_id.empty()) {
+        o.job_id = random_job_id();
+        args.push_back("--job-id");
+        args.push_back(o.job_id);
+    }
+    std::vector<PathId> outputs_before;
+    for (int r = 0; r < o.nodes; ++r) outputs_before.push_back(path_id(expand(o.output, r)));
     if (o.params.memory_budget == 0) {
         // N nodes share this machine's memory.
         uint64_t share = default_memory_budget().budget / static_cast<uint64_t>(o.nodes);
@@ -97,33 +166,57 @@ int run_main(int argc, char **argv) {
         std::fprintf(stderr, "sortapp run: cannot find msgrun (set VIADUCT_MSGRUN)\n");
         return 1;
     }
-    std::vector<std::string> cmd = {msgrun, "-n", std::to_string(o.nodes + 1), "--timeout",
-                                    std::to_string(o.timeout_s), "--", exe, "job"};
+    std::vector<std::string> cmd = {
+        msgrun, "-n", std::to_string(o.nodes + 1), "--timeout", std::to_string(o.timeout_s), "--",
+        exe,    "job"};
     cmd.insert(cmd.end(), args.begin(), args.end());
     std::vector<char *> cargv;
     for (std::string &s : cmd) cargv.push_back(s.data());
     cargv.push_back(nullptr);
+    struct sigaction sa {};
+    sa.sa_handler = forward_signal;
+    sigemptyset(&sa.sa_mask);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+    const pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         std::perror("sortapp run: fork");
         return 1;
     }
     if (pid == 0) {
+        // msgrun ends the job if this process dies, however it dies.
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != parent) _exit(1);
+        for (int sig : {SIGINT, SIGTERM, SIGHUP}) signal(sig, SIG_DFL);
         execv(cargv[0], cargv.data());
         std::perror("sortapp run: exec msgrun");
         _exit(127);
     }
+    g_msgrun = pid;
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0) {
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    if (WIFEXITED(status)) return WEXITSTATUS(status);
-    return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    code = WIFEXITED(status) ? WEXITSTATUS(status)
+                             : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    if (code != 0) {
+        int removed = remove_leftovers(o, outputs_before);
+        std::fprintf(
+            stderr, "sortapp run: the job failed (msgrun %s %d)%s\n",
+            WIFEXITED(status) ? "exit status" : "killed by signal",
+            WIFEXITED(status) ? code : code - 128,
+            removed > 0
+                ? ("; removed " + std::to_string(removed) + " file(s) its processes left").c_str()
+                : "");
+    }
+    return code;
 }
 
 int job_main(int argc, char **argv) {
     JobOptions o;
     int code = 0;
     if (!parse_job_options(argc, argv, false, o, &code)) return code;
+    // Before any thread exists: a signal then removes what this process created.
+    cleanup::install_signal_cleanup([] { return "sortapp: " + whereabouts(); });
     export_fabric_options(o);
     msg_context_t *msg = nullptr;
     int rc = msg_init(nullptr, &msg);
@@ -135,12 +228,19 @@ int job_main(int argc, char **argv) {
     msg_rank(msg, &rank);
     msg_size(msg, &size);
     if (size < 2) {
-        std::fprintf(stderr, "sortapp job: needs at least 2 processes (nodes + the monitor), "
-                             "got %d\n", size);
+        std::fprintf(stderr,
+                     "sortapp job: needs at least 2 processes (nodes + the monitor), "
+                     "got %d\n",
+                     size);
         msg_destroy(msg);
         return 2;
     }
     const int monitor = size - 1;
+    if (Status s = check_patterns(o, monitor); !s) {
+        std::fprintf(stderr, "sortapp job: %s\n", s.message().c_str());
+        msg_destroy(msg);
+        return 2;
+    }
     code = rank == monitor ? monitor_main(o, msg, monitor) : node_main(o, msg, rank, monitor);
     rc = msg_finalize(msg);
     if (rc != MSG_OK && code == 0) code = 1;

@@ -16,11 +16,15 @@ constexpr uint32_t kCmdLocal = 2;  // u32 nodes sharing the disk -> LocalDone: p
 constexpr uint32_t kCmdMerge = 3;  // MergeOrder -> PhaseFigures: phase 3b
 constexpr uint32_t kCmdDone = 4;   // (abort flag) -> PhaseFigures (bytes served): finish
 constexpr uint32_t kCmdNetProbe = 5;  // -> PhaseFigures: pull from the next node, timed
+constexpr uint32_t kCmdCommit = 6;    // -> nothing: rename the merged output into place
 // Served by a node's shadow thread, during phase 3a.
 constexpr uint32_t kCmdSamples = 10;  // SampleRequest -> SampleReply
 constexpr uint32_t kCmdCounts = 11;   // CountRequest -> CountReply
 constexpr uint32_t kCmdProbe = 12;    // u64 n -> n bytes (the network probe's far end)
 constexpr uint32_t kCmdProgress = 13; // -> PhaseFigures: phase, bytes done (read), total (written)
+constexpr uint32_t kCmdAbort = 14;    // text (why) -> nothing: remove what the job created, exit
+// Served by the monitor's shadow thread (and answered by anyone): are you there?
+constexpr uint32_t kCmdPing = 15;
 
 // Reply status of a node that could not do what was asked; the reply data is the message.
 constexpr int kNodeError = 1;

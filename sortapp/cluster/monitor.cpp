@@ -6,14 +6,16 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdarg>
 #include <chrono>
+#include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 
+#include "liveness.hpp"
 #include "messages.hpp"
 #include "node.hpp"
 #include "sortapp/report.hpp"
@@ -32,6 +34,35 @@ struct Answer {
     std::vector<char> data;
 };
 
+// Status of an answer that never came: the node stopped answering (SIGSTOP, a frozen host).
+constexpr int kStalled = -1000;
+
+// One question in flight: an order (or question) to a node, or the liveness question asked
+// of its shadow thread meanwhile (kCmdProgress, whose answer also feeds the progress line).
+struct Pending {
+    unsigned round = 0;
+    bool is_ping = false;
+    int node = 0;
+    bool outstanding = false;  // the transport still owes a completion
+    bool settled = false;      // an order's outcome is known (answered, failed or stalled)
+    int status = 0;
+    double asked = 0;
+    std::vector<char> data;
+};
+
+// A round's questions. If some are still unanswered when the round ends (a stopped node),
+// the round is kept to the end of the process: a late answer must not land in freed memory.
+struct Round {
+    std::vector<Pending> orders, pings;
+    std::vector<std::vector<char>> requests;
+    bool unanswered() const {
+        for (const auto *v : {&orders, &pings})
+            for (const Pending &p : *v)
+                if (p.outstanding) return true;
+        return false;
+    }
+};
+
 class Monitor {
   public:
     Monitor(const JobOptions &o, msg_context_t *msg, int nodes) : o_(o), msg_(msg), n_(nodes) {}
@@ -45,13 +76,27 @@ class Monitor {
                                 size_t reply_capacity);
     // The first failed answer as "node i: message", or empty.
     std::string failure(const std::vector<Answer> &answers, const char *step);
-    void finish(bool aborted);
+    // Sends the liveness question to `node` if it is due; declares the order stalled if the
+    // last one went unanswered for the stall timeout.
+    void watch_node(Round &r, size_t node, double now, int &outstanding);
+    // The job failed: every node removes what it created and exits; so does the monitor.
+    [[noreturn]] void abort_job(const std::string &why);
+    void finish();
+    std::string check();
+    std::string local();
+    std::string select();
+    std::string merge();
+    std::string commit();
     void report(double total_s);
     void progress(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
     void draw_progress();
     double last_draw_ = 0;
     std::vector<uint64_t> last_done_;
     std::vector<std::string> last_phase_;
+    std::vector<PhaseFigures> seen_;  // each node's last progress answer
+    std::vector<bool> dead_;          // nodes known to have exited or stopped
+    unsigned round_ = 0;
+    double ping_period_s_ = 1;
 
     const JobOptions &o_;
     msg_context_t *msg_;
@@ -66,48 +111,133 @@ class Monitor {
     double local_s_ = 0, select_s_ = 0, merge_s_ = 0, network_mb_s_ = 0;
     unsigned rounds_ = 0;
     std::vector<uint64_t> partition_records_;
+    std::vector<std::vector<uint64_t>> starts_;  // phase 3a's answer: [partition][node]
 };
 
 std::vector<Answer> Monitor::ask_all(uint32_t command, int target,
                                      const std::function<std::vector<char>(int)> &payload,
                                      size_t reply_capacity) {
-    std::vector<Answer> answers(static_cast<size_t>(n_));
-    std::vector<std::vector<char>> requests(static_cast<size_t>(n_));
+    const auto n = static_cast<size_t>(n_);
+    auto round = std::make_unique<Round>();
+    Round &r = *round;
+    r.orders.resize(n);
+    r.pings.resize(n);
+    r.requests.resize(n);
+    ++round_;
     int outstanding = 0;
-    for (int i = 0; i < n_; ++i) {
-        auto &a = answers[static_cast<size_t>(i)];
-        requests[static_cast<size_t>(i)] = payload ? payload(i) : std::vector<char>{};
-        a.data.resize(reply_capacity);
-        const auto &req = requests[static_cast<size_t>(i)];
-        int rc = rio_request(rio_, i, target, command, req.data(), req.size(), a.data.data(),
-                             a.data.size(), cq_, &a);
+    const double t0 = now_s();
+    for (size_t i = 0; i < n; ++i) {
+        Pending &o = r.orders[i];
+        o.round = round_;
+        o.node = static_cast<int>(i);
+        o.asked = t0;
+        r.pings[i] = o;
+        r.pings[i].is_ping = true;
+        r.pings[i].asked = t0;  // the order itself is the first question
+        if (dead_[i]) {
+            o.status = MSG_ERR_PEER_FAILED;
+            o.settled = true;
+            continue;
+        }
+        r.requests[i] = payload ? payload(static_cast<int>(i)) : std::vector<char>{};
+        o.data.resize(reply_capacity);
+        int rc = rio_request(rio_, o.node, target, command, r.requests[i].data(),
+                             r.requests[i].size(), o.data.data(), o.data.size(), cq_, &o);
         if (rc != RIO_OK) {
-            a.status = rc;
-            a.data.clear();
+            o.status = rc;
+            o.settled = true;
         } else {
+            o.outstanding = true;
             ++outstanding;
         }
     }
     const bool show = tty_ && !o_.json && (command == kCmdLocal || command == kCmdMerge);
     while (outstanding > 0) {
         msg_completion_t c;
-        int rc = msg_cq_wait(cq_, show ? 500 : -1, &c);
-        if (rc == MSG_ERR_TIMEOUT && show) {
-            draw_progress();
+        int rc = msg_cq_wait(cq_, 100, &c);
+        const double t = now_s();
+        if (rc == MSG_OK) {
+            auto *p = static_cast<Pending *>(c.cookie);
+            if (p == nullptr || p->round != round_) continue;  // a late answer to an old round
+            p->outstanding = false;
+            const auto k = static_cast<size_t>(p->node);
+            r.pings[k].asked = t;  // heard from: the next question is due a period from now
+            if (p->is_ping) {
+                if (c.status == MSG_ERR_PEER_FAILED && !r.orders[k].settled) {
+                    r.orders[k].status = c.status;
+                    r.orders[k].settled = true;
+                    --outstanding;
+                } else if (c.status == RIO_OK) {
+                    decode(p->data.data(), c.bytes, seen_[k]);
+                }
+                continue;
+            }
+            if (p->settled) continue;
+            p->settled = true;
+            p->status = c.status;
+            p->data.resize(c.bytes);
+            --outstanding;
             continue;
         }
-        if (rc != MSG_OK) {
-            for (auto &a : answers)
-                if (a.status == 0) a.status = rc;
+        if (rc != MSG_ERR_TIMEOUT) {
+            for (Pending &o : r.orders)
+                if (!o.settled) o.status = rc, o.settled = true;
             break;
         }
-        auto *a = static_cast<Answer *>(c.cookie);
-        a->status = c.status;
-        a->data.resize(c.bytes);
-        --outstanding;
+        for (size_t i = 0; i < n; ++i)
+            if (!r.orders[i].settled) watch_node(r, i, t, outstanding);
+        if (show && t - last_draw_ >= 0.5) draw_progress();
     }
     if (show) std::fputs("\r\033[K", stderr);
+    std::vector<Answer> answers(n);
+    for (size_t i = 0; i < n; ++i) {
+        Pending &o = r.orders[i];
+        answers[i].status = o.status;
+        if (o.settled && !o.outstanding) answers[i].data = o.data;  // an answer or a message
+        if (o.status == kStalled || o.status == MSG_ERR_PEER_FAILED) dead_[i] = true;
+    }
+    // Liveness questions to live nodes are answered soon; wait for them, bounded.
+    const double until = now_s() + o_.stall_ms / 1000.0;
+    while (r.unanswered() && now_s() < until) {
+        bool only_dead = true;
+        for (size_t i = 0; i < n; ++i)
+            if ((r.orders[i].outstanding || r.pings[i].outstanding) && !dead_[i]) only_dead = false;
+        if (only_dead) break;
+        msg_completion_t c;
+        if (msg_cq_wait(cq_, 100, &c) == MSG_OK) {
+            auto *p = static_cast<Pending *>(c.cookie);
+            if (p != nullptr && p->round == round_) p->outstanding = false;
+        }
+    }
+    if (r.unanswered()) {
+        static std::vector<std::unique_ptr<Round>> kept;  // see Round
+        kept.push_back(std::move(round));
+    }
     return answers;
+}
+
+void Monitor::watch_node(Round &r, size_t i, double now, int &outstanding) {
+    Pending &ping = r.pings[i];
+    if (ping.outstanding) {
+        if (now - ping.asked > o_.stall_ms / 1000.0) {
+            r.orders[i].status = kStalled;
+            r.orders[i].settled = true;
+            --outstanding;
+        }
+        return;
+    }
+    if (now - ping.asked < ping_period_s_) return;
+    ping.data.resize(4096);
+    ping.asked = now;
+    int rc = rio_request(rio_, ping.node, RIO_TARGET_SHADOW, kCmdProgress, nullptr, 0,
+                         ping.data.data(), ping.data.size(), cq_, &ping);
+    if (rc == RIO_OK) {
+        ping.outstanding = true;
+    } else if (rc == MSG_ERR_PEER_FAILED) {
+        r.orders[i].status = rc;
+        r.orders[i].settled = true;
+        --outstanding;
+    }
 }
 
 // One line on the terminal: each node's phase, percent and MB/s since the last look.
@@ -117,24 +247,19 @@ void Monitor::draw_progress() {
     last_done_.resize(static_cast<size_t>(n_), 0);
     last_phase_.resize(static_cast<size_t>(n_));
     for (int i = 0; i < n_; ++i) {
-        PhaseFigures f;
-        std::vector<char> buf(4096);
-        size_t got = 0;
-        int rc = rio_call(rio_, i, RIO_TARGET_SHADOW, kCmdProgress, nullptr, 0, buf.data(),
-                          buf.size(), &got);
+        const auto k = static_cast<size_t>(i);
+        const PhaseFigures &f = seen_[k];
         char part[96];
-        if (rc == RIO_OK && decode(buf.data(), got, f) && f.bytes_written > 0) {
-            const auto k = static_cast<size_t>(i);
-            const bool same = last_draw_ > 0 && last_phase_[k] == f.phase &&
-                              f.bytes_read >= last_done_[k];
+        if (f.bytes_written > 0) {
+            const bool same =
+                last_draw_ > 0 && last_phase_[k] == f.phase && f.bytes_read >= last_done_[k];
             double mbps = same ? (f.bytes_read - last_done_[k]) / (t - last_draw_) / 1e6 : 0;
             last_done_[k] = f.bytes_read;
             last_phase_[k] = f.phase;
             std::snprintf(part, sizeof part, "n%d %s %3.0f%% %5.0f MB/s", i, f.phase.c_str(),
                           100.0 * f.bytes_read / f.bytes_written, mbps);
         } else {
-            std::snprintf(part, sizeof part, "n%d %s", i,
-                          rc == RIO_OK ? f.phase.c_str() : "?");
+            std::snprintf(part, sizeof part, "n%d %s", i, f.phase.empty() ? "?" : f.phase.c_str());
         }
         line += (i ? " | " : "") + std::string(part);
     }
@@ -143,16 +268,23 @@ void Monitor::draw_progress() {
 }
 
 std::string Monitor::failure(const std::vector<Answer> &answers, const char *step) {
-    for (size_t i = 0; i < answers.size(); ++i) {
-        const Answer &a = answers[i];
-        if (a.status == RIO_OK) continue;
-        std::string why = a.status == kNodeError ? std::string(a.data.begin(), a.data.end())
-                          : a.status == MSG_ERR_PEER_FAILED
-                              ? "the sort process exited or was killed"
-                              : rio_strerror(a.status);
-        return "node " + std::to_string(i) + ", " + step + ": " + why;
-    }
-    return {};
+    // A node that died or stopped is the cause; its partners' errors are consequences.
+    auto rank = [](int status) {
+        return status == MSG_ERR_PEER_FAILED || status == kStalled ? 0 : 1;
+    };
+    size_t first = answers.size();
+    for (size_t i = 0; i < answers.size(); ++i)
+        if (answers[i].status != RIO_OK &&
+            (first == answers.size() || rank(answers[i].status) < rank(answers[first].status)))
+            first = i;
+    if (first == answers.size()) return {};
+    const Answer &a = answers[first];
+    std::string why = a.status == kNodeError            ? std::string(a.data.begin(), a.data.end())
+                      : a.status == MSG_ERR_PEER_FAILED ? "the sort process exited or was killed"
+                      : a.status == kStalled ? "the sort process stopped answering for " +
+                                                   std::to_string(o_.stall_ms / 1000) + " s"
+                                             : rio_strerror(a.status);
+    return "node " + std::to_string(first) + ", " + step + ": " + why;
 }
 
 void Monitor::progress(const char *fmt, ...) {
@@ -165,12 +297,27 @@ void Monitor::progress(const char *fmt, ...) {
     va_end(ap);
 }
 
-void Monitor::finish(bool aborted) {
-    uint32_t flag = aborted ? 1 : 0;
+void Monitor::abort_job(const std::string &why) {
+    set_phase("aborting");
+    std::fprintf(stderr, "sortapp: the sort failed: %s\n", why.c_str());
+    // Each live node's shadow thread hears it, whatever its sorting thread is doing.
+    ask_all(
+        kCmdAbort, RIO_TARGET_SHADOW,
+        [&](int) { return std::vector<char>(why.begin(), why.end()); }, 64);
+    std::fprintf(stderr, "sortapp: every node removed what it created; no output is left\n");
+    std::fflush(stdout);
+    std::fflush(stderr);
+    ::_exit(1);
+}
+
+void Monitor::finish() {
+    uint32_t flag = 0;
     auto answers = ask_all(
         kCmdDone, RIO_TARGET_WORKER,
-        [&](int) { return std::vector<char>(reinterpret_cast<char *>(&flag),
-                                            reinterpret_cast<char *>(&flag) + sizeof flag); },
+        [&](int) {
+            return std::vector<char>(reinterpret_cast<char *>(&flag),
+                                     reinterpret_cast<char *>(&flag) + sizeof flag);
+        },
         4096);
     served_.assign(static_cast<size_t>(n_), {});
     for (size_t i = 0; i < answers.size(); ++i)
@@ -178,140 +325,176 @@ void Monitor::finish(bool aborted) {
             decode(answers[i].data.data(), answers[i].data.size(), served_[i]);
 }
 
+void answer_ping(rio_t *rio, rio_incoming_t *in, void *) {
+    rio_reply(rio, in, RIO_OK, nullptr, 0);
+}
+
 int Monitor::run() {
     tty_ = isatty(STDERR_FILENO) != 0;
+    set_whereabouts("monitor", "starting");
     if (msg_cq_create(msg_, &cq_) != MSG_OK || rio_init(msg_, nullptr, nullptr, &rio_) != RIO_OK) {
         std::fprintf(stderr, "sortapp: monitor: cannot start libremoteio\n");
         return 1;
     }
-    int code = 0;
+    // Nodes ask whether the monitor is still there.
+    rio_set_handler(rio_, kCmdPing, answer_ping, nullptr);
+    seen_.assign(static_cast<size_t>(n_), {});
+    dead_.assign(static_cast<size_t>(n_), false);
+    ping_period_s_ = std::min(tty_ && !o_.json ? 0.5 : 5.0, o_.stall_ms / 4000.0);
     const double t0 = now_s();
-    std::string why;
-    // Every node checks its input and output before anyone does any work.
-    auto answers = ask_all(kCmdCheck, RIO_TARGET_WORKER,
-                           [&](int) { return encode(o_.params); }, 4096);
-    why = failure(answers, "checking");
-    if (why.empty()) {
-        for (auto &a : answers) {
-            NodeCheck c;
-            decode(a.data.data(), a.data.size(), c);
-            checks_.push_back(c);
-        }
-        progress("%d nodes ready; phases 1 and 2 (local sort) on every node", n_);
-        std::map<std::string, uint32_t> per_disk;
-        for (const NodeCheck &c : checks_) ++per_disk[c.disk];
-        double t = now_s();
-        answers = ask_all(
-            kCmdLocal, RIO_TARGET_WORKER,
-            [&](int i) {
-                uint32_t sharing = per_disk[checks_[static_cast<size_t>(i)].disk];
-                const char *p = reinterpret_cast<const char *>(&sharing);
-                return std::vector<char>(p, p + sizeof sharing);
-            },
-            1 << 16);
-        local_s_ = now_s() - t;
-        why = failure(answers, "phases 1 and 2");
-    }
-    if (why.empty()) {
-        for (auto &a : answers) {
-            LocalDone d;
-            decode(a.data.data(), a.data.size(), d);
-            local_.push_back(d);
-        }
-        // Phase 3a: exact splitting.
-        double t = now_s();
-        std::vector<uint64_t> sizes;
-        for (const LocalDone &d : local_) sizes.push_back(d.records);
-        Selector sel(sizes, static_cast<uint32_t>(n_));
-        while (why.empty() && !sel.done()) {
-            answers = ask_all(kCmdSamples, RIO_TARGET_SHADOW,
-                              [&](int i) { return encode(sel.sample_request(static_cast<uint32_t>(i))); },
-                              32u << 20);
-            why = failure(answers, "phase 3a sampling");
-            for (int i = 0; why.empty() && i < n_; ++i) {
-                SampleReply r;
-                const auto &a = answers[static_cast<size_t>(i)];
-                if (!decode(a.data.data(), a.data.size(), r)) why = "node " + std::to_string(i) + ": malformed samples";
-                else sel.take_samples(static_cast<uint32_t>(i), r);
-            }
-            if (!why.empty()) break;
-            sel.choose_pivots();
-            if (sel.done()) break;
-            answers = ask_all(kCmdCounts, RIO_TARGET_SHADOW,
-                              [&](int i) { return encode(sel.count_request(static_cast<uint32_t>(i))); },
-                              1u << 20);
-            why = failure(answers, "phase 3a counting");
-            for (int i = 0; why.empty() && i < n_; ++i) {
-                CountReply r;
-                const auto &a = answers[static_cast<size_t>(i)];
-                if (!decode(a.data.data(), a.data.size(), r)) why = "node " + std::to_string(i) + ": malformed counts";
-                else sel.take_counts(static_cast<uint32_t>(i), r);
-            }
-        }
-        select_s_ = now_s() - t;
-        rounds_ = sel.rounds();
-        if (why.empty()) {
-            auto starts = sel.starts();
-            for (int j = 0; j < n_; ++j) {
-                uint64_t c = 0;
-                for (int i = 0; i < n_; ++i) c += starts[j + 1][i] - starts[j][i];
-                partition_records_.push_back(c);
-            }
-            progress("phase 3a: %u rounds, %.3f s", rounds_, select_s_);
-            // The network figure for the expectations.
-            if (o_.network_mb_s > 0) {
-                network_mb_s_ = o_.network_mb_s;
-            } else if (n_ > 1) {
-                answers = ask_all(kCmdNetProbe, RIO_TARGET_WORKER, nullptr, 4096);
-                std::vector<double> rates;
-                for (auto &a : answers) {
-                    PhaseFigures f;
-                    if (a.status == RIO_OK && decode(a.data.data(), a.data.size(), f) && f.seconds > 0)
-                        rates.push_back(f.bytes_received / f.seconds / 1e6);
-                }
-                if (!rates.empty()) {
-                    std::sort(rates.begin(), rates.end());
-                    network_mb_s_ = rates[rates.size() / 2];
-                }
-            }
-            // Phase 3b: every node pulls its partition from everyone.
-            t = now_s();
-            answers = ask_all(kCmdMerge, RIO_TARGET_WORKER,
-                              [&](int j) {
-                                  MergeOrder m;
-                                  m.network_mb_s = network_mb_s_;
-                                  for (int i = 0; i < n_; ++i) {
-                                      m.handles.push_back(local_[static_cast<size_t>(i)].handle);
-                                      m.first.push_back(starts[j][i]);
-                                      m.last.push_back(starts[j + 1][i]);
-                                  }
-                                  return encode(m);
-                              },
-                              4096);
-            merge_s_ = now_s() - t;
-            why = failure(answers, "phase 3b");
-            if (why.empty())
-                for (auto &a : answers) {
-                    PhaseFigures f;
-                    decode(a.data.data(), a.data.size(), f);
-                    merge_.push_back(f);
-                }
-        }
-    }
+    std::string why = check();
+    if (why.empty()) why = local();
+    if (why.empty()) why = select();
+    if (why.empty()) why = merge();
+    if (why.empty()) why = commit();
+    if (!why.empty()) abort_job(why);
     const double total = now_s() - t0;
-    finish(!why.empty());
-    if (!why.empty()) {
-        std::fprintf(stderr, "sortapp: the sort failed: %s\n", why.c_str());
-        std::fprintf(stderr, "sortapp: no output is left in place\n");
-        code = 1;
-    } else {
-        report(total);
-    }
+    finish();
+    report(total);
+    int code = 0;
     int rc = rio_finalize(rio_);
-    if (rc != RIO_OK && code == 0) code = 1;
+    if (rc != RIO_OK) code = 1;
     rio_destroy(rio_);
     msg_cq_destroy(cq_);
     return code;
+}
+
+// Every node checks its input and output before anyone does any work.
+std::string Monitor::check() {
+    set_phase("checking");
+    auto answers = ask_all(
+        kCmdCheck, RIO_TARGET_WORKER, [&](int) { return encode(o_.params); }, 4096);
+    std::string why = failure(answers, "checking");
+    for (size_t i = 0; why.empty() && i < answers.size(); ++i) {
+        NodeCheck c;
+        if (!decode(answers[i].data.data(), answers[i].data.size(), c))
+            return "node " + std::to_string(i) + ", checking: a malformed answer";
+        checks_.push_back(c);
+    }
+    return why;
+}
+
+// Phases 1 and 2 on every node at once.
+std::string Monitor::local() {
+    set_phase("phases 1 and 2");
+    progress("%d nodes ready; phases 1 and 2 (local sort) on every node", n_);
+    std::map<std::string, uint32_t> per_disk;
+    for (const NodeCheck &c : checks_) ++per_disk[c.disk];
+    double t = now_s();
+    auto answers = ask_all(
+        kCmdLocal, RIO_TARGET_WORKER,
+        [&](int i) {
+            uint32_t sharing = per_disk[checks_[static_cast<size_t>(i)].disk];
+            const char *p = reinterpret_cast<const char *>(&sharing);
+            return std::vector<char>(p, p + sizeof sharing);
+        },
+        1 << 16);
+    local_s_ = now_s() - t;
+    std::string why = failure(answers, "phases 1 and 2");
+    for (size_t i = 0; why.empty() && i < answers.size(); ++i) {
+        LocalDone d;
+        if (!decode(answers[i].data.data(), answers[i].data.size(), d))
+            return "node " + std::to_string(i) + ", phases 1 and 2: a malformed answer";
+        local_.push_back(d);
+    }
+    return why;
+}
+
+// Phase 3a: exact splitting, in rounds of sampling and counting.
+std::string Monitor::select() {
+    set_phase("phase 3a");
+    double t = now_s();
+    std::vector<uint64_t> sizes;
+    for (const LocalDone &d : local_) sizes.push_back(d.records);
+    Selector sel(sizes, static_cast<uint32_t>(n_));
+    std::string why;
+    auto take = [&](const std::vector<Answer> &answers, const char *step, auto reply, auto use) {
+        why = failure(answers, step);
+        for (size_t i = 0; why.empty() && i < answers.size(); ++i) {
+            if (!decode(answers[i].data.data(), answers[i].data.size(), reply))
+                why = "node " + std::to_string(i) + ", " + step + ": a malformed answer";
+            else
+                use(static_cast<uint32_t>(i), reply);
+        }
+    };
+    while (why.empty() && !sel.done()) {
+        auto answers = ask_all(
+            kCmdSamples, RIO_TARGET_SHADOW,
+            [&](int i) { return encode(sel.sample_request(static_cast<uint32_t>(i))); }, 32u << 20);
+        take(answers, "phase 3a sampling", SampleReply{},
+             [&](uint32_t i, const SampleReply &r) { sel.take_samples(i, r); });
+        if (!why.empty()) break;
+        sel.choose_pivots();
+        if (sel.done()) break;
+        answers = ask_all(
+            kCmdCounts, RIO_TARGET_SHADOW,
+            [&](int i) { return encode(sel.count_request(static_cast<uint32_t>(i))); }, 1u << 20);
+        take(answers, "phase 3a counting", CountReply{},
+             [&](uint32_t i, const CountReply &r) { sel.take_counts(i, r); });
+    }
+    select_s_ = now_s() - t;
+    rounds_ = sel.rounds();
+    if (!why.empty()) return why;
+    starts_ = sel.starts();
+    for (int j = 0; j < n_; ++j) {
+        uint64_t c = 0;
+        for (int i = 0; i < n_; ++i) c += starts_[j + 1][i] - starts_[j][i];
+        partition_records_.push_back(c);
+    }
+    progress("phase 3a: %u rounds, %.3f s", rounds_, select_s_);
+    return {};
+}
+
+// Phase 3b: the network figure for the expectations, then every node pulls its partition
+// from everyone.
+std::string Monitor::merge() {
+    set_phase("phase 3b");
+    if (o_.network_mb_s > 0) {
+        network_mb_s_ = o_.network_mb_s;
+    } else if (n_ > 1) {
+        auto answers = ask_all(kCmdNetProbe, RIO_TARGET_WORKER, nullptr, 4096);
+        std::string why = failure(answers, "network probe");
+        if (!why.empty()) return why;
+        std::vector<double> rates;
+        for (auto &a : answers) {
+            PhaseFigures f;
+            if (decode(a.data.data(), a.data.size(), f) && f.seconds > 0)
+                rates.push_back(f.bytes_received / f.seconds / 1e6);
+        }
+        if (!rates.empty()) {
+            std::sort(rates.begin(), rates.end());
+            network_mb_s_ = rates[rates.size() / 2];
+        }
+    }
+    double t = now_s();
+    auto answers = ask_all(
+        kCmdMerge, RIO_TARGET_WORKER,
+        [&](int j) {
+            MergeOrder m;
+            m.network_mb_s = network_mb_s_;
+            for (int i = 0; i < n_; ++i) {
+                m.handles.push_back(local_[static_cast<size_t>(i)].handle);
+                m.first.push_back(starts_[j][i]);
+                m.last.push_back(starts_[j + 1][i]);
+            }
+            return encode(m);
+        },
+        4096);
+    merge_s_ = now_s() - t;
+    std::string why = failure(answers, "phase 3b");
+    for (size_t i = 0; why.empty() && i < answers.size(); ++i) {
+        PhaseFigures f;
+        if (!decode(answers[i].data.data(), answers[i].data.size(), f))
+            return "node " + std::to_string(i) + ", phase 3b: a malformed answer";
+        merge_.push_back(f);
+    }
+    return why;
+}
+
+// Every output is complete under a temporary name: each node renames its own into place.
+std::string Monitor::commit() {
+    set_phase("commit");
+    return failure(ask_all(kCmdCommit, RIO_TARGET_WORKER, nullptr, 4096), "commit");
 }
 
 double median(std::vector<double> v) {
@@ -374,40 +557,45 @@ void Monitor::report(double total_s) {
         return f.seconds > 0 ? b / f.seconds / 1e6 : 0.0;
     };
     if (o_.json) {
-        std::printf("{\"nodes\": %d, \"records\": %llu, \"record_size\": %llu, \"seconds\": %.3f, "
-                    "\"phases_1_2_seconds\": %.3f, \"phase_3a\": {\"rounds\": %u, \"seconds\": %.4f}, "
-                    "\"phase_3b_seconds\": %.3f, \"network_mb_s\": %.1f, \"partition_records\": [",
-                    n_, static_cast<unsigned long long>(records),
-                    static_cast<unsigned long long>(o_.params.record_size), total_s, local_s_,
-                    rounds_, select_s_, merge_s_, network_mb_s_);
+        std::printf(
+            "{\"nodes\": %d, \"records\": %llu, \"record_size\": %llu, \"seconds\": %.3f, "
+            "\"phases_1_2_seconds\": %.3f, \"phase_3a\": {\"rounds\": %u, \"seconds\": %.4f}, "
+            "\"phase_3b_seconds\": %.3f, \"network_mb_s\": %.1f, \"partition_records\": [",
+            n_, static_cast<unsigned long long>(records),
+            static_cast<unsigned long long>(o_.params.record_size), total_s, local_s_, rounds_,
+            select_s_, merge_s_, network_mb_s_);
         for (size_t j = 0; j < partition_records_.size(); ++j)
-            std::printf("%s%llu", j ? ", " : "", static_cast<unsigned long long>(partition_records_[j]));
+            std::printf("%s%llu", j ? ", " : "",
+                        static_cast<unsigned long long>(partition_records_[j]));
         std::printf("], \"per_node\": [");
         for (size_t i = 0; i < per.size(); ++i) {
-            std::printf("%s{\"node\": %zu, \"disk_read_mb_s\": %.1f, \"disk_write_mb_s\": %.1f, "
-                        "\"phases\": [",
-                        i ? ", " : "", i, checks_[i].disk_read_mb_s, checks_[i].disk_write_mb_s);
+            std::printf(
+                "%s{\"node\": %zu, \"disk_read_mb_s\": %.1f, \"disk_write_mb_s\": %.1f, "
+                "\"phases\": [",
+                i ? ", " : "", i, checks_[i].disk_read_mb_s, checks_[i].disk_write_mb_s);
             for (size_t k = 0; k < per[i].size(); ++k) {
                 const PhaseFigures &f = per[i][k];
-                std::printf("%s{\"phase\": \"%s\", \"seconds\": %.4f, \"cpu_seconds\": %.4f, "
-                            "\"mb_s\": %.1f, \"bytes_read\": %llu, \"bytes_written\": %llu, "
-                            "\"bytes_sent\": %llu, \"bytes_received\": %llu, "
-                            "\"expected_seconds\": %.4f, \"ratio\": %.3f}",
-                            k ? ", " : "", json_escape(f.phase).c_str(), f.seconds, f.cpu_seconds,
-                            mbps(f), static_cast<unsigned long long>(f.bytes_read),
-                            static_cast<unsigned long long>(f.bytes_written),
-                            static_cast<unsigned long long>(f.bytes_sent),
-                            static_cast<unsigned long long>(f.bytes_received), f.expected_seconds,
-                            f.expected_seconds > 0 ? f.seconds / f.expected_seconds : 0.0);
+                std::printf(
+                    "%s{\"phase\": \"%s\", \"seconds\": %.4f, \"cpu_seconds\": %.4f, "
+                    "\"mb_s\": %.1f, \"bytes_read\": %llu, \"bytes_written\": %llu, "
+                    "\"bytes_sent\": %llu, \"bytes_received\": %llu, "
+                    "\"expected_seconds\": %.4f, \"ratio\": %.3f}",
+                    k ? ", " : "", json_escape(f.phase).c_str(), f.seconds, f.cpu_seconds, mbps(f),
+                    static_cast<unsigned long long>(f.bytes_read),
+                    static_cast<unsigned long long>(f.bytes_written),
+                    static_cast<unsigned long long>(f.bytes_sent),
+                    static_cast<unsigned long long>(f.bytes_received), f.expected_seconds,
+                    f.expected_seconds > 0 ? f.seconds / f.expected_seconds : 0.0);
             }
             std::printf("]}");
         }
         std::printf("], \"stragglers\": [");
         for (size_t k = 0; k < slow.size(); ++k)
-            std::printf("%s{\"node\": %zu, \"phase\": \"%s\", \"resource\": \"%s\", "
-                        "\"vs_median\": %.2f}",
-                        k ? ", " : "", slow[k].node, json_escape(slow[k].phase).c_str(),
-                        slow[k].resource.c_str(), slow[k].factor);
+            std::printf(
+                "%s{\"node\": %zu, \"phase\": \"%s\", \"resource\": \"%s\", "
+                "\"vs_median\": %.2f}",
+                k ? ", " : "", slow[k].node, json_escape(slow[k].phase).c_str(),
+                slow[k].resource.c_str(), slow[k].factor);
         std::printf("]}\n");
         return;
     }
@@ -416,17 +604,17 @@ void Monitor::report(double total_s) {
                 static_cast<unsigned long long>(o_.params.record_size),
                 records * o_.params.record_size / 1e6, total_s,
                 total_s > 0 ? records * o_.params.record_size / total_s / 1e6 : 0.0);
-    std::printf("phases 1+2 %.3f s | phase 3a %.4f s in %u rounds | phase 3b %.3f s | "
-                "network %.1f MB/s per node (measured), disk write %.1f MB/s per node (median share)\n",
-                local_s_, select_s_, rounds_, merge_s_, network_mb_s_, disk_write);
+    std::printf(
+        "phases 1+2 %.3f s | phase 3a %.4f s in %u rounds | phase 3b %.3f s | "
+        "network %.1f MB/s per node (measured), disk write %.1f MB/s per node (median share)\n",
+        local_s_, select_s_, rounds_, merge_s_, network_mb_s_, disk_write);
     std::printf("%4s %-10s %8s %8s %6s %9s %6s %9s %9s %9s %9s\n", "node", "phase", "seconds",
                 "MB/s", "CPU%", "expected", "ratio", "read MB", "write MB", "sent MB", "recv MB");
     for (size_t i = 0; i < per.size(); ++i)
         for (const PhaseFigures &f : per[i])
             std::printf("%4zu %-10s %8.3f %8.1f %6.0f %9.3f %6.2f %9.1f %9.1f %9.1f %9.1f\n", i,
                         f.phase.c_str(), f.seconds, mbps(f),
-                        f.seconds > 0 ? 100 * f.cpu_seconds / f.seconds : 0.0,
-                        f.expected_seconds,
+                        f.seconds > 0 ? 100 * f.cpu_seconds / f.seconds : 0.0, f.expected_seconds,
                         f.expected_seconds > 0 ? f.seconds / f.expected_seconds : 0.0,
                         f.bytes_read / 1e6, f.bytes_written / 1e6, f.bytes_sent / 1e6,
                         f.bytes_received / 1e6);

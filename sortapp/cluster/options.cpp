@@ -1,6 +1,7 @@
 // The distributed sort's command line (see options.hpp).
 #include "options.hpp"
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -42,7 +43,14 @@ const char kUsage[] =
     "  --protocol P           long-message protocol: sendrecv | rdma | rdma-write\n"
     "                         (VIADUCT_PROTOCOL)\n"
     "  --restricted, --unrestricted   libmsg's long-message mode (VIADUCT_RESTRICTED)\n"
-    "  --timeout SECONDS      (run) give up after this long (default 3600)\n"
+    "  --timeout SECONDS      (run) give up after this long (default 3600): every process\n"
+    "                         gets SIGTERM, then SIGKILL after a grace period\n"
+    "  --stall-timeout SECONDS  a node or monitor that answers nothing for this long is\n"
+    "                         declared stopped and the job fails (default 30)\n"
+    "  --job-id ID            names the files the job creates (.sortapp-job-ID-RANK in the\n"
+    "                         scratch directory); `run` picks a random one\n"
+    "  --same-input           every node reads the file --input names (no {rank}): on one\n"
+    "                         host that sorts N copies of it\n"
     "  --json                 print the report as one JSON object\n"
     "  -h, --help             this text\n";
 
@@ -115,6 +123,33 @@ bool parse_job_options(int argc, char **argv, bool is_run, JobOptions &o, int *e
                 std::fprintf(stderr, "sortapp run: --timeout: '%s' is not a positive number\n", v);
                 return false;
             }
+        } else if (a == "--job-id") {
+            if (!(v = take("--job-id"))) return false;
+            o.job_id = v;
+            bool ok = !o.job_id.empty() && o.job_id.size() <= 32;
+            for (char ch : o.job_id)
+                ok = ok && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-');
+            if (!ok) {
+                std::fprintf(stderr, "sortapp: --job-id: '%s' is not 1-32 letters, digits or '-'\n",
+                             v);
+                return false;
+            }
+            forward(v);
+        } else if (a == "--same-input") {
+            o.same_input = true;
+            forward(nullptr);
+        } else if (a == "--stall-timeout") {
+            if (!(v = take("--stall-timeout"))) return false;
+            double d = std::atof(v);
+            if (!(d >= 1 && d <= 86400)) {
+                std::fprintf(stderr,
+                             "sortapp: --stall-timeout: '%s' is not a number of seconds "
+                             "in [1, 86400]\n",
+                             v);
+                return false;
+            }
+            o.stall_ms = static_cast<int>(d * 1000);
+            forward(v);
         } else if (a == "--input" || a == "--output" || a == "--scratch" || a == "--provider" ||
                    a == "--protocol") {
             if (!(v = take(a.c_str()))) return false;
@@ -170,7 +205,8 @@ bool parse_job_options(int argc, char **argv, bool is_run, JobOptions &o, int *e
                      argv[0]);
         return false;
     }
-    RecordFormat f{static_cast<size_t>(o.params.record_size), static_cast<size_t>(o.params.key_size)};
+    RecordFormat f{static_cast<size_t>(o.params.record_size),
+                   static_cast<size_t>(o.params.key_size)};
     Status s = f.validate();
     if (!s) {
         std::fprintf(stderr, "sortapp: %s\n", s.message().c_str());

@@ -10,16 +10,19 @@
 namespace sortapp::cluster {
 
 struct JobOptions {
-    int nodes = 0;                    // run: sort processes to start
-    std::string input, output;        // patterns; {rank} becomes the node's rank
-    std::string scratch;              // pattern; empty: the output's directory
+    int nodes = 0;              // run: sort processes to start
+    std::string input, output;  // patterns; {rank} becomes the node's rank
+    std::string scratch;        // pattern; empty: the output's directory
     JobParams params;
-    double network_mb_s = 0;          // 0: measured before phase 3b
-    double straggler = 1.25;          // slower than the median by this factor: named
+    double network_mb_s = 0;  // 0: measured before phase 3b
+    double straggler = 1.25;  // slower than the median by this factor: named
     bool json = false;
-    long timeout_s = 3600;            // run: the whole job's limit
-    std::string provider, protocol;   // passed to libmsg (VIADUCT_*); empty: its default
-    int restricted = -1;              // -1: libmsg's default
+    long timeout_s = 3600;               // run: the whole job's limit
+    int stall_ms = 30000;                // a process silent this long is declared stopped
+    bool same_input = false;             // an --input without {rank} is meant
+    std::string job_id;                  // names what the job creates; empty: from the pid
+    std::string provider, protocol;      // passed to libmsg (VIADUCT_*); empty: its default
+    int restricted = -1;                 // -1: libmsg's default
     std::vector<std::string> forwarded;  // the options `run` hands to every `job` process
 };
 

@@ -5,9 +5,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 
+#include "sortapp/cleanup.hpp"
 #include "sortapp/io_ring.hpp"
 #include "sortapp/loser_tree.hpp"
 #include "sortapp/sequential_writer.hpp"
@@ -29,8 +32,8 @@ struct Stream {
     uint64_t handle = 0;
     uint64_t next = 0, end = 0;  // byte offsets still to request
     std::vector<Slot> slots;
-    unsigned cur = 0;     // slot being consumed
-    size_t pos = 0;       // byte offset in it
+    unsigned cur = 0;  // slot being consumed
+    size_t pos = 0;    // byte offset in it
     bool exhausted = false;
 };
 
@@ -40,19 +43,48 @@ struct Tag {
     unsigned slot;
 };
 
-// An output file that appears under its name only when complete.
+// The streams, their buffers and the completion queue their reads land on. Every read issued
+// is waited for before its buffer is freed, whatever went wrong; reads that never complete (a
+// node that stopped answering) keep their buffers and the queue until the process ends.
+struct Pull {
+    Pull(msg_cq_t *q, int stall) : cq(q), stall_ms(stall) {}
+    Pull(const Pull &) = delete;
+    Pull &operator=(const Pull &) = delete;
+    ~Pull() {
+        msg_completion_t c;
+        while (in_flight > 0 && msg_cq_wait(cq, stall_ms, &c) == MSG_OK) --in_flight;
+        if (in_flight == 0) {
+            msg_cq_destroy(cq);
+            return;
+        }
+        // Deliberately kept: freeing them would let a late read write into freed memory.
+        static std::mutex mu;
+        static std::vector<std::vector<Stream>> *abandoned = new std::vector<std::vector<Stream>>;
+        std::lock_guard<std::mutex> lk(mu);
+        abandoned->push_back(std::move(streams));
+    }
+    msg_cq_t *cq;
+    int stall_ms;
+    std::vector<Stream> streams;
+    std::vector<std::vector<Tag>> tags;
+    unsigned in_flight = 0;
+};
+
+// The output under a temporary name beside its final path, tracked by cleanup; removed unless
+// the merge succeeded, in which case the node renames it when the job commits.
 class PendingFile {
   public:
     ~PendingFile() {
         file.close();
-        if (!temp_.empty() && !committed_) ::unlink(temp_.c_str());
+        if (!temp_.empty() && !kept_) cleanup::remove(temp_);
     }
-    Status create(const std::string &path) {
-        final_ = path;
+    Status create(const std::string &path, const std::string &tag) {
         auto slash = path.rfind('/');
-        std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+        std::string dir = slash == std::string::npos ? "."
+                          : slash == 0               ? "/"
+                                                     : path.substr(0, slash);
         std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-        std::string tmpl = dir + "/." + base + ".sortapp-XXXXXX";
+        std::string tmpl = dir + "/." + base + ".sortapp-" + tag + "-XXXXXX";
         std::vector<char> name(tmpl.begin(), tmpl.end());
         name.push_back('\0');
         int fd = ::mkstemp(name.data());
@@ -60,52 +92,40 @@ class PendingFile {
         ::fchmod(fd, 0644);
         ::close(fd);
         temp_ = name.data();
+        cleanup::track(temp_);
         return File::create(temp_, true, true, file);
     }
-    Status commit() {
+    // Complete: left in place (and tracked) for the commit.
+    std::string keep() {
         file.close();
-        if (::rename(temp_.c_str(), final_.c_str()) != 0)
-            return Status::from_errno("cannot rename " + temp_ + " to " + final_, errno);
-        committed_ = true;
-        return Status::ok();
+        kept_ = true;
+        return temp_;
     }
     File file;
 
   private:
-    std::string temp_, final_;
-    bool committed_ = false;
+    std::string temp_;
+    bool kept_ = false;
 };
 
 }  // namespace
 
 Status remote_merge(rio_t *rio, msg_context_t *msg, int self, const RecordFormat &format,
-                    const MergeOrder &order, size_t block, unsigned depth,
-                    const std::string &output, RemoteMergeResult &result,
+                    const MergeOrder &order, const MergeSettings &settings,
+                    RemoteMergeResult &result,
                     const std::function<void(uint64_t, uint64_t)> &progress) {
     const size_t R = format.record_size;
-    block = block / R * R;
+    size_t block = settings.block / R * R;
     if (block == 0) block = R;
-    if (depth < 2) depth = 2;
+    const unsigned depth = std::max(2u, settings.depth);
     const size_t sources = order.handles.size();
 
     msg_cq_t *cq = nullptr;
     if (msg_cq_create(msg, &cq) != MSG_OK) return Status::error("cannot create a completion queue");
-    struct CqOwner {
-        msg_cq_t *cq;
-        ~CqOwner() {
-            if (msg_cq_destroy(cq) != MSG_OK) {
-                // Reads still in flight after an error: drain them first.
-                msg_completion_t c;
-                while (msg_cq_wait(cq, 10000, &c) == MSG_OK) {
-                }
-                msg_cq_destroy(cq);
-            }
-        }
-    } cq_owner{cq};
-
-    std::vector<Stream> streams(sources);
-    std::vector<std::vector<Tag>> tags(sources);
-    unsigned in_flight = 0;
+    Pull pull(cq, settings.stall_ms);
+    std::vector<Stream> &streams = pull.streams;
+    streams.resize(sources);
+    pull.tags.resize(sources);
     auto issue = [&](Stream &s, unsigned slot) -> Status {
         Stream::Slot &sl = s.slots[slot];
         sl.ready = false;
@@ -115,27 +135,41 @@ Status remote_merge(rio_t *rio, msg_context_t *msg, int self, const RecordFormat
         }
         sl.bytes = static_cast<size_t>(std::min<uint64_t>(block, s.end - s.next));
         int rc = rio_read(rio, s.node, s.handle, s.next, sl.buf.data(), sl.bytes, cq,
-                          &tags[static_cast<size_t>(&s - streams.data())][slot]);
+                          &pull.tags[static_cast<size_t>(&s - streams.data())][slot]);
         if (rc != RIO_OK)
             return Status::error("remote read from node " + std::to_string(s.node) + ": " +
                                  rio_strerror(rc));
         sl.pending = true;
         s.next += sl.bytes;
-        ++in_flight;
+        ++pull.in_flight;
         return Status::ok();
     };
-    // Waits for one read and files it.
+    // Waits for one read and files it. A node silent for stall_ms is named as stopped.
     auto reap = [&]() -> Status {
         msg_completion_t c;
-        int rc = msg_cq_wait(cq, -1, &c);
-        if (rc != MSG_OK) return Status::error(std::string("waiting for remote reads: ") + msg_strerror(rc));
+        int rc = msg_cq_wait(cq, settings.stall_ms, &c);
+        if (rc == MSG_ERR_TIMEOUT) {
+            std::string who;
+            for (const Stream &s : streams) {
+                bool waiting = false;
+                for (const Stream::Slot &sl : s.slots) waiting = waiting || sl.pending;
+                if (waiting) who.append(who.empty() ? "" : ", ").append(std::to_string(s.node));
+            }
+            return Status::error("no remote read completed for " +
+                                 std::to_string(settings.stall_ms / 1000) +
+                                 " s; waiting on node(s) " + who + " (stopped or unreachable?)");
+        }
+        if (rc != MSG_OK)
+            return Status::error(std::string("waiting for remote reads: ") + msg_strerror(rc));
         auto *t = static_cast<Tag *>(c.cookie);
         Stream::Slot &sl = t->stream->slots[t->slot];
-        --in_flight;
+        --pull.in_flight;
         sl.pending = false;
         if (c.status != RIO_OK || c.bytes != sl.bytes)
             return Status::error("remote read from node " + std::to_string(t->stream->node) +
-                                 " failed: " + rio_strerror(c.status));
+                                 " failed: " +
+                                 (c.status == MSG_ERR_PEER_FAILED ? "the node exited or was killed"
+                                                                  : rio_strerror(c.status)));
         sl.ready = true;
         if (t->stream->node == self)
             result.bytes_local += c.bytes;
@@ -155,7 +189,7 @@ Status remote_merge(rio_t *rio, msg_context_t *msg, int self, const RecordFormat
         s.slots.resize(depth);
         for (unsigned k = 0; k < depth; ++k) {
             s.slots[k].buf = Buffer(block);
-            tags[i].push_back({&s, k});
+            pull.tags[i].push_back({&s, k});
         }
         for (unsigned k = 0; k < depth && st; ++k) st = issue(s, k);
     }
@@ -174,22 +208,16 @@ Status remote_merge(rio_t *rio, msg_context_t *msg, int self, const RecordFormat
 
     PendingFile out;
     IoRing ring;
-    if (st) st = out.create(output);
+    if (st) st = out.create(settings.output, settings.temp_tag);
     if (st) st = ring.init(8);
-    if (!st) {
-        while (in_flight > 0 && reap()) {
-        }
-        return st;
-    }
+    if (!st) return st;  // pull's destructor waits for the reads still in flight
     {
         SequentialWriter writer(ring, out.file, 4u << 20, 3);
         auto record = [&](size_t i) {
             const Stream &s = streams[i];
             return s.slots[s.cur].buf.data() + s.pos;
         };
-        auto less = [&](size_t a, size_t b) {
-            return format.compare(record(a), record(b)) < 0;
-        };
+        auto less = [&](size_t a, size_t b) { return format.compare(record(a), record(b)) < 0; };
         auto exhausted = [&](size_t i) { return streams[i].exhausted; };
         LoserTree<decltype(less), decltype(exhausted)> tree(sources, less, exhausted);
         uint64_t total = 0;
@@ -211,12 +239,10 @@ Status remote_merge(rio_t *rio, msg_context_t *msg, int self, const RecordFormat
         }
         if (st) st = writer.finish(true);
     }
-    while (in_flight > 0) {
-        Status r = reap();
-        if (!r && st) st = r;
-    }
+    while (st && pull.in_flight > 0) st = reap();
     if (!st) return st;
-    return out.commit();
+    result.pending_output = out.keep();
+    return Status::ok();
 }
 
 }  // namespace sortapp::cluster

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "sortapp/cleanup.hpp"
 #include "sortapp/merger.hpp"
 #include "sortapp/run_former.hpp"
 
@@ -26,17 +27,7 @@ class ScratchDir {
     ScratchDir(const ScratchDir &) = delete;
     ScratchDir &operator=(const ScratchDir &) = delete;
     ~ScratchDir() {
-        if (path_.empty()) return;
-        if (DIR *d = ::opendir(path_.c_str())) {
-            std::vector<std::string> names;
-            while (dirent *e = ::readdir(d)) {
-                std::string n = e->d_name;
-                if (n != "." && n != "..") names.push_back(path_ + "/" + n);
-            }
-            ::closedir(d);
-            for (const std::string &n : names) ::unlink(n.c_str());
-        }
-        ::rmdir(path_.c_str());
+        if (!path_.empty()) cleanup::remove(path_);
     }
     Status create(const std::string &base) {
         std::string templ = base + "/sortapp-runs.XXXXXX";
@@ -46,6 +37,7 @@ class ScratchDir {
             return Status::from_errno("cannot create a scratch directory in " + base, errno);
         }
         path_ = buf.data();
+        cleanup::track(path_);  // a signal or a fatal error elsewhere removes it too
         return Status::ok();
     }
     const std::string &path() const { return path_; }
@@ -62,7 +54,7 @@ class PendingOutput {
     PendingOutput &operator=(const PendingOutput &) = delete;
     ~PendingOutput() {
         file.close();
-        if (!temp_.empty() && !committed_) ::unlink(temp_.c_str());
+        if (!temp_.empty() && !committed_) cleanup::remove(temp_);
     }
     Status create(const std::string &final_path, bool direct) {
         final_ = final_path;
@@ -78,13 +70,13 @@ class PendingOutput {
         ::fchmod(fd, 0644);  // mkstemp's 0600 is for the name, not for the sorted file
         ::close(fd);
         temp_ = buf.data();
+        cleanup::track(temp_);
         return File::create(temp_, direct, true, file);
     }
     Status commit() {
         file.close();
-        if (::rename(temp_.c_str(), final_.c_str()) != 0) {
-            return Status::from_errno("cannot rename " + temp_ + " to " + final_, errno);
-        }
+        // The output stays tracked: the caller untracks it once nothing can fail any more.
+        SORTAPP_TRY(cleanup::commit(temp_, final_));
         committed_ = true;
         return Status::ok();
     }

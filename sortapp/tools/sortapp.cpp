@@ -4,11 +4,13 @@
 
 #include <csignal>
 #include <cstdio>
+#include <new>
 #include <string>
 #include <vector>
 
 #include "cli.hpp"
 #include "job.hpp"
+#include "sortapp/cleanup.hpp"
 #include "sortapp/disk_probe.hpp"
 #include "sortapp/local_sort.hpp"
 #include "sortapp/memory_budget.hpp"
@@ -45,6 +47,7 @@ namespace {
 
 int run_local(int argc, char **argv) {
     const std::string tool = "sortapp local";
+    cleanup::install_signal_cleanup([] { return std::string("sortapp local"); });
     SortOptions o;
     bool json = false, progress = true, measure = true;
     double disk_read = 0, disk_write = 0;
@@ -176,6 +179,7 @@ int run_local(int argc, char **argv) {
     s = local_sort(o, input, output, disk, result, on_phase);
     bar.finish();
     if (!s) cli::fail("sortapp local", s.message());
+    cleanup::untrack(output);  // sorted and in place: kept from here on
     double total = 0, expected = 0;
     for (const PhaseReport &r : result.phases) total += r.seconds, expected += r.expected_seconds;
     if (json) {
@@ -214,7 +218,13 @@ int main(int argc, char **argv) {
         return argc < 2 ? cli::exit_error : 0;
     }
     std::string command = argv[1];
-    if (command == "local") return run_local(argc - 2, argv + 2);
+    try {
+        if (command == "local") return run_local(argc - 2, argv + 2);
+    } catch (const std::bad_alloc &) {
+        cleanup::abort_process(cli::exit_error,
+                               "sortapp local: out of memory (a smaller --memory budget, or a "
+                               "larger address-space limit, is needed)");
+    }
     if (command == "run") return sortapp::cluster::run_main(argc - 1, argv + 1);
     if (command == "job") return sortapp::cluster::job_main(argc - 1, argv + 1);
     cli::fail("sortapp", "unknown command '" + command + "' (commands: local, run, job)");

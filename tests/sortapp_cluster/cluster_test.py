@@ -125,7 +125,7 @@ def scenario_bad_input(d):
           f"truncated partition: exit {r.returncode}, stderr {r.stderr!r}")
     r = subprocess.run([SORTAPP, "run", "-n", "3", "--input", f"{d}/in.{{rank}}", "--output",
                         f"{d}/in.{{rank}}"], capture_output=True, text=True, timeout=60 * SLOW)
-    check(r.returncode == 2 and "output is its input" in r.stderr,
+    check(r.returncode == 2 and "never overwrites an input" in r.stderr,
           f"output = input: exit {r.returncode}, stderr {r.stderr!r}")
     for args, needle in [(["run", "--input", "x", "--output", "y"], "-n N is required"),
                          (["run", "-n", "0", "--input", "x", "--output", "y"], "--nodes"),
@@ -139,47 +139,28 @@ def scenario_bad_input(d):
     check(not any(n.startswith("out") for n in os.listdir(d)), "bad input left output files")
 
 
-def rank_pids(rank):
-    """pids of `sortapp job` processes with VIADUCT_RANK=rank."""
-    found = []
-    for p in os.listdir("/proc"):
-        if not p.isdigit():
-            continue
-        try:
-            cmd = open(f"/proc/{p}/cmdline", "rb").read().split(b"\0")
-            env = open(f"/proc/{p}/environ", "rb").read().split(b"\0")
-        except OSError:
-            continue
-        if len(cmd) > 1 and cmd[1] == b"job" and cmd[0].endswith(b"sortapp") and \
-                f"VIADUCT_RANK={rank}".encode() in env:
-            found.append(int(p))
-    return found
-
-
 def kill_node_during(d, phase):
-    """Kills node 1 once the job is in `phase` (local: its runs or work files exist; merge:
-    an output is being written). Over tcp: libfabric's shm can wedge survivors of a rank
-    killed mid-transfer (docs/libmsg.md)."""
-    marker = {"local": lambda n: "sortapp-work" in n or ".sortapp-" in n and not n.startswith(".out"),
-              "merge": lambda n: n.startswith(".out.")}[phase]
+    """Kills node 1 in `phase`: SORTAPP_TEST_HOLD makes it write its pid to a file and wait
+    at the start of the phase, so the kill never races the phase's end. Over tcp: libfabric's
+    shm can wedge survivors of a rank killed mid-transfer (docs/libmsg.md)."""
+    at = {"local": "phase 1", "merge": "phase 3b"}[phase]
+    held = f"{d}/held"
+    env = dict(os.environ, SORTAPP_TEST_HOLD=f"node 1|{at}|{held}")
     proc = subprocess.Popen([SORTAPP, "run", "-n", "3", "--input", f"{d}/in.{{rank}}",
                              "--output", f"{d}/out.{{rank}}", "--provider", "tcp;ofi_rxm",
                              "--memory", "8M"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    victim = []
-    deadline = time.time() + 30 * SLOW
-    while not victim and time.time() < deadline and proc.poll() is None:
-        victim = rank_pids(1)
-        time.sleep(0.02)
-    if not check(victim, "node 1's process never appeared"):
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.time() + 60 * SLOW
+    while time.time() < deadline and proc.poll() is None and not os.path.exists(held):
+        time.sleep(0.01)
+    if not check(os.path.exists(held), f"node 1 never reached {at}"):
         proc.kill()
+        proc.communicate()
         return
-    while time.time() < deadline and proc.poll() is None and \
-            not any(marker(n) for n in os.listdir(d)):
-        time.sleep(0.005)
-    if not check(proc.poll() is None, f"the job ended before node 1 could be killed in {phase}"):
-        return
-    os.kill(victim[0], signal.SIGKILL)
+    with open(held) as f:
+        victim = int(f.read())
+    os.kill(victim, signal.SIGKILL)
+    os.remove(held)
     try:
         out, err = proc.communicate(timeout=120 * SLOW)
     except subprocess.TimeoutExpired:
@@ -190,13 +171,10 @@ def kill_node_during(d, phase):
     step = {"local": "phases 1 and 2", "merge": "phase 3b"}[phase]
     check("node 1" in err and step in err,
           f"{phase}: the error does not name the dead node and the phase: {err[-1500:]!r}")
-    # A killed process cannot remove its own temporary file (.out.1.sortapp-*), but no
-    # file is left under an output's name.
-    left = [n for n in os.listdir(d) if n.startswith("out")]
-    check(not left, f"{phase}: a failed job left output files: {left}")
-    for n in os.listdir(d):
-        if n.startswith(".out") or "sortapp-work" in n:
-            os.remove(f"{d}/{n}")
+    # `sortapp run` removes what the killed node could not (its job directory, its temporary
+    # output): nothing but the inputs is left.
+    left = [n for n in os.listdir(d) if not n.startswith("in.")]
+    check(not left, f"{phase}: a failed job left files: {left}")
 
 
 def scenario_killed(d):

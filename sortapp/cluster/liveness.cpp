@@ -1,0 +1,161 @@
+// Whereabouts and the node's watch on the monitor (see liveness.hpp).
+#include "liveness.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "messages.hpp"
+#include "sortapp/cleanup.hpp"
+
+namespace sortapp::cluster {
+
+namespace {
+
+std::mutex where_mu;
+std::string where_who = "sortapp job", where_phase;
+
+}  // namespace
+
+static void hold_if_asked(const std::string &who, const std::string &phase);
+
+void set_whereabouts(const std::string &who, const std::string &phase) {
+    {
+        std::lock_guard<std::mutex> lk(where_mu);
+        where_who = who;
+        where_phase = phase;
+    }
+    hold_if_asked(who, phase);
+}
+
+// The fault-injection tests' synchronisation point: SORTAPP_TEST_HOLD="WHO|PHASE|FILE" makes
+// the thread that enters PHASE in process WHO ("node 2", "monitor") write its pid to FILE and
+// wait there until the test removes FILE, so a test can kill or stop a process of the job at
+// a known place without guessing from the clock.
+static void hold_if_asked(const std::string &who, const std::string &phase) {
+    const char *spec = std::getenv("SORTAPP_TEST_HOLD");
+    if (spec == nullptr) return;
+    std::string s = spec;
+    auto a = s.find('|'), b = s.find('|', a == std::string::npos ? a : a + 1);
+    if (b == std::string::npos || s.substr(0, a) != who || s.substr(a + 1, b - a - 1) != phase)
+        return;
+    const std::string file = s.substr(b + 1), tmp = file + ".tmp";
+    FILE *f = std::fopen(tmp.c_str(), "w");
+    if (f == nullptr) return;
+    std::fprintf(f, "%d\n", static_cast<int>(getpid()));
+    std::fclose(f);
+    std::rename(tmp.c_str(), file.c_str());
+    while (access(file.c_str(), F_OK) == 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
+void set_phase(const std::string &phase) {
+    std::string who;
+    {
+        std::lock_guard<std::mutex> lk(where_mu);
+        where_phase = phase;
+        who = where_who;
+    }
+    hold_if_asked(who, phase);
+}
+
+std::string whereabouts() {
+    std::lock_guard<std::mutex> lk(where_mu);
+    return where_phase.empty() ? where_who : where_who + ", " + where_phase;
+}
+
+struct Watch::State {
+    rio_t *rio;
+    msg_context_t *msg;
+    int rank, stall_ms;
+    std::string what;
+    std::mutex mu;
+    std::condition_variable cv;
+    bool stop = false;
+    std::thread thread;
+    char reply[64];
+
+    bool stopping() {
+        std::lock_guard<std::mutex> lk(mu);
+        return stop;
+    }
+
+    // False when the watch ended with a question still unanswered (its buffer must live on).
+    bool run() {
+        msg_cq_t *cq = nullptr;
+        if (msg_cq_create(msg, &cq) != MSG_OK) return true;
+        using clock = std::chrono::steady_clock;
+        const auto period = std::chrono::milliseconds(std::max(stall_ms / 4, 1));
+        for (;;) {
+            const auto asked = clock::now();
+            int rc = rio_request(rio, rank, RIO_TARGET_SHADOW, kCmdPing, nullptr, 0, reply,
+                                 sizeof reply, cq, nullptr);
+            if (rc != RIO_OK && !stopping()) fail(rc);
+            // Wait for the answer in short slices; once stopping, any outcome is fine.
+            msg_completion_t c{};
+            for (bool waiting = rc == RIO_OK; waiting;) {
+                rc = msg_cq_wait(cq, 100, &c);
+                if (rc == MSG_OK) break;
+                const bool late = clock::now() - asked > std::chrono::milliseconds(stall_ms);
+                if (rc == MSG_ERR_TIMEOUT && !late) continue;
+                if (!stopping()) fail(rc);
+                if (rc == MSG_ERR_TIMEOUT) return false;
+                waiting = false;
+            }
+            // Any answer, even a refusal, says the process is alive; a libmsg failure says not.
+            if (rc == MSG_OK && c.status < 0 && c.status > RIO_ERR_BAD_HANDLE &&
+                c.status != MSG_ERR_TRUNCATED && !stopping())
+                fail(c.status);
+            std::unique_lock<std::mutex> lk(mu);
+            if (cv.wait_for(lk, period, [this] { return stop; })) break;
+        }
+        msg_cq_destroy(cq);
+        return true;
+    }
+
+    [[noreturn]] void fail(int status) {
+        std::string why = status == MSG_ERR_TIMEOUT ? what + " stopped answering for " +
+                                                          std::to_string(stall_ms / 1000) + " s"
+                          : status == MSG_ERR_PEER_FAILED ? what + " exited or was killed"
+                                                          : what + ": " + rio_strerror(status);
+        cleanup::abort_process(
+            1, "sortapp: " + whereabouts() + ": " + why + "; removed what this node created");
+    }
+};
+
+Watch::Watch(rio_t *rio, msg_context_t *msg, int rank, int stall_ms, std::string what)
+    : state_(std::make_shared<State>()) {
+    State &s = *state_;
+    s.rio = rio;
+    s.msg = msg;
+    s.rank = rank;
+    s.stall_ms = stall_ms;
+    s.what = std::move(what);
+    s.thread = std::thread([st = state_] {
+        // A question still out when the watch ends keeps its reply buffer to the end.
+        if (!st->run()) {
+            static std::mutex mu;
+            static std::vector<std::shared_ptr<State>> kept;
+            std::lock_guard<std::mutex> lk(mu);
+            kept.push_back(st);
+        }
+    });
+}
+
+Watch::~Watch() {
+    {
+        std::lock_guard<std::mutex> lk(state_->mu);
+        state_->stop = true;
+    }
+    state_->cv.notify_all();
+    state_->thread.join();
+}
+
+}  // namespace sortapp::cluster

@@ -1,0 +1,32 @@
+// Aliasing checks on the job's paths: an output may never be, or replace, an input. Files are
+// compared by device and inode (hard links and symbolic links included); a file that does not
+// exist yet is compared by its normalised absolute path.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+
+#include "options.hpp"
+#include "sortapp/status.hpp"
+
+namespace sortapp::cluster {
+
+struct PathId {
+    bool exists = false;
+    dev_t dev = 0;
+    ino_t ino = 0;
+    std::string normal;  // absolute, with the directory's symbolic links resolved
+};
+
+PathId path_id(const std::string &path);
+bool same_file(const PathId &a, const PathId &b);
+
+// With more than one node: an --output without {rank}, or an --input without it unless
+// --same-input says so.
+Status check_patterns(const JobOptions &o, int nodes);
+// Every node's input and output on this host (`sortapp run`): patterns without {rank} where
+// they must have it, an output that is any node's input, two nodes writing one output.
+Status check_job_paths(const JobOptions &o, int nodes);
+
+}  // namespace sortapp::cluster

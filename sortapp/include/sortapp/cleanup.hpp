@@ -1,0 +1,35 @@
+// What this process created and must remove if it stops before finishing: temporary outputs,
+// run directories, work files, and outputs a failed job had already completed. A signal
+// (SIGINT, SIGTERM, SIGHUP) or a fatal error found on any thread removes them and ends the
+// process; inputs are never tracked, so they are never removed.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "sortapp/status.hpp"
+
+namespace sortapp::cleanup {
+
+// Tracks a file, or a directory removed with everything in it.
+void track(const std::string &path);
+// Stops tracking (the file is kept, or was removed by its owner).
+void untrack(const std::string &path);
+// Removes a tracked path now and stops tracking it.
+void remove(const std::string &path);
+// Renames `from` to `to` unless the process is being torn down; `to` stays tracked (an
+// abort still removes it) until untrack(to).
+Status commit(const std::string &from, const std::string &to);
+// Removes everything tracked (also what another thread is about to commit), prints `message`
+// to stderr and ends the process with `code`. Safe from any thread.
+[[noreturn]] void abort_process(int code, const std::string &message);
+// Removes everything tracked. For orderly error paths that then return normally.
+void remove_all();
+
+// Blocks SIGINT, SIGTERM and SIGHUP in the calling thread, and so in every thread it starts
+// afterwards (call it before any thread exists), and starts a thread that, on one of them,
+// prints "<describe()>: interrupted by SIGxxx", removes everything tracked and ends the
+// process by that same signal.
+void install_signal_cleanup(std::function<std::string()> describe);
+
+}  // namespace sortapp::cleanup
