@@ -10,11 +10,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "liveness.hpp"
@@ -112,7 +114,38 @@ int remove_leftovers(const JobOptions &o, const std::vector<PathId> &outputs_bef
 
 // SIGINT, SIGTERM and SIGHUP go to msgrun, which passes them to every process of the job.
 void forward_signal(int sig) {
-    if (g_msgrun > 0) kill(static_cast<pid_t>(g_msgrun), sig);
+    if (g_msgrun <= 0) return;
+    kill(static_cast<pid_t>(g_msgrun), sig);
+    kill(static_cast<pid_t>(g_msgrun), SIGCONT);  // a stopped msgrun must act on it
+}
+
+// Waits for msgrun to end. A msgrun stopped (SIGSTOP, a frozen terminal job) for longer than
+// the stall timeout cannot run the job any more: it is killed, and the job's processes follow
+// it through their parent-death signal.
+int wait_for_msgrun(pid_t pid, int stall_ms) {
+    using clock = std::chrono::steady_clock;
+    clock::time_point stopped_at{};
+    bool stopped = false;
+    for (;;) {
+        int status = 0;
+        pid_t got = waitpid(pid, &status, WNOHANG | WUNTRACED | WCONTINUED);
+        if (got == pid && (WIFEXITED(status) || WIFSIGNALED(status))) return status;
+        if (got == pid && WIFSTOPPED(status) && !stopped) {
+            stopped = true;
+            stopped_at = clock::now();
+        } else if (got == pid && WIFCONTINUED(status)) {
+            stopped = false;
+        } else if (got < 0 && errno != EINTR) {
+            return 1 << 8;
+        }
+        if (stopped && clock::now() - stopped_at > std::chrono::milliseconds(stall_ms)) {
+            std::fprintf(stderr, "sortapp run: msgrun has been stopped for %d s; ending the job\n",
+                         stall_ms / 1000);
+            kill(pid, SIGKILL);
+            stopped = false;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
 }
 
 }  // namespace
@@ -193,9 +226,7 @@ int run_main(int argc, char **argv) {
         _exit(127);
     }
     g_msgrun = pid;
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    int status = wait_for_msgrun(pid, o.stall_ms);
     code = WIFEXITED(status) ? WEXITSTATUS(status)
                              : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
     if (code != 0) {
