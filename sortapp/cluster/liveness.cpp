@@ -14,6 +14,7 @@
 
 #include "messages.hpp"
 #include "sortapp/cleanup.hpp"
+#include "sortapp/test_hold.hpp"
 
 namespace sortapp::cluster {
 
@@ -24,36 +25,13 @@ std::string where_who = "sortapp job", where_phase;
 
 }  // namespace
 
-static void hold_if_asked(const std::string &who, const std::string &phase);
-
 void set_whereabouts(const std::string &who, const std::string &phase) {
     {
         std::lock_guard<std::mutex> lk(where_mu);
         where_who = who;
         where_phase = phase;
     }
-    hold_if_asked(who, phase);
-}
-
-// The fault-injection tests' synchronisation point: SORTAPP_TEST_HOLD="WHO|PHASE|FILE" makes
-// the thread that enters PHASE in process WHO ("node 2", "monitor") write its pid to FILE and
-// wait there until the test removes FILE, so a test can kill or stop a process of the job at
-// a known place without guessing from the clock.
-static void hold_if_asked(const std::string &who, const std::string &phase) {
-    const char *spec = std::getenv("SORTAPP_TEST_HOLD");
-    if (spec == nullptr) return;
-    std::string s = spec;
-    auto a = s.find('|'), b = s.find('|', a == std::string::npos ? a : a + 1);
-    if (b == std::string::npos || s.substr(0, a) != who || s.substr(a + 1, b - a - 1) != phase)
-        return;
-    const std::string file = s.substr(b + 1), tmp = file + ".tmp";
-    FILE *f = std::fopen(tmp.c_str(), "w");
-    if (f == nullptr) return;
-    std::fprintf(f, "%d\n", static_cast<int>(getpid()));
-    std::fclose(f);
-    std::rename(tmp.c_str(), file.c_str());
-    while (access(file.c_str(), F_OK) == 0)
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    test_hold(who, phase);
 }
 
 void set_phase(const std::string &phase) {
@@ -63,7 +41,7 @@ void set_phase(const std::string &phase) {
         where_phase = phase;
         who = where_who;
     }
-    hold_if_asked(who, phase);
+    test_hold(who, phase);
 }
 
 std::string whereabouts() {

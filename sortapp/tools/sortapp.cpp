@@ -14,6 +14,7 @@
 #include "sortapp/disk_probe.hpp"
 #include "sortapp/local_sort.hpp"
 #include "sortapp/memory_budget.hpp"
+#include "sortapp/test_hold.hpp"
 
 using namespace sortapp;
 
@@ -145,7 +146,9 @@ int run_local(int argc, char **argv) {
         }
     }
     ProgressBar bar(progress && ::isatty(2));
-    o.progress = [&bar](const char *phase, std::uint64_t done, std::uint64_t total) {
+    std::string last_phase;
+    o.progress = [&bar, &last_phase](const char *phase, std::uint64_t done, std::uint64_t total) {
+        if (last_phase != phase) test_hold("sortapp local", last_phase = phase);
         bar.update(phase, done, total);
     };
     LocalSortResult result;
