@@ -36,12 +36,16 @@ for t in "${targets[@]}"; do
   work=$dir/fuzz-work/$t
   mkdir -p "$work/corpus" "$work/crashes"
   log=$work/log.txt
+  dict=()
+  # A target's words (keywords of a text format) help it past the first byte of each.
+  [ -f "tests/fuzz/$t/$t.dict" ] && dict=(-dict="tests/fuzz/$t/$t.dict")
   echo "=== fuzz $t: ${seconds}s ==="
   # New inputs go to the scratch corpus (first folder); the repository's seeds are only read.
   # rss_limit and malloc_limit: a length from the input must not buy unbounded memory.
   if "$dir/tests/fuzz/fuzz_$t" "$work/corpus" "tests/fuzz/$t/corpus" "tests/fuzz/$t/regressions" \
     -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
-    -malloc_limit_mb=512 -print_final_stats=1 -artifact_prefix="$work/crashes/" >"$log" 2>&1; then
+    -malloc_limit_mb=512 -print_final_stats=1 -artifact_prefix="$work/crashes/" \
+    "${dict[@]}" >"$log" 2>&1; then
     grep -E '^#[0-9]+ +DONE|stat::number_of_executed_units|stat::average_exec_per_sec' "$log" |
       sed "s/^/fuzz $t: /" || true
   else

@@ -29,9 +29,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     if (t.nodes < 1 || t.fabrics < 1 || t.fabrics > 2) broken("an impossible fabric accepted");
     for (const auto &l : t.links) {
-        if (!(l.mbps >= 0) || l.mbps > 1e12) broken("a link bandwidth that is not a real rate");
-        if (l.delay_ns != -1.0 && (!(l.delay_ns >= 0) || l.delay_ns > 1e15))
-            broken("a link delay that is not a real time");
+        // 0 and -1: the model's defaults; anything else must be a figure it can time.
+        if (l.mbps != 0 && !(l.mbps >= 0.001 && l.mbps <= 1e6))
+            broken("a link bandwidth the model cannot time accepted");
+        if (l.delay_ns != -1 && !(l.delay_ns >= 0 && l.delay_ns <= 1e9))
+            broken("a link delay the model cannot time accepted");
         for (const auto &e : {l.a, l.b})
             if (e.dev < 0 || e.dev >= t.devices() || e.port < 0 || e.port >= t.ports_of(e.dev))
                 broken("a link end outside the fabric accepted");
