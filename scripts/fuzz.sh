@@ -46,7 +46,7 @@ for t in "${targets[@]}"; do
     -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
     -malloc_limit_mb=512 -print_final_stats=1 -artifact_prefix="$work/crashes/" \
     "${dict[@]}" >"$log" 2>&1; then
-    grep -E '^#[0-9]+ +DONE|stat::number_of_executed_units|stat::average_exec_per_sec' "$log" |
+    grep -E '^#[0-9]+[[:space:]]+DONE|stat::number_of_executed_units|stat::average_exec_per_sec' "$log" |
       sed "s/^/fuzz $t: /" || true
   else
     status=1
