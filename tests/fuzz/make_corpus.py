@@ -123,6 +123,9 @@ write("cluster_messages", "sample_reply",
       b"\x06" + q(2) + q(1) + element("abc", 1, 4) + q(2) + element("b", 1, 5) + element("c", 1, 9))
 write("cluster_messages", "count_request", b"\x07" + q(1) + q(0, 100) + q(1) + element("key", 2, 3))
 write("cluster_messages", "count_reply", b"\x08" + q(2) + q(2, 1, 2) + q(0))
+# Counts for the fuzz target's selector (3 nodes of 64 records, 2 splits, 1 or 2 pivots each).
+write("cluster_messages", "count_reply_two_pivots", b"\x08" + q(2) + q(2, 10, 20) + q(2, 30, 40))
+write("cluster_messages", "count_reply_one_pivot", b"\x08" + q(2) + q(1, 21) + q(1, 43))
 
 # Topology files (docs/sansim.md).
 write("topology", "crossbar", "nodes 2\nrouter a ports 2\nlink n0 a.0\nlink n1 a.1\n")
