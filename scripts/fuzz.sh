@@ -40,6 +40,15 @@ for t in "${targets[@]}"; do
   # A target's words (keywords of a text format) help it past the first byte of each.
   [ -f "tests/fuzz/$t/$t.dict" ] && dict=(-dict="tests/fuzz/$t/$t.dict")
   echo "=== fuzz $t: ${seconds}s ==="
+  # The saved inputs first, one by one, so a failing one is named by its own path.
+  if ! "$dir/tests/fuzz/fuzz_$t" -runs=0 -artifact_prefix="$work/crashes/" \
+    "tests/fuzz/$t/corpus"/* "tests/fuzz/$t/regressions"/* >"$work/replay.txt" 2>&1; then
+    status=1
+    tail -n 40 "$work/replay.txt"
+    saved=$(grep -E '^Running: ' "$work/replay.txt" | tail -n 1 | sed 's/^Running: //')
+    echo "=== fuzz $t: FAILED on a saved input: $saved ==="
+    continue
+  fi
   # New inputs go to the scratch corpus (first folder); the repository's seeds are only read.
   # rss_limit and malloc_limit: a length from the input must not buy unbounded memory.
   if "$dir/tests/fuzz/fuzz_$t" "$work/corpus" "tests/fuzz/$t/corpus" "tests/fuzz/$t/regressions" \
