@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs the whole test suite three times: a release build, an
-# AddressSanitizer build and a ThreadSanitizer build, then the Soft-RoCE
+# AddressSanitizer build and a ThreadSanitizer build, then runs the fuzz targets
+# for a bounded time (scripts/fuzz.sh), then the Soft-RoCE
 # suite (tests/softroce/suite.sh) inside a qemu guest on the release build.
 # Exits non-zero if any test fails. meson prints the real counts (ok / fail /
 # skipped) of each run. VIADUCT_SKIP_SOFTROCE=1 skips the Soft-RoCE suite
@@ -36,6 +37,13 @@ ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" \
 TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
   run thread build-tsan -Db_sanitize=thread -Dbuildtype=debugoptimized -Db_lundef=false
 
+# libFuzzer: each target for a bounded time from its seed corpus (clang, build-fuzz).
+echo "=== fuzz: libFuzzer targets, 60 s each (build-fuzz) ==="
+if ! scripts/fuzz.sh 60; then
+  status=1
+  echo "=== fuzz: FAILED ==="
+fi
+
 softroce=passed
 if [ "${VIADUCT_SKIP_SOFTROCE:-0}" = 1 ]; then
   softroce=SKIPPED
@@ -53,8 +61,8 @@ fi
 if [ $status -ne 0 ]; then
   echo "test.sh: SOME TESTS FAILED (softroce: $softroce)"
 elif [ $softroce = SKIPPED ]; then
-  echo "test.sh: release, address and thread suites passed; softroce SKIPPED"
+  echo "test.sh: release, address, thread and fuzz suites passed; softroce SKIPPED"
 else
-  echo "test.sh: all suites passed (release, address, thread, softroce)"
+  echo "test.sh: all suites passed (release, address, thread, fuzz, softroce)"
 fi
 exit $status

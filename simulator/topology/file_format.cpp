@@ -1,12 +1,14 @@
 // The topology file format (docs/sansim.md): one statement per line, '#' starts a comment.
 //   nodes 8 [fabrics 2]
 //   router NAME ports 6 [fabric x|y] [level 0] [at X Y]
-//   link END END [mbps 50] [delay_ns 10]      END is n3 / n3.x / n3.y or NAME.PORT
+//   link END END [mbps 50] [delay_ns 10]      END is n3 / n3.x / n3.y or NAME.PORT;
+//                                             mbps in [0.001, 1e6], delay_ns in [0, 1e9]
 //   routing updown|xy|shortest|table
 //   route NAME n3 PORT                         (with "routing table")
 // Every error names file:line.
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -15,6 +17,12 @@
 
 namespace sansim {
 namespace {
+
+// A link's own figures: at least what the model can time (1e6 ps per byte),
+// at most one picosecond per byte; delays up to a second.
+constexpr double kMinMbps = 0.001;
+constexpr double kMaxMbps = 1e6;
+constexpr double kMaxDelayNs = 1e9;
 
 struct Parser {
     std::string origin;
@@ -34,14 +42,17 @@ struct Parser {
         } catch (const std::exception &) {
             fail(std::string("expected a number for ") + what + ", got '" + word + "'");
         }
-        if (used != word.size()) fail(std::string("expected a number for ") + what + ", got '" + word + "'");
+        if (used != word.size())
+            fail(std::string("expected a number for ") + what + ", got '" + word + "'");
         if (v < lo || v > hi)
             fail(std::string(what) + " " + word + " out of range [" + std::to_string(lo) + ", " +
                  std::to_string(hi) + "]");
         return v;
     }
 
-    double real(const std::string &word, const char *what) const {
+    // stod also reads "nan", "inf" and 1e300, which the model would turn into
+    // garbage (or undefined) integer times: only finite values in [lo, hi] pass.
+    double real(const std::string &word, const char *what, double lo, double hi) const {
         std::size_t used = 0;
         double v = 0;
         try {
@@ -49,7 +60,13 @@ struct Parser {
         } catch (const std::exception &) {
             fail(std::string("expected a number for ") + what + ", got '" + word + "'");
         }
-        if (used != word.size() || v < 0) fail(std::string("bad ") + what + " '" + word + "'");
+        if (used != word.size() || !std::isfinite(v))
+            fail(std::string("bad ") + what + " '" + word + "'");
+        if (v < lo || v > hi) {
+            std::ostringstream range;
+            range << what << " " << word << " out of range [" << lo << ", " << hi << "]";
+            fail(range.str());
+        }
         return v;
     }
 
@@ -67,9 +84,12 @@ struct Parser {
             std::isdigit(static_cast<unsigned char>(dev[1]))) {
             const int n = node_of(dev);
             int p = 0;
-            if (port.empty() || port == "x" || port == "0") p = 0;
-            else if (port == "y" || port == "1") p = 1;
-            else fail("node port must be x or y, got '" + port + "'");
+            if (port.empty() || port == "x" || port == "0")
+                p = 0;
+            else if (port == "y" || port == "1")
+                p = 1;
+            else
+                fail("node port must be x or y, got '" + port + "'");
             if (p >= t.fabrics) fail("node port " + word + " but the topology has one fabric");
             return Endpoint{n, p};
         }
@@ -97,7 +117,8 @@ struct Parser {
             }
         } else if (k == "router") {
             if (t.nodes == 0) fail("'router' before the 'nodes' line");
-            if (w.size() < 4 || w[2] != "ports") fail("usage: router NAME ports N [fabric x|y] [level L] [at X Y]");
+            if (w.size() < 4 || w[2] != "ports")
+                fail("usage: router NAME ports N [fabric x|y] [level L] [at X Y]");
             if (router_index.count(w[1])) fail("router '" + w[1] + "' defined twice");
             RouterSpec r;
             r.name = w[1];
@@ -106,9 +127,12 @@ struct Parser {
             for (std::size_t i = 4; i < w.size(); i += 2) {
                 if (i + 1 >= w.size()) fail("'" + w[i] + "' needs a value");
                 if (w[i] == "fabric") {
-                    if (w[i + 1] == "x" || w[i + 1] == "0") r.fabric = 0;
-                    else if (w[i + 1] == "y" || w[i + 1] == "1") r.fabric = 1;
-                    else fail("fabric must be x or y");
+                    if (w[i + 1] == "x" || w[i + 1] == "0")
+                        r.fabric = 0;
+                    else if (w[i + 1] == "y" || w[i + 1] == "1")
+                        r.fabric = 1;
+                    else
+                        fail("fabric must be x or y");
                 } else if (w[i] == "level") {
                     r.level = static_cast<int>(number(w[i + 1], "level", 0, 1000));
                 } else if (w[i] == "at") {
@@ -130,12 +154,13 @@ struct Parser {
             l.line = line;
             for (std::size_t i = 3; i < w.size(); i += 2) {
                 if (i + 1 >= w.size()) fail("'" + w[i] + "' needs a value");
-                if (w[i] == "mbps") l.mbps = real(w[i + 1], "mbps");
-                else if (w[i] == "delay_ns") l.delay_ns = real(w[i + 1], "delay_ns");
-                else fail("unknown link attribute '" + w[i] + "'");
+                if (w[i] == "mbps")
+                    l.mbps = real(w[i + 1], "mbps", kMinMbps, kMaxMbps);
+                else if (w[i] == "delay_ns")
+                    l.delay_ns = real(w[i + 1], "delay_ns", 0, kMaxDelayNs);
+                else
+                    fail("unknown link attribute '" + w[i] + "'");
             }
-            if (l.mbps == 0 && std::find(w.begin(), w.end(), "mbps") != w.end())
-                fail("link bandwidth must be positive");
             t.links.push_back(l);
         } else if (k == "routing") {
             if (w.size() != 2) fail("usage: routing updown|xy|shortest|table");

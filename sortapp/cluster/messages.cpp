@@ -1,11 +1,22 @@
 // Encoding of the cluster sort's messages (see messages.hpp).
 #include "messages.hpp"
 
+#include <cmath>
+
 #include "codec.hpp"
 
 namespace sortapp::cluster {
 
 namespace {
+
+// Rates and times: what a node measured, so never negative, NaN or infinite.
+bool figure(double v) {
+    return std::isfinite(v) && v >= 0;
+}
+
+bool sane(const PhaseFigures &f) {
+    return figure(f.seconds) && figure(f.cpu_seconds) && figure(f.expected_seconds);
+}
 
 void put(Writer &w, const PhaseFigures &f) {
     w.str(f.phase);
@@ -87,7 +98,8 @@ bool decode(const void *data, size_t len, JobParams &p) {
     p.memory_budget = r.u64();
     p.block_bytes = r.u64();
     p.read_depth = r.u32();
-    return r.finished();
+    return r.finished() && p.block_bytes >= p.record_size && p.block_bytes <= kMaxBlockBytes &&
+           p.read_depth >= kMinReadDepth && p.read_depth <= kMaxReadDepth;
 }
 
 std::vector<char> encode(const NodeCheck &c) {
@@ -105,7 +117,7 @@ bool decode(const void *data, size_t len, NodeCheck &c) {
     c.disk_read_mb_s = r.f64();
     c.disk_write_mb_s = r.f64();
     c.disk = r.str();
-    return r.finished();
+    return r.finished() && figure(c.disk_read_mb_s) && figure(c.disk_write_mb_s);
 }
 
 std::vector<char> encode(const LocalDone &d) {
@@ -122,8 +134,12 @@ bool decode(const void *data, size_t len, LocalDone &d) {
     d.records = r.u64();
     d.handle = r.u64();
     d.phases.resize(r.count(72));
-    for (PhaseFigures &f : d.phases) get(r, f);
-    return r.finished();
+    bool ok = true;
+    for (PhaseFigures &f : d.phases) {
+        get(r, f);
+        ok = ok && sane(f);
+    }
+    return r.finished() && ok;
 }
 
 std::vector<char> encode(const MergeOrder &m) {
@@ -141,8 +157,12 @@ bool decode(const void *data, size_t len, MergeOrder &m) {
     m.first = get_u64s(r);
     m.last = get_u64s(r);
     m.network_mb_s = r.f64();
-    return r.finished() && m.first.size() == m.handles.size() &&
-           m.last.size() == m.handles.size();
+    if (!r.finished() || m.first.size() != m.handles.size() || m.last.size() != m.handles.size() ||
+        !figure(m.network_mb_s))
+        return false;
+    for (size_t i = 0; i < m.handles.size(); ++i)
+        if (m.first[i] > m.last[i]) return false;
+    return true;
 }
 
 std::vector<char> encode(const PhaseFigures &f) {
@@ -154,7 +174,7 @@ std::vector<char> encode(const PhaseFigures &f) {
 bool decode(const void *data, size_t len, PhaseFigures &f) {
     Reader r(data, len);
     get(r, f);
-    return r.finished();
+    return r.finished() && sane(f);
 }
 
 std::vector<char> encode(const SampleRequest &q) {

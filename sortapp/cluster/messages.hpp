@@ -11,23 +11,29 @@
 namespace sortapp::cluster {
 
 // IPC to a node's sorting thread.
-constexpr uint32_t kCmdCheck = 1;  // JobParams -> NodeCheck: inputs and outputs usable?
-constexpr uint32_t kCmdLocal = 2;  // u32 nodes sharing the disk -> LocalDone: phases 1 and 2
-constexpr uint32_t kCmdMerge = 3;  // MergeOrder -> PhaseFigures: phase 3b
-constexpr uint32_t kCmdDone = 4;   // (abort flag) -> PhaseFigures (bytes served): finish
+constexpr uint32_t kCmdCheck = 1;     // JobParams -> NodeCheck: inputs and outputs usable?
+constexpr uint32_t kCmdLocal = 2;     // u32 nodes sharing the disk -> LocalDone: phases 1 and 2
+constexpr uint32_t kCmdMerge = 3;     // MergeOrder -> PhaseFigures: phase 3b
+constexpr uint32_t kCmdDone = 4;      // (abort flag) -> PhaseFigures (bytes served): finish
 constexpr uint32_t kCmdNetProbe = 5;  // -> PhaseFigures: pull from the next node, timed
 constexpr uint32_t kCmdCommit = 6;    // -> nothing: rename the merged output into place
 // Served by a node's shadow thread, during phase 3a.
-constexpr uint32_t kCmdSamples = 10;  // SampleRequest -> SampleReply
-constexpr uint32_t kCmdCounts = 11;   // CountRequest -> CountReply
-constexpr uint32_t kCmdProbe = 12;    // u64 n -> n bytes (the network probe's far end)
-constexpr uint32_t kCmdProgress = 13; // -> PhaseFigures: phase, bytes done (read), total (written)
-constexpr uint32_t kCmdAbort = 14;    // text (why) -> nothing: remove what the job created, exit
+constexpr uint32_t kCmdSamples = 10;   // SampleRequest -> SampleReply
+constexpr uint32_t kCmdCounts = 11;    // CountRequest -> CountReply
+constexpr uint32_t kCmdProbe = 12;     // u64 n -> n bytes (the network probe's far end)
+constexpr uint32_t kCmdProgress = 13;  // -> PhaseFigures: phase, bytes done (read), total (written)
+constexpr uint32_t kCmdAbort = 14;     // text (why) -> nothing: remove what the job created, exit
 // Served by the monitor's shadow thread (and answered by anyone): are you there?
 constexpr uint32_t kCmdPing = 15;
 
 // Reply status of a node that could not do what was asked; the reply data is the message.
 constexpr int kNodeError = 1;
+
+// What a node accepts in JobParams (sortapp's options hold the monitor to the same):
+// phase 3b keeps read_depth blocks per source node in memory.
+constexpr uint64_t kMaxBlockBytes = 64u << 20;
+constexpr uint32_t kMinReadDepth = 2;
+constexpr uint32_t kMaxReadDepth = 64;
 
 struct JobParams {
     uint64_t record_size = 100;
@@ -57,11 +63,14 @@ struct LocalDone {
 };
 
 struct MergeOrder {
-    std::vector<uint64_t> handles;               // per source node
-    std::vector<uint64_t> first, last;           // record range [first, last) per source
-    double network_mb_s = 0;                     // for the expectation
+    std::vector<uint64_t> handles;      // per source node
+    std::vector<uint64_t> first, last;  // record range [first, last) per source
+    double network_mb_s = 0;            // for the expectation
 };
 
+// decode() is false on a message that is not exactly one encoding, or whose figures
+// no sender could mean: a block or depth outside the limits above, a record range
+// that ends before it starts, a rate or time that is negative or not finite.
 std::vector<char> encode(const JobParams &p);
 bool decode(const void *data, size_t len, JobParams &p);
 std::vector<char> encode(const NodeCheck &c);

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets of tests/fuzz with clang (ASan + UBSan) in build-fuzz
+# and runs each for a bounded time, starting from its seed corpus and regressions.
+# usage: scripts/fuzz.sh [SECONDS_PER_TARGET]   (default 60)
+# Exits non-zero if any target crashes, leaks or times out, naming the saved input;
+# save it in tests/fuzz/<target>/regressions/ once the bug is fixed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds=${1:-60}
+case $seconds in
+  '' | *[!0-9]*) echo "usage: scripts/fuzz.sh [SECONDS_PER_TARGET]" >&2; exit 2 ;;
+esac
+dir=build-fuzz
+targets=(frame packet engine rio_request cluster_messages topology)
+
+if ! command -v clang++ >/dev/null; then
+  echo "fuzz.sh: clang++ not found (scripts/setup.sh installs clang and libFuzzer)" >&2
+  exit 1
+fi
+if [ ! -f "$dir/build.ninja" ]; then
+  # Every compiled source gets libFuzzer's coverage hooks; the targets link libFuzzer itself.
+  # UBSan reports abort, so undefined behaviour counts as a crash.
+  CC=clang CXX=clang++ meson setup "$dir" -Dfuzz=true -Dbuildtype=debugoptimized \
+    -Db_sanitize=address,undefined -Db_lundef=false \
+    -Dc_args='-fsanitize=fuzzer-no-link -fno-sanitize-recover=all' \
+    -Dcpp_args='-fsanitize=fuzzer-no-link -fno-sanitize-recover=all'
+fi
+# Only the fuzz targets, not the whole tree.
+nice -n 10 ninja -C "$dir" "${targets[@]/#/tests/fuzz/fuzz_}"
+
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:allocator_may_return_null=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+status=0
+for t in "${targets[@]}"; do
+  work=$dir/fuzz-work/$t
+  mkdir -p "$work/corpus" "$work/crashes"
+  log=$work/log.txt
+  dict=()
+  # A target's words (keywords of a text format) help it past the first byte of each.
+  [ -f "tests/fuzz/$t/$t.dict" ] && dict=(-dict="tests/fuzz/$t/$t.dict")
+  echo "=== fuzz $t: ${seconds}s ==="
+  # The saved inputs first, one by one, so a failing one is named by its own path.
+  if ! "$dir/tests/fuzz/fuzz_$t" -runs=0 -artifact_prefix="$work/crashes/" \
+    "tests/fuzz/$t/corpus"/* "tests/fuzz/$t/regressions"/* >"$work/replay.txt" 2>&1; then
+    status=1
+    tail -n 40 "$work/replay.txt"
+    saved=$(grep -E '^Running: ' "$work/replay.txt" | tail -n 1 | sed 's/^Running: //')
+    echo "=== fuzz $t: FAILED on a saved input: $saved ==="
+    continue
+  fi
+  # New inputs go to the scratch corpus (first folder); the repository's seeds are only read.
+  # rss_limit and malloc_limit: a length from the input must not buy unbounded memory.
+  if "$dir/tests/fuzz/fuzz_$t" "$work/corpus" "tests/fuzz/$t/corpus" "tests/fuzz/$t/regressions" \
+    -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+    -malloc_limit_mb=512 -print_final_stats=1 -artifact_prefix="$work/crashes/" \
+    "${dict[@]}" >"$log" 2>&1; then
+    grep -E '^#[0-9]+[[:space:]]+DONE|stat::number_of_executed_units|stat::average_exec_per_sec' "$log" |
+      sed "s/^/fuzz $t: /" || true
+  else
+    status=1
+    tail -n 40 "$log"
+    saved=$(grep -oE "Test unit written to [^ ]+" "$log" | sed 's/Test unit written to //' || true)
+    echo "=== fuzz $t: FAILED; input: ${saved:-none saved} (log: $log) ==="
+  fi
+done
+if [ $status -ne 0 ]; then
+  echo "fuzz.sh: a target failed (see above)"
+else
+  echo "fuzz.sh: ${#targets[@]} targets ran ${seconds}s each without a failure"
+fi
+exit $status
