@@ -4,6 +4,7 @@
 
 #include <list>
 #include <memory>
+#include <vector>
 
 #include "protocol/engine.hpp"
 
@@ -29,17 +30,18 @@ struct Engine::Request {
 
     // Long messages.
     bool is_long = false;
-    bool rdma = false;   // RDMA read protocol: the receiver reads
-    bool write = false;  // RDMA write protocol: send: offered, then granted; receive: granted
-    bool cts = false;    // send: its CTS has arrived (only one may); receive: it has gone out
-    uint64_t msg_len = 0;       // receive: the sender's message size
-    uint64_t accepted = 0;      // bytes that will move (min of size and capacity)
-    uint64_t done = 0;          // bytes moved and completed
-    uint64_t posted_bytes = 0;  // bytes handed to the transport
-    int outstanding = 0;        // transport operations in flight
-    uint64_t remote_id = 0;     // the other side's request id
+    bool rdma = false;      // RDMA read protocol: the receiver reads
+    bool write = false;     // RDMA write protocol: send: offered, then granted; receive: granted
+    bool cts = false;       // send: its CTS has arrived (only one may); receive: it has gone out
+    uint64_t msg_len = 0;   // receive: the sender's message size
+    uint64_t accepted = 0;  // bytes that will move (min of size and capacity)
+    uint64_t done = 0;      // bytes moved and completed
+    std::vector<bool> chunk_seen;  // send/recv protocol: which chunks have landed
+    uint64_t posted_bytes = 0;     // bytes handed to the transport
+    int outstanding = 0;           // transport operations in flight
+    uint64_t remote_id = 0;        // the other side's request id
     uint64_t raddr = 0, rkey = 0;  // the peer's buffer (read: the sender's; write: the receiver's)
-    bool holds_slot = false;  // restricted mode
+    bool holds_slot = false;       // restricted mode
     std::unique_ptr<MemoryRegion> mr;
 };
 

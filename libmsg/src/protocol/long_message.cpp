@@ -173,12 +173,23 @@ void Engine::on_chunk(const WireHeader &h, int src, const char *payload, size_t 
     // Chunks are sent in order, but a provider may complete a large one
     // after a smaller one behind it (libfabric promises no completion
     // order), so each lands at its own offset.
+    // Each chunk has exactly its place's length and lands once: a duplicate or a short chunk
+    // would otherwise let `done` reach `accepted` with a hole in the buffer.
     if (r == nullptr || r->is_send || !r->is_long || r->rdma || r->write ||
         h.offset % chunk_payload() != 0 || h.offset >= r->accepted ||
-        plen > r->accepted - h.offset || r->done + plen > r->accepted) {
+        plen != std::min<uint64_t>(chunk_payload(), r->accepted - h.offset)) {
         ++stats_.bad_headers;
         return;
     }
+    const auto chunk = static_cast<size_t>(h.offset / chunk_payload());
+    if (r->chunk_seen.empty())
+        r->chunk_seen.resize(
+            static_cast<size_t>((r->accepted + chunk_payload() - 1) / chunk_payload()));
+    if (r->chunk_seen[chunk]) {
+        ++stats_.bad_headers;
+        return;
+    }
+    r->chunk_seen[chunk] = true;
     std::memcpy(r->rbuf + h.offset, payload, plen);
     r->done += plen;
     if (r->done == r->accepted) finish_long_recv(r);
@@ -233,10 +244,10 @@ void Engine::post_rma(Request *r) {
         RmaOp *op = take_rma_op(r->id, n);
         void *desc = r->mr ? r->mr->desc() : nullptr;
         uint64_t remote = r->raddr + r->posted_bytes;
-        int rc = write ? transport_->post_write(r->peer, r->sbuf + r->posted_bytes, n, desc,
-                                                remote, r->rkey, &op->ctx)
-                       : transport_->post_read(r->peer, r->rbuf + r->posted_bytes, n, desc,
-                                               remote, r->rkey, &op->ctx);
+        int rc = write ? transport_->post_write(r->peer, r->sbuf + r->posted_bytes, n, desc, remote,
+                                                r->rkey, &op->ctx)
+                       : transport_->post_read(r->peer, r->rbuf + r->posted_bytes, n, desc, remote,
+                                               r->rkey, &op->ctx);
         if (rc != 0) {
             give_rma_op(op);
             if (rc == -EAGAIN) {
