@@ -20,6 +20,8 @@ enum class FrameType : uint8_t {
 };
 
 constexpr uint32_t kMaxFrame = 64u << 20;
+// The most ranks a job may have (VIADUCT_SIZE's bound).
+constexpr uint32_t kMaxJobSize = 1u << 20;
 
 struct Frame {
     FrameType type;
