@@ -2,13 +2,18 @@
 // every rank's connection and a wake-up eventfd.
 #include "bootstrap/coordinator.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <map>
 
 #include "bootstrap/frame.hpp"
@@ -23,7 +28,28 @@ struct Conn {
     int fd = -1;
     int rank = -1;  // -1 until Hello
     FrameReader reader;
+    std::string peer;  // address:port, for messages
+    std::chrono::steady_clock::time_point hello_deadline;
 };
+
+// "address:port" of a socket's peer.
+std::string peer_name(const sockaddr_storage &ss) {
+    char host[INET6_ADDRSTRLEN] = "?";
+    int port = 0;
+    bool v6 = ss.ss_family == AF_INET6;
+    if (ss.ss_family == AF_INET) {
+        const auto *a = reinterpret_cast<const sockaddr_in *>(&ss);
+        inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
+        port = ntohs(a->sin_port);
+    } else if (v6) {
+        const auto *a = reinterpret_cast<const sockaddr_in6 *>(&ss);
+        inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
+        port = ntohs(a->sin6_port);
+    }
+    char out[INET6_ADDRSTRLEN + 16];
+    std::snprintf(out, sizeof out, v6 ? "[%s]:%d" : "%s:%d", host, port);
+    return out;
+}
 
 // One collective in progress (allgather or barrier), keyed by sequence number.
 struct Collective {
@@ -106,6 +132,7 @@ struct Coordinator::State {
         settle();
     }
 
+    bool evict_oldest_pending();
     // Closes a connection; a rank on it that has not left has failed.
     void drop(Conn &c) {
         if (c.fd >= 0) ::close(c.fd);
@@ -120,7 +147,8 @@ struct Coordinator::State {
         if (c.rank >= 0)
             log_error("coordinator: rank %d: %s; dropping it", c.rank, why);
         else
-            log_debug("coordinator: dropped a connection before Hello: %s", why);
+            log_debug("coordinator: dropped a connection from %s before Hello: %s", c.peer.c_str(),
+                      why);
         drop(c);
         return false;
     }
@@ -144,6 +172,7 @@ struct Coordinator::State {
         if (rank_fd[h.rank] >= 0 || failed[h.rank] || left[h.rank])
             return refuse(c, "rank " + std::to_string(r) + " joined twice");
         c.rank = r;
+        c.reader.set_limit(kMaxFrame);
         rank_fd[h.rank] = c.fd;
         ++joined;
         settle();
@@ -193,8 +222,8 @@ struct Coordinator::State {
 };
 
 std::unique_ptr<Coordinator> Coordinator::listen(const std::string &host, const std::string &port,
-                                                 int size, int join_timeout_ms,
-                                                 std::string *error) {
+                                                 int size, int join_timeout_ms, std::string *error,
+                                                 const CoordinatorLimits &limits) {
     if (size < 1) {
         *error = "job size must be at least 1";
         return nullptr;
@@ -205,6 +234,7 @@ std::unique_ptr<Coordinator> Coordinator::listen(const std::string &host, const 
     c->wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     c->size_ = size;
     c->join_timeout_ms_ = join_timeout_ms;
+    c->limits_ = limits;
     return c;
 }
 
@@ -240,6 +270,47 @@ void Coordinator::stop() {
         ssize_t n = ::write(wake_fd_, &one, sizeof one);
 }
 
+// Closes the oldest connection that has not joined; false if there is none.
+bool Coordinator::State::evict_oldest_pending() {
+    for (Conn &c : conns)
+        if (c.fd >= 0 && c.rank < 0) {
+            log_debug("coordinator: closed a connection from %s: too many not yet joined",
+                      c.peer.c_str());
+            drop(c);
+            return true;
+        }
+    return false;
+}
+
+void Coordinator::accept_one(State &s, std::chrono::steady_clock::time_point &paused_until) {
+    sockaddr_storage ss{};
+    socklen_t sl = sizeof ss;
+    int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr *>(&ss), &sl, SOCK_CLOEXEC);
+    if (fd < 0) {
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+            // Out of descriptors or memory: give up a stranger's connection to
+            // make room, or, with none to give, stop listening for a moment.
+            if (!s.evict_oldest_pending()) {
+                log_error("coordinator: cannot accept a connection: %s", std::strerror(errno));
+                paused_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+            }
+        }
+        return;
+    }
+    int pending = 0;
+    for (const Conn &c : s.conns)
+        if (c.fd >= 0 && c.rank < 0) ++pending;
+    if (pending >= limits_.max_pending) s.evict_oldest_pending();
+    set_socket_liveness(fd, join_timeout_ms_);
+    Conn c;
+    c.fd = fd;
+    c.peer = peer_name(ss);
+    c.hello_deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(limits_.hello_timeout_ms);
+    c.reader.set_limit(kMaxFrameBeforeHello);
+    s.conns.push_back(std::move(c));
+}
+
 void Coordinator::serve() {
     State s;
     s.size = size_;
@@ -258,6 +329,7 @@ void Coordinator::serve() {
         for (int r = 0; r < s.size; ++r) s.failed[static_cast<size_t>(r)] = true;
     };
 
+    std::chrono::steady_clock::time_point accept_paused_until{};
     while (!stop_) {
         {
             std::vector<int> reported;
@@ -281,15 +353,25 @@ void Coordinator::serve() {
             break;
         }
 
-        // Closed connections go; the open ones keep their order.
+        // Closed connections go; the open ones keep their order (oldest first).
         s.conns.erase(
             std::remove_if(s.conns.begin(), s.conns.end(), [](const Conn &c) { return c.fd < 0; }),
             s.conns.end());
+        auto now = std::chrono::steady_clock::now();
+        for (Conn &c : s.conns)
+            if (c.rank < 0 && now > c.hello_deadline) {
+                log_debug("coordinator: closed a connection from %s: no Hello within %d ms",
+                          c.peer.c_str(), limits_.hello_timeout_ms);
+                s.drop(c);
+            }
         std::vector<pollfd> fds;
-        fds.push_back({listen_fd_, POLLIN, 0});
+        // While accept4 fails for want of descriptors, the listening socket
+        // stays readable: poll would return at once, again and again.
+        bool listening = now >= accept_paused_until;
+        fds.push_back({listening ? listen_fd_ : -1, POLLIN, 0});
         fds.push_back({wake_fd_, POLLIN, 0});
         for (const Conn &c : s.conns) fds.push_back({c.fd, POLLIN, 0});
-        int rc = ::poll(fds.data(), fds.size(), 200);
+        int rc = ::poll(fds.data(), fds.size(), 100);
         if (rc < 0) continue;
         if (fds[1].revents & POLLIN) {
             uint64_t v;
@@ -297,15 +379,7 @@ void Coordinator::serve() {
         }
         // Connections accepted now are polled from the next turn on.
         const size_t polled = s.conns.size();
-        if (fds[0].revents & POLLIN) {
-            int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-            if (fd >= 0) {
-                set_socket_liveness(fd, join_timeout_ms_);
-                Conn c;
-                c.fd = fd;
-                s.conns.push_back(std::move(c));
-            }
-        }
+        if (fds[0].revents & POLLIN) accept_one(s, accept_paused_until);
         for (size_t k = 0; k < polled; ++k) {
             if (!(fds[k + 2].revents & (POLLIN | POLLHUP | POLLERR))) continue;
             Conn &c = s.conns[k];
@@ -316,6 +390,7 @@ void Coordinator::serve() {
             Frame f;
             while (c.fd >= 0 && c.reader.next(f))
                 if (!s.handle(c, f)) break;
+            if (c.fd >= 0 && c.reader.bad()) s.broken(c, "a frame longer than allowed");
         }
     }
     bool clean = true;

@@ -20,6 +20,8 @@ enum class FrameType : uint8_t {
 };
 
 constexpr uint32_t kMaxFrame = 64u << 20;
+// Before a peer has proven it belongs to the job, a frame is at most this long.
+constexpr uint32_t kMaxFrameBeforeHello = 4096;
 // The most ranks a job may have (VIADUCT_SIZE's bound).
 constexpr uint32_t kMaxJobSize = 1u << 20;
 
@@ -43,9 +45,15 @@ class FrameReader {
     bool fill(int fd);
     // Pops one complete frame if there is one.
     bool next(Frame &out);
+    // The largest frame accepted from now on (kMaxFrame unless set): a peer
+    // not yet authenticated gets only a few KiB.
+    void set_limit(uint32_t max_len) { limit_ = max_len; }
+    // True once a frame broke the limit: the connection must be dropped.
+    bool bad() const { return bad_; }
 
   private:
     std::vector<uint8_t> buf_;
+    uint32_t limit_ = kMaxFrame;
     bool bad_ = false;
 };
 
