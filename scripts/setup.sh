@@ -13,6 +13,7 @@ packages=(
   iproute2 procps
   nlohmann-json3-dev gnuplot-nox
   zlib1g-dev libstxxl-dev
+  libsodium-dev
   # The Soft-RoCE guest (scripts/softroce-run): qemu boots Debian's kernel with rxe.
   qemu-system-x86 busybox-static xz-utils ibverbs-providers rdmacm-utils perftest
 )

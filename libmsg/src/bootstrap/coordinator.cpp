@@ -17,6 +17,7 @@
 #include <map>
 
 #include "bootstrap/frame.hpp"
+#include "bootstrap/job_key.hpp"
 #include "bootstrap/messages.hpp"
 #include "common/log.hpp"
 
@@ -29,6 +30,7 @@ struct Conn {
     int rank = -1;  // -1 until Hello
     FrameReader reader;
     std::string peer;  // address:port, for messages
+    Nonce challenge{};
     std::chrono::steady_clock::time_point hello_deadline;
 };
 
@@ -61,6 +63,7 @@ struct Collective {
 
 struct Coordinator::State {
     int size;
+    const JobKey *key;
     std::vector<Conn> conns;
     std::vector<int> rank_fd;  // rank -> its connection's fd, -1 if none
     std::vector<bool> failed, left;
@@ -161,16 +164,31 @@ struct Coordinator::State {
         return false;
     }
 
+    // Admits a rank only if its Hello answers this connection's challenge
+    // under the job key; nothing about the job is taken or told before that.
     bool hello(Conn &c, const Frame &f) {
         Hello h;
         if (const char *why = decode_hello(f.body, &h)) return broken(c, why);
         int r = static_cast<int>(h.rank);
+        if (!mac_equal(h.mac, hello_mac(*key, c.challenge, h.nonce, h.rank, h.size))) {
+            log_error(
+                "coordinator: refused a connection from %s: wrong job key (it claimed rank "
+                "%u of %u)",
+                c.peer.c_str(), h.rank, h.size);
+            write_frame(c.fd, FrameType::Error, encode_error("wrong job key"));
+            ::close(c.fd);
+            c.fd = -1;
+            return false;
+        }
         if (h.size != static_cast<uint32_t>(size))
             return refuse(c, "rank " + std::to_string(r) + " expects a job of " +
                                  std::to_string(h.size) + " ranks, the coordinator serves " +
                                  std::to_string(size));
         if (rank_fd[h.rank] >= 0 || failed[h.rank] || left[h.rank])
             return refuse(c, "rank " + std::to_string(r) + " joined twice");
+        if (!write_frame(c.fd, FrameType::Welcome,
+                         encode_welcome(welcome_mac(*key, c.challenge, h.nonce, h.rank, h.size))))
+            return broken(c, "cannot send Welcome");
         c.rank = r;
         c.reader.set_limit(kMaxFrame);
         rank_fd[h.rank] = c.fd;
@@ -222,7 +240,8 @@ struct Coordinator::State {
 };
 
 std::unique_ptr<Coordinator> Coordinator::listen(const std::string &host, const std::string &port,
-                                                 int size, int join_timeout_ms, std::string *error,
+                                                 int size, int join_timeout_ms, const JobKey &key,
+                                                 std::string *error,
                                                  const CoordinatorLimits &limits) {
     if (size < 1) {
         *error = "job size must be at least 1";
@@ -235,6 +254,7 @@ std::unique_ptr<Coordinator> Coordinator::listen(const std::string &host, const 
     c->size_ = size;
     c->join_timeout_ms_ = join_timeout_ms;
     c->limits_ = limits;
+    c->key_ = key;
     return c;
 }
 
@@ -308,12 +328,19 @@ void Coordinator::accept_one(State &s, std::chrono::steady_clock::time_point &pa
     c.hello_deadline =
         std::chrono::steady_clock::now() + std::chrono::milliseconds(limits_.hello_timeout_ms);
     c.reader.set_limit(kMaxFrameBeforeHello);
+    c.challenge = make_nonce();
+    // The challenge is tiny and the socket new: this write does not block.
+    if (!write_frame(fd, FrameType::Challenge, encode_challenge(c.challenge))) {
+        ::close(fd);
+        return;
+    }
     s.conns.push_back(std::move(c));
 }
 
 void Coordinator::serve() {
     State s;
     s.size = size_;
+    s.key = &key_;
     s.rank_fd.assign(static_cast<size_t>(size_), -1);
     s.failed.assign(static_cast<size_t>(size_), false);
     s.left.assign(static_cast<size_t>(size_), false);

@@ -11,6 +11,8 @@
 #include <thread>
 #include <vector>
 
+#include "bootstrap/job_key.hpp"
+
 namespace msg::boot {
 
 // What a connection that has not yet joined the job may cost the coordinator:
@@ -25,9 +27,10 @@ struct CoordinatorLimits {
 class Coordinator {
   public:
     // Listens on host:port (port "0": any free port) for a job of `size` ranks
-    // that must all join within join_timeout_ms.
+    // that must all join within join_timeout_ms, each proving it holds `key`.
     static std::unique_ptr<Coordinator> listen(const std::string &host, const std::string &port,
-                                               int size, int join_timeout_ms, std::string *error,
+                                               int size, int join_timeout_ms, const JobKey &key,
+                                               std::string *error,
                                                const CoordinatorLimits &limits = {});
     ~Coordinator();
     Coordinator(const Coordinator &) = delete;
@@ -58,6 +61,7 @@ class Coordinator {
     int size_ = 0;
     int join_timeout_ms_ = 0;
     CoordinatorLimits limits_;
+    JobKey key_{};
     std::thread thread_;
     std::mutex mu_;
     std::vector<int> reported_failures_;

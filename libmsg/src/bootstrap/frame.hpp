@@ -9,7 +9,7 @@
 namespace msg::boot {
 
 enum class FrameType : uint8_t {
-    Hello = 1,         // rank -> coordinator: u32 rank, u32 size
+    Hello = 1,         // rank -> coordinator: u32 rank, u32 size, nonce, mac (job_key.hpp)
     Gather = 2,        // rank -> coordinator: u32 seq, bytes
     GatherResult = 3,  // coordinator -> rank: u32 seq, u32 n, n x (u8 present, u32 len, bytes)
     Barrier = 4,       // rank -> coordinator: u32 seq
@@ -17,6 +17,8 @@ enum class FrameType : uint8_t {
     Bye = 6,           // rank -> coordinator: leaving in order
     Failed = 7,        // coordinator -> rank: u32 rank that failed
     Error = 8,         // coordinator -> rank: text; the job cannot go on
+    Challenge = 9,     // coordinator -> rank, first on every connection: nonce
+    Welcome = 10,      // coordinator -> rank, after a good Hello: mac proving the key
 };
 
 constexpr uint32_t kMaxFrame = 64u << 20;

@@ -1,6 +1,8 @@
 // The bodies of the bootstrap frames, built and checked without side effects.
 #include "bootstrap/messages.hpp"
 
+#include <algorithm>
+
 #include "bootstrap/frame.hpp"
 
 namespace msg::boot {
@@ -9,17 +11,42 @@ std::vector<uint8_t> encode_hello(const Hello &h) {
     std::vector<uint8_t> b;
     put_u32(b, h.rank);
     put_u32(b, h.size);
+    b.insert(b.end(), h.nonce.begin(), h.nonce.end());
+    b.insert(b.end(), h.mac.begin(), h.mac.end());
     return b;
 }
 
 const char *decode_hello(const std::vector<uint8_t> &body, Hello *out) {
     size_t pos = 0;
     Hello h;
-    if (!get_u32(body, pos, h.rank) || !get_u32(body, pos, h.size) || pos != body.size())
-        return "Hello is not 8 bytes";
+    if (body.size() != 8 + h.nonce.size() + h.mac.size() || !get_u32(body, pos, h.rank) ||
+        !get_u32(body, pos, h.size))
+        return "Hello is not 72 bytes";
     if (h.size == 0 || h.size > kMaxJobSize) return "Hello names an impossible job size";
     if (h.rank >= h.size) return "Hello names a rank outside its job size";
+    std::copy(body.begin() + 8, body.begin() + 40, h.nonce.begin());
+    std::copy(body.begin() + 40, body.end(), h.mac.begin());
     *out = h;
+    return nullptr;
+}
+
+std::vector<uint8_t> encode_challenge(const Nonce &n) {
+    return std::vector<uint8_t>(n.begin(), n.end());
+}
+
+const char *decode_challenge(const std::vector<uint8_t> &body, Nonce *out) {
+    if (body.size() != out->size()) return "Challenge is not 32 bytes";
+    std::copy(body.begin(), body.end(), out->begin());
+    return nullptr;
+}
+
+std::vector<uint8_t> encode_welcome(const Mac &m) {
+    return std::vector<uint8_t>(m.begin(), m.end());
+}
+
+const char *decode_welcome(const std::vector<uint8_t> &body, Mac *out) {
+    if (body.size() != out->size()) return "Welcome is not 32 bytes";
+    std::copy(body.begin(), body.end(), out->begin());
     return nullptr;
 }
 

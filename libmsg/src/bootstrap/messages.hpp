@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "bootstrap/job_key.hpp"
+
 namespace msg::boot {
 
 // Each decoder returns nullptr when the body is well formed (and fills *out),
@@ -14,10 +16,18 @@ namespace msg::boot {
 struct Hello {
     uint32_t rank = 0;
     uint32_t size = 0;
+    Nonce nonce{};  // the rank's, so the coordinator's answer is fresh too
+    Mac mac{};      // hello_mac over the challenge, nonce, rank and size
 };
 std::vector<uint8_t> encode_hello(const Hello &h);
 // Shape only, plus rank < size; the coordinator checks size against its job.
 const char *decode_hello(const std::vector<uint8_t> &body, Hello *out);
+
+// Challenge: exactly a nonce. Welcome: exactly a mac.
+std::vector<uint8_t> encode_challenge(const Nonce &n);
+const char *decode_challenge(const std::vector<uint8_t> &body, Nonce *out);
+std::vector<uint8_t> encode_welcome(const Mac &m);
+const char *decode_welcome(const std::vector<uint8_t> &body, Mac *out);
 
 // Gather: u32 seq, then the rank's bytes.
 std::vector<uint8_t> encode_gather(uint32_t seq, const std::vector<uint8_t> &data);

@@ -1,4 +1,5 @@
 // Bootstrap over TCP to the job coordinator (msgrun, or one started by hand).
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include "bootstrap/bootstrap.hpp"
 #include "bootstrap/coordinator.hpp"
 #include "bootstrap/frame.hpp"
+#include "bootstrap/job_key.hpp"
 #include "bootstrap/messages.hpp"
 #include "common/log.hpp"
 #include "msg/msg.h"
@@ -34,22 +36,49 @@ class TcpBootstrap final : public Bootstrap {
     }
 
     int start(const std::string &host, const std::string &port, bool host_coordinator,
-              int timeout_ms, std::string *error) {
+              const boot::JobKey &key, int timeout_ms, std::string *error) {
         if (host_coordinator && rank_ == 0) {
-            hosted_ = boot::Coordinator::listen(host, port, size_, timeout_ms, error);
+            hosted_ = boot::Coordinator::listen(host, port, size_, timeout_ms, key, error);
             if (!hosted_) return MSG_ERR_BOOTSTRAP;
             hosted_->start();
         }
+        auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
         fd_ = boot::connect_with_retry(host, port, timeout_ms, error);
         if (fd_ < 0) return MSG_ERR_BOOTSTRAP;
         boot::set_socket_liveness(fd_, timeout_ms);
+        const std::string where = "the job coordinator at " + host + ":" + port;
+        // Until the coordinator has proven it holds the key, it is a stranger:
+        // its frames are small and nothing it says is believed.
+        frames_.set_limit(boot::kMaxFrameBeforeHello);
+        Frame f;
+        int rc = handshake_frame(f, deadline, where, error);
+        if (rc != MSG_OK) return rc;
+        boot::Nonce challenge;
+        if (f.type != FrameType::Challenge || boot::decode_challenge(f.body, &challenge)) {
+            *error = where + " did not challenge this rank: not a viaduct job coordinator";
+            return MSG_ERR_BOOTSTRAP;
+        }
         boot::Hello hello;
         hello.rank = static_cast<uint32_t>(rank_);
         hello.size = static_cast<uint32_t>(size_);
+        hello.nonce = boot::make_nonce();
+        hello.mac = boot::hello_mac(key, challenge, hello.nonce, hello.rank, hello.size);
         if (!boot::write_frame(fd_, FrameType::Hello, boot::encode_hello(hello))) {
-            *error = "cannot send to coordinator";
+            *error = "cannot send to " + where;
             return MSG_ERR_BOOTSTRAP;
         }
+        rc = handshake_frame(f, deadline, where, error);
+        if (rc != MSG_OK) return rc;
+        boot::Mac proof;
+        if (f.type != FrameType::Welcome || boot::decode_welcome(f.body, &proof) ||
+            !boot::mac_equal(
+                proof, boot::welcome_mac(key, challenge, hello.nonce, hello.rank, hello.size))) {
+            *error = where +
+                     " did not prove it holds the job key: a wrong key, or not this job's "
+                     "coordinator";
+            return MSG_ERR_BOOTSTRAP;
+        }
+        frames_.set_limit(boot::kMaxFrame);
         reader_ = std::thread([this] { read_loop(); });
         return MSG_OK;
     }
@@ -129,13 +158,43 @@ class TcpBootstrap final : public Bootstrap {
         return MSG_ERR_TIMEOUT;
     }
 
+    // One frame of the handshake, waited for until the deadline; an Error
+    // frame (a refusal) becomes the error.
+    int handshake_frame(Frame &f, std::chrono::steady_clock::time_point deadline,
+                        const std::string &where, std::string *error) {
+        while (!frames_.next(f)) {
+            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                deadline - std::chrono::steady_clock::now());
+            pollfd p{fd_, POLLIN, 0};
+            int n = left.count() > 0 ? ::poll(&p, 1, static_cast<int>(left.count())) : 0;
+            if (n < 0 && errno == EINTR) continue;
+            if (n == 0) {
+                *error = where + " did not answer within the time-out";
+                return MSG_ERR_TIMEOUT;
+            }
+            if (n < 0 || !frames_.fill(fd_)) {
+                *error = frames_.bad() ? where + " sent an oversized frame"
+                                       : where + " closed the connection";
+                return MSG_ERR_BOOTSTRAP;
+            }
+        }
+        if (f.type == FrameType::Error) {
+            std::string text;
+            boot::decode_error(f.body, &text);
+            *error = where + " refused rank " + std::to_string(rank_) + ": " + text;
+            return MSG_ERR_BOOTSTRAP;
+        }
+        return MSG_OK;
+    }
+
     void read_loop() {
-        boot::FrameReader reader;
+        boot::FrameReader &reader = frames_;
         for (;;) {
-            if (!reader.fill(fd_)) break;
             Frame f;
             bool ok = true;
+            // Frames that came with the handshake's are already buffered.
             while (ok && reader.next(f)) ok = handle(f);
+            if (ok && !reader.fill(fd_)) break;
             if (!ok) {
                 ::shutdown(fd_, SHUT_RDWR);
                 break;
@@ -235,6 +294,7 @@ class TcpBootstrap final : public Bootstrap {
     int fd_ = -1;
     std::unique_ptr<boot::Coordinator> hosted_;
     std::thread reader_;
+    boot::FrameReader frames_;  // the handshake's, then the reader thread's
     std::mutex mu_;
     std::condition_variable cv_;
     uint32_t next_gather_ = 0, next_barrier_ = 0, barriers_done_ = 0, gathers_done_ = 0;
@@ -280,13 +340,14 @@ int make_tcp_bootstrap(int timeout_ms, std::unique_ptr<Bootstrap> *out, std::str
     if (!env_int("VIADUCT_RANK", 0, job.size - 1, &job.rank, error)) return MSG_ERR_CONFIG;
     const char *hostflag = std::getenv("VIADUCT_COORDINATOR_HOST");
     job.host_coordinator = hostflag != nullptr && std::string(hostflag) == "1";
+    if (!boot::load_job_key(&job.key, error)) return MSG_ERR_CONFIG;
     return connect_tcp_bootstrap(job, timeout_ms, out, error);
 }
 
 int connect_tcp_bootstrap(const TcpJob &job, int timeout_ms, std::unique_ptr<Bootstrap> *out,
                           std::string *error) {
     auto b = std::make_unique<TcpBootstrap>(job.rank, job.size);
-    int rc = b->start(job.host, job.port, job.host_coordinator, timeout_ms, error);
+    int rc = b->start(job.host, job.port, job.host_coordinator, job.key, timeout_ms, error);
     if (rc != MSG_OK) return rc;
     *out = std::move(b);
     return MSG_OK;

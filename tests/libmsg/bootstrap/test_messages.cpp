@@ -69,13 +69,33 @@ TEST_CASE("Failed frames naming a rank outside the job are refused", "[boot_mess
 }
 
 TEST_CASE("Hello frames with an impossible rank or size are refused", "[boot_messages]") {
+    // rank, size, then the rank's nonce and proof (64 bytes).
+    auto hello = [](uint32_t rank, uint32_t size) {
+        std::vector<uint8_t> b = u32s({rank, size});
+        b.resize(72, 0x11);
+        return b;
+    };
     Hello h;
-    CHECK(decode_hello(u32s({3, 3}), &h) != nullptr);            // rank == size
-    CHECK(decode_hello(u32s({0xFFFFFFFFu, 4}), &h) != nullptr);  // "-1"
-    CHECK(decode_hello(u32s({0, 0}), &h) != nullptr);            // empty job
-    CHECK(decode_hello(u32s({0, kMaxJobSize + 1}), &h) != nullptr);
-    CHECK(decode_hello(u32s({0}), &h) != nullptr);
-    CHECK(decode_hello(u32s({0, 4, 0}), &h) != nullptr);
+    REQUIRE(decode_hello(hello(1, 3), &h) == nullptr);
+    CHECK(h.nonce[0] == 0x11);
+    CHECK(decode_hello(hello(3, 3), &h) != nullptr);            // rank == size
+    CHECK(decode_hello(hello(0xFFFFFFFFu, 4), &h) != nullptr);  // "-1"
+    CHECK(decode_hello(hello(0, 0), &h) != nullptr);            // empty job
+    CHECK(decode_hello(hello(0, kMaxJobSize + 1), &h) != nullptr);
+    CHECK(decode_hello(u32s({0, 4}), &h) != nullptr);  // no proof of the key
+    std::vector<uint8_t> longer = hello(0, 4);
+    longer.push_back(0);
+    CHECK(decode_hello(longer, &h) != nullptr);
+}
+
+TEST_CASE("Challenge and Welcome frames are exactly one nonce or proof", "[boot_messages]") {
+    Nonce n;
+    Mac m;
+    CHECK(decode_challenge(std::vector<uint8_t>(32, 1), &n) == nullptr);
+    CHECK(decode_challenge(std::vector<uint8_t>(31, 1), &n) != nullptr);
+    CHECK(decode_challenge(std::vector<uint8_t>(33, 1), &n) != nullptr);
+    CHECK(decode_welcome(std::vector<uint8_t>(32, 1), &m) == nullptr);
+    CHECK(decode_welcome({}, &m) != nullptr);
 }
 
 TEST_CASE("GatherResult frames whose counts or lengths lie are refused", "[boot_messages]") {
