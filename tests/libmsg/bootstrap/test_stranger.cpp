@@ -149,7 +149,7 @@ TEST_CASE("a stranger without the job key is refused and the job finishes", "[bo
         CHECK(status != 0);
         CHECK(out.find("[stranger] FAIL msg_init") != std::string::npos);
         CHECK(out.find(a.error) != std::string::npos);
-        CHECK(out.find("joined") == std::string::npos);
+        CHECK(out.find("] joined,") == std::string::npos);
     }
     // The coordinator named the refused connection.
     CHECK(wait_for_lines(job_log, {"refused a connection from 127.0.0.1:", "wrong job key"},
