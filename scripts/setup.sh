@@ -13,6 +13,7 @@ packages=(
   iproute2 procps
   nlohmann-json3-dev gnuplot-nox
   zlib1g-dev libstxxl-dev
+  libsodium-dev
   # scripts/fuzz.sh: clang, whose runtime package carries libFuzzer and the sanitizers.
   clang libclang-rt-14-dev
   # The Soft-RoCE guest (scripts/softroce-run): qemu boots Debian's kernel with rxe.

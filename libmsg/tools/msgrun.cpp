@@ -16,23 +16,29 @@
 
 #include "bootstrap/coordinator.hpp"
 #include "bootstrap/frame.hpp"
+#include "bootstrap/job_key.hpp"
 
 namespace {
 
 void usage(FILE *out) {
     std::fprintf(out,
                  "usage: msgrun -n N [--timeout SECONDS] [--] PROGRAM [ARGS...]\n"
-                 "       msgrun -n N --serve HOST:PORT [--timeout SECONDS]\n"
+                 "       msgrun -n N --serve HOST:PORT [--key-file PATH] [--timeout SECONDS]\n"
                  "\n"
                  "Starts N processes of PROGRAM on this machine as one libmsg job\n"
                  "(ranks 0..N-1) and coordinates their start-up and failure notices.\n"
                  "With --serve, starts no processes: it coordinates N ranks started by\n"
-                 "other means, which set VIADUCT_COORDINATOR=HOST:PORT, VIADUCT_RANK and\n"
-                 "VIADUCT_SIZE.\n"
+                 "other means, which set VIADUCT_COORDINATOR=HOST:PORT, VIADUCT_RANK,\n"
+                 "VIADUCT_SIZE and the job key (VIADUCT_JOB_KEY or VIADUCT_JOB_KEY_FILE).\n"
+                 "Every job has a random key; msgrun gives it to the ranks it starts. With\n"
+                 "--serve it uses the key in VIADUCT_JOB_KEY(_FILE) if set, else makes one\n"
+                 "and writes it to --key-file or prints it on standard output.\n"
                  "\n"
                  "  -n, --np N          number of ranks (1..4096)\n"
                  "  --timeout SECONDS   kill the job after this long (exit status 124)\n"
                  "  --join-timeout MS   time allowed for all ranks to join (default 30000)\n"
+                 "  --key-file PATH     with --serve: write the job key to PATH, a new file\n"
+                 "                      (mode 0600; an existing file is refused)\n"
                  "  -h, --help          this text\n"
                  "\n"
                  "Exit status: 0 if every rank exits 0, else the first failing rank's\n"
@@ -66,7 +72,7 @@ void on_signal(int sig) {
 
 int main(int argc, char **argv) {
     long n = 0, timeout_s = 0, join_ms = 30000;
-    std::string serve;
+    std::string serve, key_file;
     int i = 1;
     for (; i < argc; ++i) {
         std::string a = argv[i];
@@ -100,6 +106,8 @@ int main(int argc, char **argv) {
             }
         } else if (a == "--serve") {
             serve = value("--serve");
+        } else if (a == "--key-file") {
+            key_file = value("--key-file");
         } else if (a == "--") {
             ++i;
             break;
@@ -119,13 +127,27 @@ int main(int argc, char **argv) {
         return 2;
     }
 
-    std::string host = "127.0.0.1", port = "0", error;
+    if (!key_file.empty() && serve.empty()) {
+        std::fprintf(stderr, "msgrun: --key-file goes with --serve\n");
+        return 2;
+    }
+    // The job's secret: only processes that hold it join the job.
+    msg::boot::JobKey key;
+    const bool key_from_env = !serve.empty() && msg::boot::job_key_given();
+    std::string error;
+    if (!key_from_env) {
+        key = msg::boot::make_job_key();
+    } else if (!msg::boot::load_job_key(&key, &error)) {
+        std::fprintf(stderr, "msgrun: %s\n", error.c_str());
+        return 2;
+    }
+    std::string host = "127.0.0.1", port = "0";
     if (!serve.empty() && !msg::boot::parse_host_port(serve, host, port)) {
         std::fprintf(stderr, "msgrun: --serve %s: expected HOST:PORT\n", serve.c_str());
         return 2;
     }
     auto coord = msg::boot::Coordinator::listen(host, port, static_cast<int>(n),
-                                                static_cast<int>(join_ms), &error);
+                                                static_cast<int>(join_ms), key, &error);
     if (!coord) {
         std::fprintf(stderr, "msgrun: %s\n", error.c_str());
         return 1;
@@ -138,6 +160,15 @@ int main(int argc, char **argv) {
     };
 
     if (!serve.empty()) {
+        if (!key_file.empty()) {
+            if (!msg::boot::write_key_file(key_file, key, &error)) {
+                std::fprintf(stderr, "msgrun: --key-file: %s\n", error.c_str());
+                return 2;
+            }
+        } else if (!key_from_env) {
+            std::printf("VIADUCT_JOB_KEY=%s\n", msg::boot::key_to_hex(key).c_str());
+            std::fflush(stdout);
+        }
         std::fprintf(stderr, "msgrun: coordinating %ld ranks on %s:%d\n", n, host.c_str(),
                      coord->port());
         while (!expired()) {
@@ -171,6 +202,8 @@ int main(int argc, char **argv) {
             setenv("VIADUCT_COORDINATOR", address.c_str(), 1);
             setenv("VIADUCT_RANK", std::to_string(r).c_str(), 1);
             setenv("VIADUCT_SIZE", std::to_string(n).c_str(), 1);
+            setenv("VIADUCT_JOB_KEY", msg::boot::key_to_hex(key).c_str(), 1);
+            unsetenv("VIADUCT_JOB_KEY_FILE");
             execvp(argv[i], argv + i);
             std::fprintf(stderr, "msgrun: cannot run %s: %s\n", argv[i], std::strerror(errno));
             _exit(127);

@@ -47,6 +47,8 @@ done
 coord="$subnet.1:$port"
 outdir=$(mktemp -d)
 trap 'cleanup; rm -rf "$outdir"' EXIT
+# Every process of the job holds its key; strangers are refused.
+export VIADUCT_JOB_KEY=$(od -An -tx1 -N32 /dev/urandom | tr -d " \n")
 ip netns exec "$tag-h0" timeout -k 5 "$limit" "$msgrun" -n "$ranks" --serve "$coord" \
   >"$outdir/coordinator" 2>&1 &
 coordinator=$!

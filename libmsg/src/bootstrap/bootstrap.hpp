@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "bootstrap/job_key.hpp"
+
 namespace msg {
 
 class Bootstrap {
@@ -39,6 +41,16 @@ class Bootstrap {
 int make_bootstrap(int timeout_ms, std::unique_ptr<Bootstrap> *out, std::string *error);
 
 int make_tcp_bootstrap(int timeout_ms, std::unique_ptr<Bootstrap> *out, std::string *error);
+
+// A rank of a TCP-coordinated job, described by value instead of by the environment.
+struct TcpJob {
+    std::string host, port;  // the coordinator's
+    int rank = 0, size = 1;
+    bool host_coordinator = false;  // rank 0 serves the coordinator itself
+    boot::JobKey key{};             // the job's secret (job_key.hpp)
+};
+int connect_tcp_bootstrap(const TcpJob &job, int timeout_ms, std::unique_ptr<Bootstrap> *out,
+                          std::string *error);
 // MSG_ERR_NOT_SUPPORTED when built without libpmix.
 int make_pmix_bootstrap(int timeout_ms, std::unique_ptr<Bootstrap> *out, std::string *error);
 

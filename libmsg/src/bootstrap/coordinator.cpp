@@ -2,15 +2,23 @@
 // every rank's connection and a wake-up eventfd.
 #include "bootstrap/coordinator.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <map>
 
 #include "bootstrap/frame.hpp"
+#include "bootstrap/job_key.hpp"
+#include "bootstrap/messages.hpp"
 #include "common/log.hpp"
 
 namespace msg::boot {
@@ -21,7 +29,29 @@ struct Conn {
     int fd = -1;
     int rank = -1;  // -1 until Hello
     FrameReader reader;
+    std::string peer;  // address:port, for messages
+    Nonce challenge{};
+    std::chrono::steady_clock::time_point hello_deadline;
 };
+
+// "address:port" of a socket's peer.
+std::string peer_name(const sockaddr_storage &ss) {
+    char host[INET6_ADDRSTRLEN] = "?";
+    int port = 0;
+    bool v6 = ss.ss_family == AF_INET6;
+    if (ss.ss_family == AF_INET) {
+        const auto *a = reinterpret_cast<const sockaddr_in *>(&ss);
+        inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
+        port = ntohs(a->sin_port);
+    } else if (v6) {
+        const auto *a = reinterpret_cast<const sockaddr_in6 *>(&ss);
+        inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
+        port = ntohs(a->sin6_port);
+    }
+    char out[INET6_ADDRSTRLEN + 16];
+    std::snprintf(out, sizeof out, v6 ? "[%s]:%d" : "%s:%d", host, port);
+    return out;
+}
 
 // One collective in progress (allgather or barrier), keyed by sequence number.
 struct Collective {
@@ -33,9 +63,13 @@ struct Collective {
 
 struct Coordinator::State {
     int size;
+    const JobKey *key;
     std::vector<Conn> conns;
-    std::vector<int> rank_conn;  // rank -> index in conns, -1 if none
+    std::vector<int> rank_fd;  // rank -> its connection's fd, -1 if none
     std::vector<bool> failed, left;
+    // Each rank's next allgather and barrier: a rank runs its collectives one
+    // at a time and in order, so any other sequence number is a broken peer.
+    std::vector<uint32_t> next_gather, next_barrier;
     int joined = 0;
     std::map<uint32_t, Collective> gathers, barriers;
 
@@ -48,8 +82,8 @@ struct Coordinator::State {
         return true;
     }
     void send_to(int r, FrameType t, const std::vector<uint8_t> &body) {
-        int ci = rank_conn[static_cast<size_t>(r)];
-        if (ci >= 0 && active(r)) write_frame(conns[static_cast<size_t>(ci)].fd, t, body);
+        int fd = rank_fd[static_cast<size_t>(r)];
+        if (fd >= 0 && active(r)) write_frame(fd, t, body);
     }
     void broadcast(FrameType t, const std::vector<uint8_t> &body) {
         for (int r = 0; r < size; ++r) send_to(r, t, body);
@@ -64,17 +98,11 @@ struct Coordinator::State {
                 ++it;
                 continue;
             }
-            std::vector<uint8_t> body;
-            put_u32(body, it->first);
-            put_u32(body, static_cast<uint32_t>(size));
-            for (int r = 0; r < size; ++r) {
-                bool present = it->second.arrived[static_cast<size_t>(r)];
-                body.push_back(present ? 1 : 0);
-                const auto &d = it->second.data[static_cast<size_t>(r)];
-                put_u32(body, static_cast<uint32_t>(d.size()));
-                body.insert(body.end(), d.begin(), d.end());
-            }
-            broadcast(FrameType::GatherResult, body);
+            GatherResult g;
+            g.seq = it->first;
+            g.present = it->second.arrived;
+            g.data = std::move(it->second.data);
+            broadcast(FrameType::GatherResult, encode_gather_result(g));
             it = gathers.erase(it);
         }
         for (auto it = barriers.begin(); it != barriers.end();) {
@@ -82,9 +110,7 @@ struct Coordinator::State {
                 ++it;
                 continue;
             }
-            std::vector<uint8_t> body;
-            put_u32(body, it->first);
-            broadcast(FrameType::BarrierDone, body);
+            broadcast(FrameType::BarrierDone, encode_seq(it->first));
             it = barriers.erase(it);
         }
     }
@@ -105,16 +131,118 @@ struct Coordinator::State {
         if (!active(r)) return;
         failed[static_cast<size_t>(r)] = true;
         log_debug("coordinator: rank %d failed", r);
-        std::vector<uint8_t> body;
-        put_u32(body, static_cast<uint32_t>(r));
-        broadcast(FrameType::Failed, body);
+        broadcast(FrameType::Failed, encode_failed(r));
         settle();
+    }
+
+    bool evict_oldest_pending();
+    // Closes a connection; a rank on it that has not left has failed.
+    void drop(Conn &c) {
+        if (c.fd >= 0) ::close(c.fd);
+        c.fd = -1;
+        if (c.rank >= 0) {
+            rank_fd[static_cast<size_t>(c.rank)] = -1;
+            fail(c.rank);  // no-op if it left in order
+        }
+    }
+    // A peer that breaks the protocol is dropped, and says why in the log.
+    bool broken(Conn &c, const char *why) {
+        if (c.rank >= 0)
+            log_error("coordinator: rank %d: %s; dropping it", c.rank, why);
+        else
+            log_debug("coordinator: dropped a connection from %s before Hello: %s", c.peer.c_str(),
+                      why);
+        drop(c);
+        return false;
+    }
+    // Refuses a Hello: tells the peer why and closes its connection.
+    bool refuse(Conn &c, const std::string &why) {
+        write_frame(c.fd, FrameType::Error, encode_error(why));
+        log_error("coordinator: %s", why.c_str());
+        ::close(c.fd);
+        c.fd = -1;
+        return false;
+    }
+
+    // Admits a rank only if its Hello answers this connection's challenge
+    // under the job key; nothing about the job is taken or told before that.
+    bool hello(Conn &c, const Frame &f) {
+        Hello h;
+        if (const char *why = decode_hello(f.body, &h)) return broken(c, why);
+        int r = static_cast<int>(h.rank);
+        if (!mac_equal(h.mac, hello_mac(*key, c.challenge, h.nonce, h.rank, h.size))) {
+            log_error(
+                "coordinator: refused a connection from %s: wrong job key (it claimed rank "
+                "%u of %u)",
+                c.peer.c_str(), h.rank, h.size);
+            write_frame(c.fd, FrameType::Error, encode_error("wrong job key"));
+            ::close(c.fd);
+            c.fd = -1;
+            return false;
+        }
+        if (h.size != static_cast<uint32_t>(size))
+            return refuse(c, "rank " + std::to_string(r) + " expects a job of " +
+                                 std::to_string(h.size) + " ranks, the coordinator serves " +
+                                 std::to_string(size));
+        if (rank_fd[h.rank] >= 0 || failed[h.rank] || left[h.rank])
+            return refuse(c, "rank " + std::to_string(r) + " joined twice");
+        if (!write_frame(c.fd, FrameType::Welcome,
+                         encode_welcome(welcome_mac(*key, c.challenge, h.nonce, h.rank, h.size))))
+            return broken(c, "cannot send Welcome");
+        c.rank = r;
+        c.reader.set_limit(kMaxFrame);
+        rank_fd[h.rank] = c.fd;
+        ++joined;
+        settle();
+        return true;
+    }
+
+    // Acts on one frame; false when the connection was closed.
+    bool handle(Conn &c, const Frame &f) {
+        if (f.type == FrameType::Hello) {
+            if (c.rank >= 0) return broken(c, "a second Hello");
+            return hello(c, f);
+        }
+        if (c.rank < 0) return broken(c, "speaking before Hello");
+        const auto r = static_cast<size_t>(c.rank);
+        uint32_t seq = 0;
+        switch (f.type) {
+            case FrameType::Gather: {
+                std::vector<uint8_t> data;
+                if (const char *why = decode_gather(f.body, &seq, &data)) return broken(c, why);
+                if (seq != next_gather[r]) return broken(c, "an allgather out of sequence");
+                ++next_gather[r];
+                Collective &g = collective(gathers, seq);
+                g.arrived[r] = true;
+                g.data[r] = std::move(data);
+                settle();
+                return true;
+            }
+            case FrameType::Barrier:
+                if (const char *why = decode_seq(f.body, &seq)) return broken(c, why);
+                if (seq != next_barrier[r]) return broken(c, "a barrier out of sequence");
+                ++next_barrier[r];
+                collective(barriers, seq).arrived[r] = true;
+                settle();
+                return true;
+            case FrameType::Bye:
+                if (!f.body.empty()) return broken(c, "Bye with a body");
+                left[r] = true;
+                rank_fd[r] = -1;
+                ::close(c.fd);
+                c.fd = -1;
+                settle();
+                return false;
+            default:
+                return broken(c, "a frame type a rank does not send");
+        }
     }
 };
 
 std::unique_ptr<Coordinator> Coordinator::listen(const std::string &host, const std::string &port,
-                                                 int size, int join_timeout_ms,
-                                                 std::string *error) {
+                                                 int size, int join_timeout_ms, const JobKey &key,
+                                                 std::string *error,
+                                                 const CoordinatorLimits &limits) {
     if (size < 1) {
         *error = "job size must be at least 1";
         return nullptr;
@@ -125,6 +253,8 @@ std::unique_ptr<Coordinator> Coordinator::listen(const std::string &host, const 
     c->wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     c->size_ = size;
     c->join_timeout_ms_ = join_timeout_ms;
+    c->limits_ = limits;
+    c->key_ = key;
     return c;
 }
 
@@ -160,32 +290,73 @@ void Coordinator::stop() {
         ssize_t n = ::write(wake_fd_, &one, sizeof one);
 }
 
+// Closes the oldest connection that has not joined; false if there is none.
+bool Coordinator::State::evict_oldest_pending() {
+    for (Conn &c : conns)
+        if (c.fd >= 0 && c.rank < 0) {
+            log_debug("coordinator: closed a connection from %s: too many not yet joined",
+                      c.peer.c_str());
+            drop(c);
+            return true;
+        }
+    return false;
+}
+
+void Coordinator::accept_one(State &s, std::chrono::steady_clock::time_point &paused_until) {
+    sockaddr_storage ss{};
+    socklen_t sl = sizeof ss;
+    int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr *>(&ss), &sl, SOCK_CLOEXEC);
+    if (fd < 0) {
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+            // Out of descriptors or memory: give up a stranger's connection to
+            // make room, or, with none to give, stop listening for a moment.
+            if (!s.evict_oldest_pending()) {
+                log_error("coordinator: cannot accept a connection: %s", std::strerror(errno));
+                paused_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+            }
+        }
+        return;
+    }
+    int pending = 0;
+    for (const Conn &c : s.conns)
+        if (c.fd >= 0 && c.rank < 0) ++pending;
+    if (pending >= limits_.max_pending) s.evict_oldest_pending();
+    set_socket_liveness(fd, join_timeout_ms_);
+    Conn c;
+    c.fd = fd;
+    c.peer = peer_name(ss);
+    c.hello_deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(limits_.hello_timeout_ms);
+    c.reader.set_limit(kMaxFrameBeforeHello);
+    c.challenge = make_nonce();
+    // The challenge is tiny and the socket new: this write does not block.
+    if (!write_frame(fd, FrameType::Challenge, encode_challenge(c.challenge))) {
+        ::close(fd);
+        return;
+    }
+    s.conns.push_back(std::move(c));
+}
+
 void Coordinator::serve() {
     State s;
     s.size = size_;
-    s.rank_conn.assign(static_cast<size_t>(size_), -1);
+    s.key = &key_;
+    s.rank_fd.assign(static_cast<size_t>(size_), -1);
     s.failed.assign(static_cast<size_t>(size_), false);
     s.left.assign(static_cast<size_t>(size_), false);
+    s.next_gather.assign(static_cast<size_t>(size_), 0);
+    s.next_barrier.assign(static_cast<size_t>(size_), 0);
     auto join_deadline =
         std::chrono::steady_clock::now() + std::chrono::milliseconds(join_timeout_ms_);
 
-    auto drop = [&](size_t ci) {
-        Conn &c = s.conns[ci];
-        if (c.fd >= 0) ::close(c.fd);
-        c.fd = -1;
-        if (c.rank >= 0) {
-            s.rank_conn[static_cast<size_t>(c.rank)] = -1;
-            s.fail(c.rank);  // no-op if it left in order
-        }
-    };
     auto job_error = [&](const std::string &text) {
         log_error("coordinator: %s", text.c_str());
-        std::vector<uint8_t> body(text.begin(), text.end());
         for (auto &c : s.conns)
-            if (c.fd >= 0) write_frame(c.fd, FrameType::Error, body);
+            if (c.fd >= 0) write_frame(c.fd, FrameType::Error, encode_error(text));
         for (int r = 0; r < s.size; ++r) s.failed[static_cast<size_t>(r)] = true;
     };
 
+    std::chrono::steady_clock::time_point accept_paused_until{};
     while (!stop_) {
         {
             std::vector<int> reported;
@@ -196,7 +367,7 @@ void Coordinator::serve() {
             for (int r : reported)
                 if (r >= 0 && r < s.size) {
                     // A rank that died before joining can never join: the job is lost.
-                    if (s.rank_conn[static_cast<size_t>(r)] < 0 && s.joined < s.size &&
+                    if (s.rank_fd[static_cast<size_t>(r)] < 0 && s.joined < s.size &&
                         !s.left[static_cast<size_t>(r)])
                         job_error("rank " + std::to_string(r) + " exited before joining the job");
                     s.fail(r);
@@ -208,103 +379,45 @@ void Coordinator::serve() {
                       " ranks joined within " + std::to_string(join_timeout_ms_) + " ms");
             break;
         }
-        if (s.all_done() && s.joined == s.size) break;
 
-        std::vector<pollfd> fds;
-        fds.push_back({listen_fd_, POLLIN, 0});
-        fds.push_back({wake_fd_, POLLIN, 0});
-        std::vector<size_t> which;
-        for (size_t i = 0; i < s.conns.size(); ++i)
-            if (s.conns[i].fd >= 0) {
-                fds.push_back({s.conns[i].fd, POLLIN, 0});
-                which.push_back(i);
+        // Closed connections go; the open ones keep their order (oldest first).
+        s.conns.erase(
+            std::remove_if(s.conns.begin(), s.conns.end(), [](const Conn &c) { return c.fd < 0; }),
+            s.conns.end());
+        auto now = std::chrono::steady_clock::now();
+        for (Conn &c : s.conns)
+            if (c.rank < 0 && now > c.hello_deadline) {
+                log_debug("coordinator: closed a connection from %s: no Hello within %d ms",
+                          c.peer.c_str(), limits_.hello_timeout_ms);
+                s.drop(c);
             }
-        int rc = ::poll(fds.data(), fds.size(), 200);
+        std::vector<pollfd> fds;
+        // While accept4 fails for want of descriptors, the listening socket
+        // stays readable: poll would return at once, again and again.
+        bool listening = now >= accept_paused_until;
+        fds.push_back({listening ? listen_fd_ : -1, POLLIN, 0});
+        fds.push_back({wake_fd_, POLLIN, 0});
+        for (const Conn &c : s.conns) fds.push_back({c.fd, POLLIN, 0});
+        int rc = ::poll(fds.data(), fds.size(), 100);
         if (rc < 0) continue;
         if (fds[1].revents & POLLIN) {
             uint64_t v;
             [[maybe_unused]] ssize_t n = ::read(wake_fd_, &v, sizeof v);
         }
-        if (fds[0].revents & POLLIN) {
-            int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-            if (fd >= 0) {
-                set_socket_liveness(fd, join_timeout_ms_);
-                Conn c;
-                c.fd = fd;
-                s.conns.push_back(std::move(c));
-            }
-        }
-        for (size_t k = 0; k < which.size(); ++k) {
+        // Connections accepted now are polled from the next turn on.
+        const size_t polled = s.conns.size();
+        if (fds[0].revents & POLLIN) accept_one(s, accept_paused_until);
+        for (size_t k = 0; k < polled; ++k) {
             if (!(fds[k + 2].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-            size_t ci = which[k];
-            if (!s.conns[ci].reader.fill(s.conns[ci].fd)) {
-                drop(ci);
+            Conn &c = s.conns[k];
+            if (!c.reader.fill(c.fd)) {
+                s.drop(c);
                 continue;
             }
             Frame f;
-            while (s.conns[ci].fd >= 0 && s.conns[ci].reader.next(f)) {
-                Conn &c = s.conns[ci];
-                size_t pos = 0;
-                uint32_t a = 0, b = 0;
-                if (f.type == FrameType::Hello) {
-                    if (!get_u32(f.body, pos, a) || !get_u32(f.body, pos, b)) {
-                        drop(ci);
-                        break;
-                    }
-                    int r = static_cast<int>(a);
-                    std::string why;
-                    if (static_cast<int>(b) != s.size)
-                        why = "rank " + std::to_string(r) + " expects a job of " +
-                              std::to_string(b) + " ranks, the coordinator serves " +
-                              std::to_string(s.size);
-                    else if (r < 0 || r >= s.size)
-                        why = "rank " + std::to_string(r) + " is outside the job";
-                    else if (s.rank_conn[static_cast<size_t>(r)] >= 0 ||
-                             s.failed[static_cast<size_t>(r)] || s.left[static_cast<size_t>(r)])
-                        why = "rank " + std::to_string(r) + " joined twice";
-                    if (!why.empty()) {
-                        std::vector<uint8_t> body(why.begin(), why.end());
-                        write_frame(c.fd, FrameType::Error, body);
-                        log_error("coordinator: %s", why.c_str());
-                        ::close(c.fd);
-                        c.fd = -1;
-                        break;
-                    }
-                    c.rank = r;
-                    s.rank_conn[static_cast<size_t>(r)] = static_cast<int>(ci);
-                    ++s.joined;
-                    s.settle();
-                } else if (c.rank < 0) {
-                    drop(ci);  // speaking before Hello
-                    break;
-                } else if (f.type == FrameType::Gather) {
-                    if (!get_u32(f.body, pos, a)) {
-                        drop(ci);
-                        break;
-                    }
-                    Collective &g = s.collective(s.gathers, a);
-                    g.arrived[static_cast<size_t>(c.rank)] = true;
-                    g.data[static_cast<size_t>(c.rank)].assign(f.body.begin() + 4, f.body.end());
-                    s.settle();
-                } else if (f.type == FrameType::Barrier) {
-                    if (!get_u32(f.body, pos, a)) {
-                        drop(ci);
-                        break;
-                    }
-                    s.collective(s.barriers, a).arrived[static_cast<size_t>(c.rank)] = true;
-                    s.settle();
-                } else if (f.type == FrameType::Bye) {
-                    s.left[static_cast<size_t>(c.rank)] = true;
-                    s.rank_conn[static_cast<size_t>(c.rank)] = -1;
-                    ::close(c.fd);
-                    c.fd = -1;
-                    s.settle();
-                    break;
-                } else {
-                    drop(ci);
-                    break;
-                }
-            }
+            while (c.fd >= 0 && c.reader.next(f))
+                if (!s.handle(c, f)) break;
+            if (c.fd >= 0 && c.reader.bad()) s.broken(c, "a frame longer than allowed");
         }
     }
     bool clean = true;

@@ -4,20 +4,34 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "bootstrap/job_key.hpp"
+
 namespace msg::boot {
+
+// What a connection that has not yet joined the job may cost the coordinator:
+// anyone who can reach the port can open one.
+struct CoordinatorLimits {
+    // Connections accepted but not yet joined; beyond it the oldest is closed.
+    int max_pending = 64;
+    // Time a new connection has to join before it is closed.
+    int hello_timeout_ms = 5000;
+};
 
 class Coordinator {
   public:
     // Listens on host:port (port "0": any free port) for a job of `size` ranks
-    // that must all join within join_timeout_ms.
+    // that must all join within join_timeout_ms, each proving it holds `key`.
     static std::unique_ptr<Coordinator> listen(const std::string &host, const std::string &port,
-                                               int size, int join_timeout_ms, std::string *error);
+                                               int size, int join_timeout_ms, const JobKey &key,
+                                               std::string *error,
+                                               const CoordinatorLimits &limits = {});
     ~Coordinator();
     Coordinator(const Coordinator &) = delete;
     Coordinator &operator=(const Coordinator &) = delete;
@@ -40,11 +54,14 @@ class Coordinator {
     Coordinator() = default;
     void serve();
     struct State;
+    void accept_one(State &s, std::chrono::steady_clock::time_point &paused_until);
     int listen_fd_ = -1;
     int wake_fd_ = -1;
     int port_ = 0;
     int size_ = 0;
     int join_timeout_ms_ = 0;
+    CoordinatorLimits limits_;
+    JobKey key_{};
     std::thread thread_;
     std::mutex mu_;
     std::vector<int> reported_failures_;

@@ -60,7 +60,7 @@ bool FrameReader::next(Frame &out) {
     size_t pos = 0;
     uint32_t len = 0;
     if (!get_u32(buf_, pos, len)) return false;
-    if (len == 0 || len > kMaxFrame) {
+    if (len == 0 || len > limit_ || len > kMaxFrame) {
         bad_ = true;
         return false;
     }

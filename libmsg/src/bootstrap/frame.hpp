@@ -9,7 +9,7 @@
 namespace msg::boot {
 
 enum class FrameType : uint8_t {
-    Hello = 1,         // rank -> coordinator: u32 rank, u32 size
+    Hello = 1,         // rank -> coordinator: u32 rank, u32 size, nonce, mac (job_key.hpp)
     Gather = 2,        // rank -> coordinator: u32 seq, bytes
     GatherResult = 3,  // coordinator -> rank: u32 seq, u32 n, n x (u8 present, u32 len, bytes)
     Barrier = 4,       // rank -> coordinator: u32 seq
@@ -17,9 +17,15 @@ enum class FrameType : uint8_t {
     Bye = 6,           // rank -> coordinator: leaving in order
     Failed = 7,        // coordinator -> rank: u32 rank that failed
     Error = 8,         // coordinator -> rank: text; the job cannot go on
+    Challenge = 9,     // coordinator -> rank, first on every connection: nonce
+    Welcome = 10,      // coordinator -> rank, after a good Hello: mac proving the key
 };
 
 constexpr uint32_t kMaxFrame = 64u << 20;
+// Before a peer has proven it belongs to the job, a frame is at most this long.
+constexpr uint32_t kMaxFrameBeforeHello = 4096;
+// The most ranks a job may have (VIADUCT_SIZE's bound).
+constexpr uint32_t kMaxJobSize = 1u << 20;
 
 struct Frame {
     FrameType type;
@@ -41,9 +47,15 @@ class FrameReader {
     bool fill(int fd);
     // Pops one complete frame if there is one.
     bool next(Frame &out);
+    // The largest frame accepted from now on (kMaxFrame unless set): a peer
+    // not yet authenticated gets only a few KiB.
+    void set_limit(uint32_t max_len) { limit_ = max_len; }
+    // True once a frame broke the limit: the connection must be dropped.
+    bool bad() const { return bad_; }
 
   private:
     std::vector<uint8_t> buf_;
+    uint32_t limit_ = kMaxFrame;
     bool bad_ = false;
 };
 

@@ -1,4 +1,5 @@
 // Bootstrap over TCP to the job coordinator (msgrun, or one started by hand).
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -13,6 +14,8 @@
 #include "bootstrap/bootstrap.hpp"
 #include "bootstrap/coordinator.hpp"
 #include "bootstrap/frame.hpp"
+#include "bootstrap/job_key.hpp"
+#include "bootstrap/messages.hpp"
 #include "common/log.hpp"
 #include "msg/msg.h"
 
@@ -33,22 +36,49 @@ class TcpBootstrap final : public Bootstrap {
     }
 
     int start(const std::string &host, const std::string &port, bool host_coordinator,
-              int timeout_ms, std::string *error) {
+              const boot::JobKey &key, int timeout_ms, std::string *error) {
         if (host_coordinator && rank_ == 0) {
-            hosted_ = boot::Coordinator::listen(host, port, size_, timeout_ms, error);
+            hosted_ = boot::Coordinator::listen(host, port, size_, timeout_ms, key, error);
             if (!hosted_) return MSG_ERR_BOOTSTRAP;
             hosted_->start();
         }
+        auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
         fd_ = boot::connect_with_retry(host, port, timeout_ms, error);
         if (fd_ < 0) return MSG_ERR_BOOTSTRAP;
         boot::set_socket_liveness(fd_, timeout_ms);
-        std::vector<uint8_t> hello;
-        boot::put_u32(hello, static_cast<uint32_t>(rank_));
-        boot::put_u32(hello, static_cast<uint32_t>(size_));
-        if (!boot::write_frame(fd_, FrameType::Hello, hello)) {
-            *error = "cannot send to coordinator";
+        const std::string where = "the job coordinator at " + host + ":" + port;
+        // Until the coordinator has proven it holds the key, it is a stranger:
+        // its frames are small and nothing it says is believed.
+        frames_.set_limit(boot::kMaxFrameBeforeHello);
+        Frame f;
+        int rc = handshake_frame(f, deadline, where, error);
+        if (rc != MSG_OK) return rc;
+        boot::Nonce challenge;
+        if (f.type != FrameType::Challenge || boot::decode_challenge(f.body, &challenge)) {
+            *error = where + " did not challenge this rank: not a viaduct job coordinator";
             return MSG_ERR_BOOTSTRAP;
         }
+        boot::Hello hello;
+        hello.rank = static_cast<uint32_t>(rank_);
+        hello.size = static_cast<uint32_t>(size_);
+        hello.nonce = boot::make_nonce();
+        hello.mac = boot::hello_mac(key, challenge, hello.nonce, hello.rank, hello.size);
+        if (!boot::write_frame(fd_, FrameType::Hello, boot::encode_hello(hello))) {
+            *error = "cannot send to " + where;
+            return MSG_ERR_BOOTSTRAP;
+        }
+        rc = handshake_frame(f, deadline, where, error);
+        if (rc != MSG_OK) return rc;
+        boot::Mac proof;
+        if (f.type != FrameType::Welcome || boot::decode_welcome(f.body, &proof) ||
+            !boot::mac_equal(
+                proof, boot::welcome_mac(key, challenge, hello.nonce, hello.rank, hello.size))) {
+            *error = where +
+                     " did not prove it holds the job key: a wrong key, or not this job's "
+                     "coordinator";
+            return MSG_ERR_BOOTSTRAP;
+        }
+        frames_.set_limit(boot::kMaxFrame);
         reader_ = std::thread([this] { read_loop(); });
         return MSG_OK;
     }
@@ -60,42 +90,26 @@ class TcpBootstrap final : public Bootstrap {
                   int timeout_ms, std::string *error) override {
         std::unique_lock<std::mutex> lk(mu_);
         uint32_t seq = next_gather_++;
-        std::vector<uint8_t> body;
-        boot::put_u32(body, seq);
-        body.insert(body.end(), mine.begin(), mine.end());
-        if (!send_locked(FrameType::Gather, body)) return lost(error);
+        if (!send_locked(FrameType::Gather, boot::encode_gather(seq, mine))) return lost(error);
         if (!wait_for(lk, timeout_ms, [&] { return gathers_.count(seq) != 0; }))
             return timed_out("allgather", timeout_ms, error);
         auto it = gathers_.find(seq);
         if (it == gathers_.end()) return lost(error);
-        std::vector<uint8_t> res = std::move(it->second);
+        boot::GatherResult res = std::move(it->second);
         gathers_.erase(it);
-        size_t pos = 4;
-        uint32_t n = 0;
-        if (!boot::get_u32(res, pos, n) || static_cast<int>(n) != size_) return lost(error);
-        all.assign(n, {});
-        for (uint32_t r = 0; r < n; ++r) {
-            uint32_t len = 0;
-            if (pos >= res.size()) return lost(error);
-            bool present = res[pos++] != 0;
-            if (!boot::get_u32(res, pos, len) || pos + len > res.size()) return lost(error);
-            if (!present) {
+        for (size_t r = 0; r < res.present.size(); ++r)
+            if (!res.present[r]) {
                 *error = "rank " + std::to_string(r) + " failed during the job's start-up exchange";
                 return MSG_ERR_PEER_FAILED;
             }
-            all[r].assign(res.begin() + static_cast<long>(pos),
-                          res.begin() + static_cast<long>(pos + len));
-            pos += len;
-        }
+        all = std::move(res.data);
         return MSG_OK;
     }
 
     int barrier(int timeout_ms, std::string *error) override {
         std::unique_lock<std::mutex> lk(mu_);
         uint32_t seq = next_barrier_++;
-        std::vector<uint8_t> body;
-        boot::put_u32(body, seq);
-        if (!send_locked(FrameType::Barrier, body)) return lost(error);
+        if (!send_locked(FrameType::Barrier, boot::encode_seq(seq))) return lost(error);
         if (!wait_for(lk, timeout_ms, [&] { return barriers_done_ > seq; }))
             return timed_out("barrier", timeout_ms, error);
         if (barriers_done_ <= seq) return lost(error);
@@ -144,12 +158,47 @@ class TcpBootstrap final : public Bootstrap {
         return MSG_ERR_TIMEOUT;
     }
 
+    // One frame of the handshake, waited for until the deadline; an Error
+    // frame (a refusal) becomes the error.
+    int handshake_frame(Frame &f, std::chrono::steady_clock::time_point deadline,
+                        const std::string &where, std::string *error) {
+        while (!frames_.next(f)) {
+            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                deadline - std::chrono::steady_clock::now());
+            pollfd p{fd_, POLLIN, 0};
+            int n = left.count() > 0 ? ::poll(&p, 1, static_cast<int>(left.count())) : 0;
+            if (n < 0 && errno == EINTR) continue;
+            if (n == 0) {
+                *error = where + " did not answer within the time-out";
+                return MSG_ERR_TIMEOUT;
+            }
+            if (n < 0 || !frames_.fill(fd_)) {
+                *error = frames_.bad() ? where + " sent an oversized frame"
+                                       : where + " closed the connection";
+                return MSG_ERR_BOOTSTRAP;
+            }
+        }
+        if (f.type == FrameType::Error) {
+            std::string text;
+            boot::decode_error(f.body, &text);
+            *error = where + " refused rank " + std::to_string(rank_) + ": " + text;
+            return MSG_ERR_BOOTSTRAP;
+        }
+        return MSG_OK;
+    }
+
     void read_loop() {
-        boot::FrameReader reader;
+        boot::FrameReader &reader = frames_;
         for (;;) {
-            if (!reader.fill(fd_)) break;
             Frame f;
-            while (reader.next(f)) handle(f);
+            bool ok = true;
+            // Frames that came with the handshake's are already buffered.
+            while (ok && reader.next(f)) ok = handle(f);
+            if (ok && !reader.fill(fd_)) break;
+            if (!ok) {
+                ::shutdown(fd_, SHUT_RDWR);
+                break;
+            }
         }
         std::vector<int> everyone;
         {
@@ -166,37 +215,66 @@ class TcpBootstrap final : public Bootstrap {
         for (int r : everyone) notify_failed(r);
     }
 
-    void handle(const Frame &f) {
-        size_t pos = 0;
-        uint32_t v = 0;
+    // A coordinator that breaks the protocol is not believed any further: the
+    // connection is given up, which fails every peer.
+    bool broken(const char *why) {
+        std::lock_guard<std::mutex> lk(mu_);
+        if (fatal_.empty()) fatal_ = std::string("the job coordinator sent a bad frame: ") + why;
+        log_error("%s", fatal_.c_str());
+        return false;
+    }
+
+    // Acts on one frame from the coordinator; false ends the connection.
+    bool handle(const Frame &f) {
         switch (f.type) {
-            case FrameType::GatherResult:
-                if (boot::get_u32(f.body, pos, v)) {
+            case FrameType::GatherResult: {
+                boot::GatherResult g;
+                if (const char *why = boot::decode_gather_result(f.body, size_, &g))
+                    return broken(why);
+                {
                     std::lock_guard<std::mutex> lk(mu_);
-                    gathers_[v] = f.body;
+                    if (g.seq >= next_gather_ || g.seq < gathers_done_)
+                        return broken_locked("a GatherResult for no allgather in progress");
+                    gathers_done_ = g.seq + 1;
+                    gathers_[g.seq] = std::move(g);
                 }
                 cv_.notify_all();
-                break;
-            case FrameType::BarrierDone:
-                if (boot::get_u32(f.body, pos, v)) {
+                return true;
+            }
+            case FrameType::BarrierDone: {
+                uint32_t v = 0;
+                if (const char *why = boot::decode_seq(f.body, &v)) return broken(why);
+                {
                     std::lock_guard<std::mutex> lk(mu_);
-                    if (v + 1 > barriers_done_) barriers_done_ = v + 1;
+                    if (v >= next_barrier_ || v < barriers_done_)
+                        return broken_locked("a BarrierDone for no barrier in progress");
+                    barriers_done_ = v + 1;
                 }
                 cv_.notify_all();
-                break;
-            case FrameType::Failed:
-                if (boot::get_u32(f.body, pos, v) && static_cast<int>(v) < size_)
-                    notify_failed(static_cast<int>(v));
-                break;
+                return true;
+            }
+            case FrameType::Failed: {
+                int r = -1;
+                if (const char *why = boot::decode_failed(f.body, size_, &r)) return broken(why);
+                if (r != rank_) notify_failed(r);
+                return true;
+            }
             case FrameType::Error: {
+                std::string text;
+                if (const char *why = boot::decode_error(f.body, &text)) return broken(why);
                 std::lock_guard<std::mutex> lk(mu_);
-                fatal_ = "job coordinator: " + std::string(f.body.begin(), f.body.end());
+                fatal_ = "job coordinator: " + text;
                 log_error("%s", fatal_.c_str());
-                break;
+                return true;
             }
             default:
-                log_error("coordinator sent an unknown frame type %d", static_cast<int>(f.type));
+                return broken("a frame type the coordinator does not send");
         }
+    }
+    bool broken_locked(const char *why) {
+        if (fatal_.empty()) fatal_ = std::string("the job coordinator sent a bad frame: ") + why;
+        log_error("%s", fatal_.c_str());
+        return false;
     }
 
     void notify_failed(int r) {
@@ -216,10 +294,11 @@ class TcpBootstrap final : public Bootstrap {
     int fd_ = -1;
     std::unique_ptr<boot::Coordinator> hosted_;
     std::thread reader_;
+    boot::FrameReader frames_;  // the handshake's, then the reader thread's
     std::mutex mu_;
     std::condition_variable cv_;
-    uint32_t next_gather_ = 0, next_barrier_ = 0, barriers_done_ = 0;
-    std::map<uint32_t, std::vector<uint8_t>> gathers_;
+    uint32_t next_gather_ = 0, next_barrier_ = 0, barriers_done_ = 0, gathers_done_ = 0;
+    std::map<uint32_t, boot::GatherResult> gathers_;
     bool closed_ = false, left_ = false;
     std::string fatal_;
     std::function<void(int)> callback_;
@@ -252,18 +331,23 @@ int make_tcp_bootstrap(int timeout_ms, std::unique_ptr<Bootstrap> *out, std::str
         *error = "VIADUCT_COORDINATOR is not set";
         return MSG_ERR_CONFIG;
     }
-    std::string host, port;
-    if (!boot::parse_host_port(coord, host, port)) {
+    TcpJob job;
+    if (!boot::parse_host_port(coord, job.host, job.port)) {
         *error = std::string("VIADUCT_COORDINATOR=") + coord + " is not host:port";
         return MSG_ERR_CONFIG;
     }
-    int size = 0, rank = 0;
-    if (!env_int("VIADUCT_SIZE", 1, 1 << 20, &size, error)) return MSG_ERR_CONFIG;
-    if (!env_int("VIADUCT_RANK", 0, size - 1, &rank, error)) return MSG_ERR_CONFIG;
+    if (!env_int("VIADUCT_SIZE", 1, boot::kMaxJobSize, &job.size, error)) return MSG_ERR_CONFIG;
+    if (!env_int("VIADUCT_RANK", 0, job.size - 1, &job.rank, error)) return MSG_ERR_CONFIG;
     const char *hostflag = std::getenv("VIADUCT_COORDINATOR_HOST");
-    bool host_it = hostflag != nullptr && std::string(hostflag) == "1";
-    auto b = std::make_unique<TcpBootstrap>(rank, size);
-    int rc = b->start(host, port, host_it, timeout_ms, error);
+    job.host_coordinator = hostflag != nullptr && std::string(hostflag) == "1";
+    if (!boot::load_job_key(&job.key, error)) return MSG_ERR_CONFIG;
+    return connect_tcp_bootstrap(job, timeout_ms, out, error);
+}
+
+int connect_tcp_bootstrap(const TcpJob &job, int timeout_ms, std::unique_ptr<Bootstrap> *out,
+                          std::string *error) {
+    auto b = std::make_unique<TcpBootstrap>(job.rank, job.size);
+    int rc = b->start(job.host, job.port, job.host_coordinator, job.key, timeout_ms, error);
     if (rc != MSG_OK) return rc;
     *out = std::move(b);
     return MSG_OK;
