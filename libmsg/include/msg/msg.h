@@ -95,7 +95,9 @@ int msg_config_init(msg_config_t *config);
 typedef struct msg_context msg_context_t;
 
 /* Joins the job described by the environment (msgrun, or VIADUCT_COORDINATOR
- * with VIADUCT_RANK and VIADUCT_SIZE), opens the fabric and connects every
+ * with VIADUCT_RANK, VIADUCT_SIZE and the job's key in VIADUCT_JOB_KEY or
+ * VIADUCT_JOB_KEY_FILE; a coordinator admits only holders of the key), opens
+ * the fabric and connects every
  * peer before returning. With no job environment the process is a job of one.
  * config may be NULL (defaults plus environment). */
 int msg_init(const msg_config_t *config, msg_context_t **context);
