@@ -51,11 +51,18 @@ void write_all(int fd, const char *s) {
 
 // Runs in the child between fork and exec, where only async-signal-safe calls are allowed
 // (msgrun has other threads): everything it needs was prepared before fork.
-[[noreturn]] void exec_rank(char *const *argv, char *const *envp, const std::vector<int> &caught,
-                            const sigset_t &mask) {
+[[noreturn]] void exec_rank(char *const *argv, char *const *envp, pid_t msgrun,
+                            const std::vector<int> &caught, const sigset_t &mask) {
     // A group of its own: a signal for the job reaches the rank and whatever it starts,
     // and never msgrun's parent or siblings.
     ::setpgid(0, 0);
+    // If msgrun dies (even by SIGKILL) the rank gets SIGTERM, not SIGKILL: with msgrun gone
+    // nobody else cleans up after the rank (its temporary files, the /dev/shm regions only a
+    // clean close removes), so the rank must get the chance to. A rank that ignores SIGTERM
+    // also loses its coordinator link and fails on its own. The signal comes when the
+    // forking thread ends: msgrun forks from its main thread only. msgrun may have died
+    // before prctl took effect; then the rank's parent is already someone else.
+    if (::prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || ::getppid() != msgrun) ::_exit(1);
     for (int sig : caught) ::signal(sig, SIG_DFL);
     ::sigprocmask(SIG_SETMASK, &mask, nullptr);
     ::execvpe(argv[0], argv, envp);
@@ -139,6 +146,7 @@ bool Supervisor::launch(char *const *argv, const std::vector<std::vector<std::st
     }
 
     bool ok = true;
+    const pid_t self = ::getpid();
     deadline_ = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s_);
     for (size_t r = 0; r < env.size(); ++r) {
         pid_t pid = ::fork();
@@ -147,7 +155,7 @@ bool Supervisor::launch(char *const *argv, const std::vector<std::vector<std::st
             ok = false;
             break;
         }
-        if (pid == 0) exec_rank(argv, envps[r].data(), caught_, saved_mask_);
+        if (pid == 0) exec_rank(argv, envps[r].data(), self, caught_, saved_mask_);
         // Also here, so the group exists before msgrun signals it; EACCES once the child
         // has exec'd means it already did it itself.
         ::setpgid(pid, pid);
