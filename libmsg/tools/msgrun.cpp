@@ -20,7 +20,7 @@ namespace {
 
 void usage(FILE *out) {
     std::fprintf(out,
-                 "usage: msgrun -n N [--timeout SECONDS] [--] PROGRAM [ARGS...]\n"
+                 "usage: msgrun -n N [--timeout SECONDS] [--grace SECONDS] [--] PROGRAM [ARGS...]\n"
                  "       msgrun -n N --serve HOST:PORT [--timeout SECONDS]\n"
                  "\n"
                  "Starts N processes of PROGRAM on this machine as one libmsg job\n"
@@ -30,12 +30,25 @@ void usage(FILE *out) {
                  "VIADUCT_SIZE.\n"
                  "\n"
                  "  -n, --np N          number of ranks (1..4096)\n"
-                 "  --timeout SECONDS   kill the job after this long (exit status 124)\n"
+                 "  --timeout SECONDS   stop the job after this long: SIGTERM, then SIGKILL\n"
+                 "                      after the grace period (exit status 124)\n"
+                 "  --grace SECONDS     time a rank has to exit after SIGTERM before SIGKILL\n"
+                 "                      (default 5; 0: SIGKILL right after SIGTERM)\n"
                  "  --join-timeout MS   time allowed for all ranks to join (default 30000)\n"
                  "  -h, --help          this text\n"
                  "\n"
-                 "Exit status: 0 if every rank exits 0, else the first failing rank's\n"
-                 "status (128+signal for a rank killed by a signal).\n");
+                 "Each rank leads a process group of its own. SIGINT, SIGTERM or SIGHUP sent\n"
+                 "to msgrun goes to every rank's group; a second one, or the end of the grace\n"
+                 "period, sends SIGKILL. A rank whose msgrun dies gets SIGTERM.\n"
+                 "\n"
+                 "Exit status:\n"
+                 "  0        every rank exited 0\n"
+                 "  124      --timeout stopped the job, whatever the ranks' statuses\n"
+                 "  128+N    msgrun got signal N and stopped the job (SIGINT 130,\n"
+                 "           SIGTERM 143, SIGHUP 129), whatever the ranks' statuses\n"
+                 "  else     the first failing rank's status (128+N for a rank killed by\n"
+                 "           signal N; its message says which); 1 or 2 for msgrun's own\n"
+                 "           errors and usage errors\n");
 }
 
 bool parse_long(const char *s, long lo, long hi, long *out) {

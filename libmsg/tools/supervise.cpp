@@ -288,8 +288,11 @@ int Supervisor::wait(const std::function<void(int rank, pid_t pid, int status)> 
         if (!stopping_ && timeout_s_ > 0 && running_ > 0 &&
             std::chrono::steady_clock::now() >= deadline_) {
             timed_out_ = true;
-            stopping_ = true;
-            kill_job(("--timeout of " + std::to_string(timeout_s_) + " s reached").c_str());
+            std::fprintf(stderr,
+                         "msgrun: timeout after %ld s: %s still running (SIGTERM now, SIGKILL "
+                         "in %ld s)\n",
+                         timeout_s_, running_ranks().c_str(), grace_s_);
+            stop(SIGTERM);
         }
         if (stopping_ && !killed_ && std::chrono::steady_clock::now() >= kill_at_) {
             std::string why = "grace period of " + std::to_string(grace_s_) + " s over";
