@@ -233,12 +233,13 @@ bool Supervisor::reap(const std::function<void(int, pid_t, int)> &on_exit) {
         int code = 0;
         if (WIFSIGNALED(status)) {
             code = 128 + WTERMSIG(status);
-            std::fprintf(stderr, "msgrun: rank %d (pid %d) killed by signal %d\n", rank, pid,
-                         WTERMSIG(status));
+            std::fprintf(stderr, "msgrun: rank %d killed by %s%s (pid %d)\n", rank,
+                         signal_name(WTERMSIG(status)).c_str(),
+                         WCOREDUMP(status) ? ", core dumped" : "", pid);
         } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
             code = WEXITSTATUS(status);
-            std::fprintf(stderr, "msgrun: rank %d (pid %d) exited with status %d\n", rank, pid,
-                         code);
+            std::fprintf(stderr, "msgrun: rank %d exited with status %d (pid %d)\n", rank, code,
+                         pid);
         }
         if (code != 0 && first_failure_ == 0) first_failure_ = code;
         on_exit(rank, pid, status);
