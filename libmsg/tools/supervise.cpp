@@ -51,7 +51,7 @@ void write_all(int fd, const char *s) {
 
 // Runs in the child between fork and exec, where only async-signal-safe calls are allowed
 // (msgrun has other threads): everything it needs was prepared before fork.
-[[noreturn]] void exec_rank(char *const *argv, char *const *envp, pid_t msgrun,
+[[noreturn]] void exec_rank(char *const *argv, char *const *envp, pid_t msgrun, int stdin_fd,
                             const std::vector<int> &caught, const sigset_t &mask) {
     // A group of its own: a signal for the job reaches the rank and whatever it starts,
     // and never msgrun's parent or siblings.
@@ -63,6 +63,7 @@ void write_all(int fd, const char *s) {
     // forking thread ends: msgrun forks from its main thread only. msgrun may have died
     // before prctl took effect; then the rank's parent is already someone else.
     if (::prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || ::getppid() != msgrun) ::_exit(1);
+    if (stdin_fd >= 0) ::dup2(stdin_fd, 0);
     for (int sig : caught) ::signal(sig, SIG_DFL);
     ::sigprocmask(SIG_SETMASK, &mask, nullptr);
     ::execvpe(argv[0], argv, envp);
@@ -147,6 +148,9 @@ bool Supervisor::launch(char *const *argv, const std::vector<std::vector<std::st
 
     bool ok = true;
     const pid_t self = ::getpid();
+    // A rank outside the terminal's foreground group that reads the terminal is stopped
+    // (SIGTTIN) and the job hangs: such a rank reads end-of-file instead.
+    int stdin_fd = ::isatty(0) ? ::open("/dev/null", O_RDONLY | O_CLOEXEC) : -1;
     deadline_ = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s_);
     for (size_t r = 0; r < env.size(); ++r) {
         pid_t pid = ::fork();
@@ -155,13 +159,14 @@ bool Supervisor::launch(char *const *argv, const std::vector<std::vector<std::st
             ok = false;
             break;
         }
-        if (pid == 0) exec_rank(argv, envps[r].data(), self, caught_, saved_mask_);
+        if (pid == 0) exec_rank(argv, envps[r].data(), self, stdin_fd, caught_, saved_mask_);
         // Also here, so the group exists before msgrun signals it; EACCES once the child
         // has exec'd means it already did it itself.
         ::setpgid(pid, pid);
         ranks_.push_back({pid, true, true});
         ++running_;
     }
+    if (stdin_fd >= 0) ::close(stdin_fd);
     if (!ok) {
         for (const Rank &k : ranks_) ::kill(-k.pid, SIGKILL);
         for (const Rank &k : ranks_) ::waitpid(k.pid, nullptr, 0);
@@ -202,6 +207,8 @@ void Supervisor::stop(int sig) {
     stopping_ = true;
     kill_at_ = std::chrono::steady_clock::now() + std::chrono::seconds(grace_s_);
     signal_job(sig);
+    // A stopped process acts on the signal only once continued.
+    signal_job(SIGCONT);
 }
 
 void Supervisor::kill_job(const char *why) {

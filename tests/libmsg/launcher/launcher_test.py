@@ -4,11 +4,14 @@ msgrun, --timeout ends with SIGTERM then SIGKILL, a rank's fatal signal is named
 
 usage: launcher_test.py SCENARIO        (msgrun from VIADUCT_MSGRUN)
        launcher_test.py rank MODE DIR   (what msgrun runs as each rank)
-Scenarios: forward_term, second_signal, msgrun_killed, timeout_grace, rank_signal.
+Scenarios: forward_term, second_signal, stopped_rank, msgrun_killed, timeout_grace,
+rank_signal, tty_stdin.
 The test waits on files the ranks write (their pids, the signals they saw), never on sleeps.
 """
 import os
+import pty
 import resource
+import select
 import signal
 import subprocess
 import sys
@@ -47,6 +50,10 @@ def rank_main(mode, d):
             write_atomically(f"{d}/{signal.Signals(sig).name}.{rank}", "")
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, note)
+    elif mode == "read_stdin":
+        write_atomically(f"{d}/pid.{rank}", str(os.getpid()))
+        write_atomically(f"{d}/read.{rank}", sys.stdin.read())
+        return 0
     elif mode == "segv":
         if rank == "1":
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -114,9 +121,13 @@ def signal_msgrun(p, sig):
         pass
 
 
+def msgrun_command(d, n, mode, *opts):
+    return [os.environ["VIADUCT_MSGRUN"], "-n", str(n), "--join-timeout", "3600000", *opts,
+            "--", sys.executable, os.path.abspath(__file__), "rank", mode, d]
+
+
 def msgrun(d, n, mode, *opts):
-    cmd = [os.environ["VIADUCT_MSGRUN"], "-n", str(n), "--join-timeout", "3600000", *opts,
-           "--", sys.executable, os.path.abspath(__file__), "rank", mode, d]
+    cmd = msgrun_command(d, n, mode, *opts)
     # A file, not a pipe: a process left running would hold a pipe open.
     with open(f"{d}/stderr", "w") as err:
         return subprocess.Popen(cmd, stderr=err)
@@ -176,6 +187,73 @@ def second_signal(d):
         kill_leftovers(procs)
 
 
+def state(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return None
+
+
+def stopped_rank(d):
+    """Ranks stopped by SIGSTOP are continued after the forwarded SIGTERM, and act on it."""
+    n = 2
+    p = msgrun(d, n, "plain", "--grace", str(10 * BOUND))
+    procs = read_pids(p, d, n)
+    try:
+        for pid in procs:
+            os.kill(pid, signal.SIGSTOP)
+        wait_for(lambda: all(state(pid) == "T" for pid in procs), "every rank stopped")
+        signal_msgrun(p, signal.SIGTERM)
+        rc, err = finish(p, d, "stopped_rank")
+        check(rc == 128 + signal.SIGTERM, f"msgrun exit {rc}, want 143")
+        for r in range(n):
+            check(f"rank {r} killed by SIGTERM" in err, f"rank {r}'s end")
+    finally:
+        kill_leftovers(procs)
+
+
+def tty_stdin(d):
+    """msgrun on a terminal: a rank that reads stdin gets end-of-file, not a stop (SIGTTIN,
+    its process group being in the background)."""
+    n = 2
+    pid, fd = pty.fork()
+    if pid == 0:
+        try:
+            cmd = msgrun_command(d, n, "read_stdin", "--timeout", str(10 * BOUND))
+            os.execv(cmd[0], cmd)
+        finally:
+            os._exit(127)
+    out, rc = b"", None
+    deadline = time.monotonic() + BOUND
+    try:
+        while rc is None and time.monotonic() < deadline:
+            # The terminal must be read, or output into it would block.
+            if select.select([fd], [], [], 0.05)[0]:
+                try:
+                    out += os.read(fd, 4096)
+                except OSError:
+                    pass  # EIO: msgrun's side of the terminal is closed
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                rc = os.waitstatus_to_exitcode(status)
+        print(f"--- msgrun's terminal (exit {rc}):\n{out.decode(errors='replace')}---")
+        check(rc == 0, f"msgrun exit {rc} (within {BOUND} s), want 0")
+        for r in range(n):
+            check(os.path.exists(f"{d}/read.{r}"), f"rank {r} did not read end-of-file")
+    finally:
+        if rc is None:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            for r in range(n):
+                try:
+                    with open(f"{d}/pid.{r}") as f:
+                        os.kill(int(f.read()), signal.SIGKILL)
+                except (FileNotFoundError, ProcessLookupError):
+                    pass  # never started, or ended meanwhile
+        os.close(fd)
+
+
 def msgrun_killed(d):
     """msgrun killed by SIGKILL leaves no rank behind (their parent-death signal)."""
     n = 3
@@ -222,8 +300,8 @@ def rank_signal(d):
     check("rank 1 killed by SIGSEGV" in err, f"SIGSEGV not named")
 
 
-SCENARIOS = {f.__name__: f for f in (forward_term, second_signal, msgrun_killed,
-                                     timeout_grace, rank_signal)}
+SCENARIOS = {f.__name__: f for f in (forward_term, second_signal, stopped_rank, msgrun_killed,
+                                     timeout_grace, rank_signal, tty_stdin)}
 
 
 def main():
