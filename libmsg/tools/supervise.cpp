@@ -59,9 +59,9 @@ void write_all(int fd, const char *s) {
     // If msgrun dies (even by SIGKILL) the rank gets SIGTERM, not SIGKILL: with msgrun gone
     // nobody else cleans up after the rank (its temporary files, the /dev/shm regions only a
     // clean close removes), so the rank must get the chance to. A rank that ignores SIGTERM
-    // also loses its coordinator link and fails on its own. The signal comes when the
-    // forking thread ends: msgrun forks from its main thread only. msgrun may have died
-    // before prctl took effect; then the rank's parent is already someone else.
+    // has lost its coordinator and its peers, so its libmsg calls fail. The signal comes
+    // when the forking thread ends: msgrun forks from its main thread only. msgrun may have
+    // died before prctl took effect; then the rank's parent is already someone else.
     if (::prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || ::getppid() != msgrun) ::_exit(1);
     if (stdin_fd >= 0) ::dup2(stdin_fd, 0);
     for (int sig : caught) ::signal(sig, SIG_DFL);
