@@ -19,6 +19,8 @@ namespace msgrun {
 namespace {
 
 constexpr int kJobSignals[] = {SIGINT, SIGTERM, SIGHUP};
+// How long msgrun waits for the job's processes to end after SIGKILL.
+constexpr long kKillWaitS = 10;
 
 // The handler may run in any thread; a byte in a pipe hands the signal to the waiting loop
 // without a race between checking a flag and going to sleep.
@@ -213,6 +215,7 @@ void Supervisor::stop(int sig) {
 
 void Supervisor::kill_job(const char *why) {
     killed_ = true;
+    give_up_at_ = std::chrono::steady_clock::now() + std::chrono::seconds(kKillWaitS);
     if (running_ > 0)
         std::fprintf(stderr, "msgrun: %s: sending SIGKILL to %s\n", why, running_ranks().c_str());
     else
@@ -264,11 +267,15 @@ int Supervisor::wait(const std::function<void(int rank, pid_t pid, int status)> 
     while (running_ > 0 || (stopping_ && children && (!killed_ || groups_open()))) {
         int timeout_ms = -1;
         auto now = std::chrono::steady_clock::now();
+        // A process SIGKILL cannot end (stuck in the kernel) must not keep msgrun for good.
+        if (killed_ && now >= give_up_at_) break;
         auto until = [&](std::chrono::steady_clock::time_point t) {
             auto left = std::chrono::ceil<std::chrono::milliseconds>(t - now).count();
             return static_cast<int>(std::clamp<long long>(left, 0, 1 << 30));
         };
-        if (stopping_ && !killed_)
+        if (killed_)
+            timeout_ms = until(give_up_at_);
+        else if (stopping_)
             timeout_ms = until(kill_at_);
         else if (!stopping_ && timeout_s_ > 0)
             timeout_ms = until(deadline_);
@@ -308,6 +315,9 @@ int Supervisor::wait(const std::function<void(int rank, pid_t pid, int status)> 
         }
     }
     reap(on_exit);
+    if (running_ > 0)
+        std::fprintf(stderr, "msgrun: %s still running %ld s after SIGKILL; leaving\n",
+                     running_ranks().c_str(), kKillWaitS);
     if (timed_out_) return kTimeoutStatus;
     if (first_signal_ != 0) return 128 + first_signal_;
     return first_failure_;

@@ -69,6 +69,7 @@ class Supervisor {
     bool stopping_ = false;
     bool killed_ = false;
     std::chrono::steady_clock::time_point kill_at_{};
+    std::chrono::steady_clock::time_point give_up_at_{};
     int first_failure_ = 0;
 };
 
