@@ -1,8 +1,6 @@
 // msgrun: starts N local processes as one libmsg job and serves their
 // address exchange; or, with --serve, only coordinates a job started elsewhere.
 #include <glob.h>
-#include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,12 +15,13 @@
 #include "bootstrap/coordinator.hpp"
 #include "bootstrap/frame.hpp"
 #include "bootstrap/job_key.hpp"
+#include "supervise.hpp"
 
 namespace {
 
 void usage(FILE *out) {
     std::fprintf(out,
-                 "usage: msgrun -n N [--timeout SECONDS] [--] PROGRAM [ARGS...]\n"
+                 "usage: msgrun -n N [--timeout SECONDS] [--grace SECONDS] [--] PROGRAM [ARGS...]\n"
                  "       msgrun -n N --serve HOST:PORT [--key-file PATH] [--timeout SECONDS]\n"
                  "\n"
                  "Starts N processes of PROGRAM on this machine as one libmsg job\n"
@@ -35,14 +34,27 @@ void usage(FILE *out) {
                  "and writes it to --key-file or prints it on standard output.\n"
                  "\n"
                  "  -n, --np N          number of ranks (1..4096)\n"
-                 "  --timeout SECONDS   kill the job after this long (exit status 124)\n"
+                 "  --timeout SECONDS   stop the job after this long: SIGTERM, then SIGKILL\n"
+                 "                      after the grace period (exit status 124)\n"
+                 "  --grace SECONDS     time a rank has to exit after SIGTERM before SIGKILL\n"
+                 "                      (default 5; 0: SIGKILL right after SIGTERM)\n"
                  "  --join-timeout MS   time allowed for all ranks to join (default 30000)\n"
                  "  --key-file PATH     with --serve: write the job key to PATH, a new file\n"
                  "                      (mode 0600; an existing file is refused)\n"
                  "  -h, --help          this text\n"
                  "\n"
-                 "Exit status: 0 if every rank exits 0, else the first failing rank's\n"
-                 "status (128+signal for a rank killed by a signal).\n");
+                 "Each rank leads a process group of its own. SIGINT, SIGTERM or SIGHUP sent\n"
+                 "to msgrun goes to every rank's group; a second one, or the end of the grace\n"
+                 "period, sends SIGKILL. A rank whose msgrun dies gets SIGTERM.\n"
+                 "\n"
+                 "Exit status:\n"
+                 "  0        every rank exited 0\n"
+                 "  124      --timeout stopped the job, whatever the ranks' statuses\n"
+                 "  128+N    msgrun got signal N and stopped the job (SIGINT 130,\n"
+                 "           SIGTERM 143, SIGHUP 129), whatever the ranks' statuses\n"
+                 "  else     the first failing rank's status (128+N for a rank killed by\n"
+                 "           signal N; its message says which); 1 or 2 for msgrun's own\n"
+                 "           errors and usage errors\n");
 }
 
 bool parse_long(const char *s, long lo, long hi, long *out) {
@@ -63,15 +75,10 @@ void remove_shm_regions(pid_t pid) {
     globfree(&g);
 }
 
-volatile sig_atomic_t g_signal = 0;
-void on_signal(int sig) {
-    g_signal = sig;
-}
-
 }  // namespace
 
 int main(int argc, char **argv) {
-    long n = 0, timeout_s = 0, join_ms = 30000;
+    long n = 0, timeout_s = 0, join_ms = 30000, grace_s = 5;
     std::string serve, key_file;
     int i = 1;
     for (; i < argc; ++i) {
@@ -96,6 +103,12 @@ int main(int argc, char **argv) {
             const char *v = value("--timeout");
             if (!parse_long(v, 1, 86400 * 7, &timeout_s)) {
                 std::fprintf(stderr, "msgrun: --timeout %s: need seconds > 0\n", v);
+                return 2;
+            }
+        } else if (a == "--grace") {
+            const char *v = value("--grace");
+            if (!parse_long(v, 0, 86400, &grace_s)) {
+                std::fprintf(stderr, "msgrun: --grace %s: need seconds >= 0\n", v);
                 return 2;
             }
         } else if (a == "--join-timeout") {
@@ -152,6 +165,14 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "msgrun: %s\n", error.c_str());
         return 1;
     }
+    std::unique_ptr<msgrun::Supervisor> supervisor;
+    if (serve.empty()) {
+        supervisor = msgrun::Supervisor::create(timeout_s, grace_s, &error);
+        if (!supervisor) {
+            std::fprintf(stderr, "msgrun: %s\n", error.c_str());
+            return 1;
+        }
+    }
     coord->start();
     auto start = std::chrono::steady_clock::now();
     auto expired = [&] {
@@ -184,77 +205,23 @@ int main(int argc, char **argv) {
     }
 
     std::string address = host + ":" + std::to_string(coord->port());
-    std::vector<pid_t> pids(static_cast<size_t>(n), -1);
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
-    for (long r = 0; r < n; ++r) {
-        pid_t pid = fork();
-        if (pid < 0) {
-            std::perror("msgrun: fork");
-            for (pid_t p : pids)
-                if (p > 0) kill(p, SIGKILL);
-            return 1;
-        }
-        if (pid == 0) {
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
-            signal(SIGINT, SIG_DFL);
-            signal(SIGTERM, SIG_DFL);
-            setenv("VIADUCT_COORDINATOR", address.c_str(), 1);
-            setenv("VIADUCT_RANK", std::to_string(r).c_str(), 1);
-            setenv("VIADUCT_SIZE", std::to_string(n).c_str(), 1);
-            setenv("VIADUCT_JOB_KEY", msg::boot::key_to_hex(key).c_str(), 1);
-            unsetenv("VIADUCT_JOB_KEY_FILE");
-            execvp(argv[i], argv + i);
-            std::fprintf(stderr, "msgrun: cannot run %s: %s\n", argv[i], std::strerror(errno));
-            _exit(127);
-        }
-        pids[static_cast<size_t>(r)] = pid;
+    std::vector<std::vector<std::string>> env;
+    for (long r = 0; r < n; ++r)
+        env.push_back({"VIADUCT_COORDINATOR=" + address, "VIADUCT_RANK=" + std::to_string(r),
+                       "VIADUCT_SIZE=" + std::to_string(n),
+                       "VIADUCT_JOB_KEY=" + msg::boot::key_to_hex(key)});
+    // The ranks take the key msgrun gives them, not a file named in its own environment.
+    unsetenv("VIADUCT_JOB_KEY_FILE");
+    if (!supervisor->launch(argv + i, env, &error)) {
+        std::fprintf(stderr, "msgrun: %s\n", error.c_str());
+        return 1;
     }
-
-    int exit_code = 0;
-    long running = n;
-    bool killed = false;
-    while (running > 0) {
-        int status = 0;
-        pid_t pid = waitpid(-1, &status, WNOHANG);
-        if (pid == 0 || (pid < 0 && errno == EINTR)) {
-            if (!killed && (g_signal != 0 || expired())) {
-                if (g_signal == 0) {
-                    std::fprintf(stderr, "msgrun: --timeout of %ld s reached; killing the job\n",
-                                 timeout_s);
-                    exit_code = 124;
-                }
-                for (pid_t p : pids)
-                    if (p > 0) kill(p, g_signal != 0 ? g_signal : SIGKILL);
-                killed = true;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(5));
-            continue;
-        }
-        if (pid < 0) break;
-        long rank = -1;
-        for (long r = 0; r < n; ++r)
-            if (pids[static_cast<size_t>(r)] == pid) rank = r;
-        if (rank < 0) continue;
-        pids[static_cast<size_t>(rank)] = -1;
-        --running;
-        int code = 0;
-        if (WIFSIGNALED(status)) {
-            code = 128 + WTERMSIG(status);
-            std::fprintf(stderr, "msgrun: rank %ld (pid %d) killed by signal %d\n", rank, pid,
-                         WTERMSIG(status));
-        } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
-            code = WEXITSTATUS(status);
-            std::fprintf(stderr, "msgrun: rank %ld (pid %d) exited with status %d\n", rank, pid,
-                         code);
-        }
-        if (code != 0) remove_shm_regions(pid);
-        if (code != 0 && exit_code == 0) exit_code = code;
+    int exit_code = supervisor->wait([&](int rank, pid_t pid, int status) {
+        if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) remove_shm_regions(pid);
         // A rank that left in order is not a failure; the coordinator knows.
-        coord->report_failure(static_cast<int>(rank));
-    }
+        coord->report_failure(rank);
+    });
     coord->stop();
     coord->join();
-    if (g_signal != 0 && exit_code == 0) exit_code = 128 + g_signal;
     return exit_code;
 }
