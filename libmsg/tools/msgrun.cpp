@@ -38,7 +38,12 @@ void usage(FILE *out) {
                  "                      after the grace period (exit status 124)\n"
                  "  --grace SECONDS     time a rank has to exit after SIGTERM before SIGKILL\n"
                  "                      (default 5; 0: SIGKILL right after SIGTERM)\n"
-                 "  --join-timeout MS   time allowed for all ranks to join (default 30000)\n"
+                 "  --failure-grace SECONDS  after a rank fails, time the others have to end\n"
+                 "                      by themselves before they are stopped as by SIGTERM\n"
+                 "                      (default 60; at once if all that remain are stopped)\n"
+                 "  --join-timeout MS   time allowed for all ranks to join (default 30000); a\n"
+                 "                      rank stopped (SIGSTOP) for a third of it is reported\n"
+                 "                      failed to its peers\n"
                  "  --key-file PATH     with --serve: write the job key to PATH, a new file\n"
                  "                      (mode 0600; an existing file is refused)\n"
                  "  -h, --help          this text\n"
@@ -78,7 +83,7 @@ void remove_shm_regions(pid_t pid) {
 }  // namespace
 
 int main(int argc, char **argv) {
-    long n = 0, timeout_s = 0, join_ms = 30000, grace_s = 5;
+    long n = 0, timeout_s = 0, join_ms = 30000, grace_s = 5, failure_grace_s = 60;
     std::string serve, key_file;
     int i = 1;
     for (; i < argc; ++i) {
@@ -103,6 +108,12 @@ int main(int argc, char **argv) {
             const char *v = value("--timeout");
             if (!parse_long(v, 1, 86400 * 7, &timeout_s)) {
                 std::fprintf(stderr, "msgrun: --timeout %s: need seconds > 0\n", v);
+                return 2;
+            }
+        } else if (a == "--failure-grace") {
+            const char *v = value("--failure-grace");
+            if (!parse_long(v, 0, 86400, &failure_grace_s)) {
+                std::fprintf(stderr, "msgrun: --failure-grace %s: need seconds >= 0\n", v);
                 return 2;
             }
         } else if (a == "--grace") {
@@ -216,6 +227,8 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "msgrun: %s\n", error.c_str());
         return 1;
     }
+    supervisor->on_failure(failure_grace_s, (join_ms + 999) / 1000 / 3 + 1,
+                           [&](int rank) { coord->report_failure(rank); });
     int exit_code = supervisor->wait([&](int rank, pid_t pid, int status) {
         if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) remove_shm_regions(pid);
         // A rank that left in order is not a failure; the coordinator knows.

@@ -228,7 +228,7 @@ void Supervisor::kill_job(const char *why) {
 bool Supervisor::reap(const std::function<void(int, pid_t, int)> &on_exit) {
     for (;;) {
         int status = 0;
-        pid_t pid = ::waitpid(-1, &status, WNOHANG);
+        pid_t pid = ::waitpid(-1, &status, WNOHANG | WUNTRACED | WCONTINUED);
         if (pid == 0) return true;
         if (pid < 0) {
             if (errno == EINTR) continue;
@@ -237,6 +237,15 @@ bool Supervisor::reap(const std::function<void(int, pid_t, int)> &on_exit) {
         auto it = std::find_if(ranks_.begin(), ranks_.end(),
                                [&](const Rank &k) { return k.pid == pid && k.running; });
         if (it == ranks_.end()) continue;
+        if (WIFSTOPPED(status) || WIFCONTINUED(status)) {
+            it->stopped = WIFSTOPPED(status);
+            it->stopped_at = std::chrono::steady_clock::now();
+            if (it->stopped)
+                std::fprintf(stderr, "msgrun: rank %d stopped by %s (pid %d)\n",
+                             static_cast<int>(it - ranks_.begin()),
+                             signal_name(WSTOPSIG(status)).c_str(), pid);
+            continue;
+        }
         it->running = false;
         --running_;
         int rank = static_cast<int>(it - ranks_.begin());
@@ -251,9 +260,45 @@ bool Supervisor::reap(const std::function<void(int, pid_t, int)> &on_exit) {
             std::fprintf(stderr, "msgrun: rank %d exited with status %d (pid %d)\n", rank, code,
                          pid);
         }
-        if (code != 0 && first_failure_ == 0) first_failure_ = code;
+        if (code != 0 && first_failure_ == 0) {
+            first_failure_ = code;
+            failed_at_ = std::chrono::steady_clock::now();
+        }
         on_exit(rank, pid, status);
     }
+}
+
+void Supervisor::on_failure(long linger_s, long stopped_s, std::function<void(int)> on_stopped) {
+    linger_s_ = linger_s;
+    stopped_s_ = stopped_s;
+    on_stopped_ = std::move(on_stopped);
+}
+
+// A stopped rank answers nobody: its peers are told it failed. A job with a failed rank ends
+// once its other ranks have had their time to notice and clean up.
+void Supervisor::watch_failures() {
+    const auto now = std::chrono::steady_clock::now();
+    for (Rank &k : ranks_) {
+        if (!k.running || !k.stopped || k.reported ||
+            now - k.stopped_at < std::chrono::seconds(stopped_s_))
+            continue;
+        k.reported = true;
+        const int rank = static_cast<int>(&k - ranks_.data());
+        std::fprintf(stderr, "msgrun: rank %d stopped for %ld s: reported failed to its peers\n",
+                     rank, stopped_s_);
+        if (first_failure_ == 0) {
+            first_failure_ = 128 + SIGSTOP;
+            failed_at_ = now;
+        }
+        if (on_stopped_) on_stopped_(rank);
+    }
+    if (first_failure_ == 0 || stopping_ || running_ == 0) return;
+    const bool all_stopped = std::all_of(ranks_.begin(), ranks_.end(),
+                                         [](const Rank &k) { return !k.running || k.stopped; });
+    if (!all_stopped && now - failed_at_ < std::chrono::seconds(linger_s_)) return;
+    std::fprintf(stderr, "msgrun: a rank failed; ending %s%s\n", running_ranks().c_str(),
+                 all_stopped ? " (stopped)" : " (still running)");
+    stop(SIGTERM);
 }
 
 int Supervisor::wait(const std::function<void(int rank, pid_t pid, int status)> &on_exit) {
@@ -279,6 +324,8 @@ int Supervisor::wait(const std::function<void(int rank, pid_t pid, int status)> 
             timeout_ms = until(kill_at_);
         else if (!stopping_ && timeout_s_ > 0)
             timeout_ms = until(deadline_);
+        // Failures and stopped ranks are looked at every half second.
+        if (!stopping_ && (timeout_ms < 0 || timeout_ms > 500)) timeout_ms = 500;
         pollfd p{pipe_r_, POLLIN, 0};
         ::poll(&p, 1, timeout_ms);
         unsigned char buf[64];
@@ -300,6 +347,7 @@ int Supervisor::wait(const std::function<void(int rank, pid_t pid, int status)> 
             }
         children = reap(on_exit);
         refresh_groups();
+        watch_failures();
         if (!stopping_ && timeout_s_ > 0 && running_ > 0 &&
             std::chrono::steady_clock::now() >= deadline_) {
             timed_out_ = true;

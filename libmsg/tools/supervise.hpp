@@ -34,6 +34,13 @@ class Supervisor {
     bool launch(char *const *argv, const std::vector<std::vector<std::string>> &env,
                 std::string *error);
 
+    // After a rank fails, the others have `linger_s` to end by themselves (they hear of the
+    // failure from the coordinator and may want to clean up), then they are stopped as by
+    // SIGTERM; at once if every rank still running is stopped (SIGSTOP). A rank stopped for
+    // longer than `stopped_s` is passed to on_stopped (msgrun reports it failed, so its peers
+    // are not left waiting on it). Call before wait().
+    void on_failure(long linger_s, long stopped_s, std::function<void(int rank)> on_stopped);
+
     // Waits for every rank, calling on_exit(rank, pid, wait status) as each is reaped.
     // Returns msgrun's exit status: kTimeoutStatus if the time limit stopped the job, 128+N
     // if signal N did, else the first
@@ -46,7 +53,11 @@ class Supervisor {
         bool running = false;
         // The rank's process group may still hold its descendants after it has exited.
         bool group_open = false;
+        bool stopped = false;  // by a signal (SIGSTOP, SIGTSTP), not yet continued
+        bool reported = false;
+        std::chrono::steady_clock::time_point stopped_at{};
     };
+    void watch_failures();
     Supervisor() = default;
     void stop(int sig);
     void kill_job(const char *why);
@@ -71,6 +82,9 @@ class Supervisor {
     std::chrono::steady_clock::time_point kill_at_{};
     std::chrono::steady_clock::time_point give_up_at_{};
     int first_failure_ = 0;
+    std::chrono::steady_clock::time_point failed_at_{};
+    long linger_s_ = 60, stopped_s_ = 10;
+    std::function<void(int)> on_stopped_;
 };
 
 }  // namespace msgrun
