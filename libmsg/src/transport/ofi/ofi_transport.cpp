@@ -289,7 +289,13 @@ int OfiTransport::connect(const std::vector<std::vector<uint8_t>> &addresses) {
         blobs[r].assign(blob_at, blob_at + static_cast<long>(blob));
         bells[r].assign(blob_at + static_cast<long>(blob), a.end());
     }
-    if (doorbell_) doorbell_->connect(bells, self);
+    if (doorbell_) {
+        std::string why;
+        if (int rc = doorbell_->connect(bells, self, &why); rc != 0) {
+            log_error("%s", why.c_str());
+            return rc;
+        }
+    }
     if (cma_) cma_->connect(blobs, self);
     return 0;
 }
