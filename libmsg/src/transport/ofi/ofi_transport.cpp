@@ -19,12 +19,20 @@
 #include "transport/ofi/cma.hpp"
 #include "transport/ofi/doorbell.hpp"
 #include "transport/ofi/fabric_address.hpp"
+#include "transport/ofi/psm_signals.hpp"
 #include "transport/transport.hpp"
 
 namespace msg {
 namespace {
 
 static_assert(sizeof(fi_context2) <= sizeof(OpContext::transport_space));
+
+// PSM's handlers are installed when libfabric is loaded, before any code of
+// the program runs; libmsg's constructors run after those of the libraries it
+// needs, so the program starts with the default actions back.
+__attribute__((constructor)) void restore_crash_signals_at_load() {
+    restore_psm_signal_defaults();
+}
 
 template <typename T>
 void close_fid(T *p) {
@@ -430,6 +438,10 @@ int OfiTransport::poll(TransportCompletion *out, int max) {
 }
 
 }  // namespace
+
+int keep_default_crash_signals() {
+    return restore_psm_signal_defaults();
+}
 
 std::unique_ptr<Transport> open_ofi_transport(const std::string &provider, std::string *error) {
     auto t = std::make_unique<OfiTransport>();
