@@ -88,8 +88,9 @@ int rio_init(msg_context_t *msg, msg_cq_t *worker_cq, const rio_options_t *optio
  * finalize_timeout_ms; a rank that has failed is not waited for), withdraws
  * the receives of requests whose data has not come, finishes the replies the
  * shadow thread is still sending, and stops it (at most finalize_timeout_ms).
- * A wait that runs out makes it return RIO_ERR_TIMEOUT; it never blocks
- * longer than three times finalize_timeout_ms. Call it from one thread,
+ * A wait that runs out makes it return RIO_ERR_TIMEOUT; whatever the
+ * other ranks do, it returns within three times finalize_timeout_ms and a
+ * second. Call it from one thread,
  * after the application's own conversation is over. */
 int rio_finalize(rio_t *rio);
 /* Finalizes if needed, then frees. Keep the libmsg context alive until then. */
