@@ -2,12 +2,14 @@
 // remote I/O, exports, and status text. Serving lives in shadow.cpp.
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <random>
 
 #include "rio_impl.hpp"
 
@@ -18,7 +20,26 @@ using remoteio::RequestHeader;
 
 namespace {
 
-int tag_of(uint32_t base, int offset) { return static_cast<int>(base) + offset; }
+int tag_of(uint32_t base, int offset) {
+    return static_cast<int>(base) + offset;
+}
+
+// The finalize handshake's messages (empty): "I have all my replies".
+constexpr int kTagFinalize = kTagRequest + 1;
+static_assert(kTagFinalize < kTagFirstDynamic);
+
+// A random 64-bit value from the kernel, or false if it gives none.
+bool random64(uint64_t *out) {
+    size_t got = 0;
+    auto *p = reinterpret_cast<unsigned char *>(out);
+    while (got < sizeof *out) {
+        ssize_t n = getrandom(p + got, sizeof *out - got, 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        got += static_cast<size_t>(n);
+    }
+    return true;
+}
 
 // A private CQ for one blocking call.
 struct OneShot {
@@ -53,8 +74,8 @@ void Export::map_range() {
     const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
     map_skew = static_cast<size_t>(base % page);
     map_len = static_cast<size_t>(length) + map_skew;
-    void *p = mmap(nullptr, map_len, PROT_READ, MAP_SHARED, fd,
-                   static_cast<off_t>(base - map_skew));
+    void *p =
+        mmap(nullptr, map_len, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(base - map_skew));
     map = p == MAP_FAILED ? nullptr : static_cast<char *>(p);
 }
 
@@ -114,8 +135,8 @@ int rio::issue(int dest, int target, uint32_t command, const void *data, size_t 
     h.reply_capacity = reply_capacity;
     bool data_inline = len <= inline_max;
     bool reply_direct = reply_capacity > inline_max;
-    h.flags = static_cast<uint8_t>((data_inline ? kDataInline : 0) |
-                                   (reply_direct ? kReplyDirect : 0));
+    h.flags =
+        static_cast<uint8_t>((data_inline ? kDataInline : 0) | (reply_direct ? kReplyDirect : 0));
     out->request_msg.resize(sizeof h + (data_inline ? len : 0));
     std::memcpy(out->request_msg.data(), &h, sizeof h);
     if (data_inline && len > 0) std::memcpy(out->request_msg.data() + sizeof h, data, len);
@@ -148,8 +169,8 @@ int rio::issue(int dest, int target, uint32_t command, const void *data, size_t 
     }
     if (reply_direct && out->error == 0) {
         ++out->pending;
-        rc = msg_irecv(msg, dest, tag_of(tag_base, kReplyDataTag), reply, reply_capacity,
-                       part_cq, &out->data_part);
+        rc = msg_irecv(msg, dest, tag_of(tag_base, kReplyDataTag), reply, reply_capacity, part_cq,
+                       &out->data_part);
         if (rc != MSG_OK) fail_part(out, rc);
     }
     if (out->error == 0) {
@@ -207,6 +228,7 @@ extern "C" void rio_options_init(rio_options_t *o) {
     o->io_memory = size_t{256} << 20;
     o->max_transfer = size_t{256} << 20;
     o->finalize_timeout_ms = 0;  // 0: libmsg's timeout
+    o->peer_memory = 0;          // 0: max_transfer
 }
 
 extern "C" int rio_init(msg_context_t *msg, msg_cq_t *worker_cq, const rio_options_t *options,
@@ -227,6 +249,7 @@ extern "C" int rio_init(msg_context_t *msg, msg_cq_t *worker_cq, const rio_optio
         msg_config_init(&cfg);
         o.finalize_timeout_ms = cfg.timeout_ms;
     }
+    if (o.peer_memory == 0) o.peer_memory = o.max_transfer;
     auto r = std::make_unique<rio>();
     r->msg = msg;
     r->worker_cq = worker_cq;
@@ -234,10 +257,9 @@ extern "C" int rio_init(msg_context_t *msg, msg_cq_t *worker_cq, const rio_optio
     r->rank = info.rank;
     r->size = info.size;
     // Request headers and small data travel eagerly in one message.
-    r->inline_max = info.eager_max > sizeof(RequestHeader) ? info.eager_max - sizeof(RequestHeader)
-                                                           : 0;
-    std::random_device rd;
-    r->next_handle = (uint64_t{rd()} << 32) | 1;
+    r->inline_max =
+        info.eager_max > sizeof(RequestHeader) ? info.eager_max - sizeof(RequestHeader) : 0;
+    r->peer_held.assign(static_cast<size_t>(info.size), 0);
     if ((rc = msg_cq_create(msg, &r->shadow_cq)) != MSG_OK) return rc;
     rc = msg_cq_create_callback(
         msg, [](void *arg, const msg_completion_t *c) { static_cast<rio *>(arg)->handle(*c); },
@@ -253,8 +275,8 @@ extern "C" int rio_init(msg_context_t *msg, msg_cq_t *worker_cq, const rio_optio
         r->slots.push_back(std::move(slot));
     }
     for (auto &slot : r->slots) {
-        rc = msg_irecv(msg, MSG_ANY_SOURCE, remoteio::kTagRequest, slot->buf.data(), slot->buf.size(),
-                       r->shadow_cq, &slot->part);
+        rc = msg_irecv(msg, MSG_ANY_SOURCE, remoteio::kTagRequest, slot->buf.data(),
+                       slot->buf.size(), r->shadow_cq, &slot->part);
         if (rc != MSG_OK) {
             slot->retired = true;
             size_t n;
@@ -278,24 +300,69 @@ extern "C" int rio_init(msg_context_t *msg, msg_cq_t *worker_cq, const rio_optio
     return MSG_OK;
 }
 
+int rio::finalize_handshake(int timeout_ms) {
+    if (size == 1) return RIO_OK;
+    msg_cq_t *cq = nullptr;
+    int rc = msg_cq_create(msg, &cq);
+    if (rc != MSG_OK) return rc;
+    int pending = 0, status = RIO_OK;
+    for (int peer = 0; peer < size; ++peer) {
+        if (peer == rank) continue;
+        if (msg_irecv(msg, peer, kTagFinalize, nullptr, 0, cq, nullptr) == MSG_OK) ++pending;
+        if (msg_isend(msg, peer, kTagFinalize, nullptr, 0, cq, nullptr) == MSG_OK) ++pending;
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    bool canceled = false;
+    while (pending > 0) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        msg_completion_t c{};
+        rc = msg_cq_wait(cq, canceled ? 1000 : static_cast<int>(std::max<int64_t>(left.count(), 0)),
+                         &c);
+        if (rc == MSG_ERR_TIMEOUT) {
+            if (canceled) break;  // a send to a rank that takes nothing: leave it
+            // A rank that never got here: stop listening for it.
+            status = RIO_ERR_TIMEOUT;
+            msg_cq_cancel_recvs(cq, nullptr);
+            canceled = true;
+            continue;
+        }
+        if (rc != MSG_OK) {
+            status = rc;
+            break;
+        }
+        --pending;
+        // A failed rank is not waited for; its word is not needed.
+        if (c.status != MSG_OK && c.status != MSG_ERR_PEER_FAILED && c.status != MSG_ERR_CANCELED &&
+            status == RIO_OK)
+            status = c.status;
+    }
+    // A CQ with a send still bound cannot be freed; it then stays allocated.
+    msg_cq_destroy(cq);
+    return status;
+}
+
 extern "C" int rio_finalize(rio_t *r) {
     if (r == nullptr) return MSG_ERR_INVALID_ARG;
     if (r->finalized) return MSG_OK;
     r->closing = true;
     int status = RIO_OK;
+    const auto limit = std::chrono::milliseconds(r->opts.finalize_timeout_ms);
     {
         std::unique_lock<std::mutex> lk(r->out_mu);
-        auto limit = std::chrono::milliseconds(r->opts.finalize_timeout_ms);
         if (!r->out_cv.wait_for(lk, limit, [r] { return r->outgoing.empty(); }))
             status = RIO_ERR_TIMEOUT;
     }
     // Every live rank has its replies: no request is left in anyone's hands.
-    int rc = msg_barrier(r->msg);
-    if (status == RIO_OK && rc != MSG_OK) status = rc;
+    // Over the fabric, bounded, so that a rank that never gets here costs a
+    // timeout rather than a hang.
+    int rc = r->finalize_handshake(r->opts.finalize_timeout_ms);
+    if (status == RIO_OK && rc != RIO_OK) status = rc;
     msg_completion_t stop{};
     static remoteio::Part stop_part{remoteio::PartKind::Stop, nullptr};
     stop.op = MSG_OP_USER;
     stop.cookie = &stop_part;
+    r->stop_deadline = std::chrono::steady_clock::now() + limit;
     msg_cq_post(r->shadow_cq, &stop);
     if (r->shadow.joinable()) r->shadow.join();
     r->file_io.reset();
@@ -308,8 +375,14 @@ extern "C" void rio_destroy(rio_t *r) {
     if (r == nullptr) return;
     rio_finalize(r);
     // A CQ with operations still bound (a request that outlived the finalize
-    // timeout) cannot be freed safely; it then stays allocated.
-    if (r->shadow_cq != nullptr && msg_cq_destroy(r->shadow_cq) != MSG_OK) r->shadow_cq = nullptr;
+    // timeout) cannot be freed safely; it then stays allocated, and so do
+    // the buffers its operations name.
+    if (r->shadow_cq != nullptr && msg_cq_destroy(r->shadow_cq) != MSG_OK) {
+        r->shadow_cq = nullptr;
+        std::lock_guard<std::mutex> lk(r->in_mu);
+        for (auto &[in, owned] : r->serving) owned.release();
+        for (auto &slot : r->slots) slot.release();
+    }
     if (r->part_cq != nullptr && msg_cq_destroy(r->part_cq) != MSG_OK) r->part_cq = nullptr;
     if (!r->outgoing.empty()) {
         // Their libmsg operations may still name them: keep them.
@@ -324,8 +397,7 @@ extern "C" int rio_request(rio_t *r, int rank, int target, uint32_t command, con
     if (r == nullptr) return MSG_ERR_INVALID_ARG;
     if (target != RIO_TARGET_WORKER && target != RIO_TARGET_SHADOW) return MSG_ERR_INVALID_ARG;
     if (command >= RIO_CMD_RESERVED) return MSG_ERR_INVALID_ARG;
-    return r->issue(rank, target, command, data, len, reply, reply_capacity, cq, cookie, {},
-                    false);
+    return r->issue(rank, target, command, data, len, reply, reply_capacity, cq, cookie, {}, false);
 }
 
 extern "C" int rio_call(rio_t *r, int rank, int target, uint32_t command, const void *data,
@@ -333,8 +405,8 @@ extern "C" int rio_call(rio_t *r, int rank, int target, uint32_t command, const 
     if (r == nullptr) return MSG_ERR_INVALID_ARG;
     OneShot one(r->msg);
     if (one.rc != MSG_OK) return one.rc;
-    int rc = rio_request(r, rank, target, command, data, len, reply, reply_capacity, one.cq,
-                         nullptr);
+    int rc =
+        rio_request(r, rank, target, command, data, len, reply, reply_capacity, one.cq, nullptr);
     if (rc != MSG_OK) return rc;
     return wait_one(one.cq, reply_len);
 }
@@ -371,8 +443,7 @@ extern "C" int rio_set_handler(rio_t *r, uint32_t command, rio_handler_fn fn, vo
 extern "C" int rio_export(rio_t *r, const char *path, uint64_t offset, uint64_t length, int flags,
                           uint64_t *handle) {
     if (r == nullptr || path == nullptr || handle == nullptr) return MSG_ERR_INVALID_ARG;
-    if (flags != RIO_EXPORT_READ_ONLY && flags != RIO_EXPORT_READ_WRITE)
-        return MSG_ERR_INVALID_ARG;
+    if (flags != RIO_EXPORT_READ_ONLY && flags != RIO_EXPORT_READ_WRITE) return MSG_ERR_INVALID_ARG;
     auto e = std::make_shared<remoteio::Export>();
     e->writable = flags == RIO_EXPORT_READ_WRITE;
     e->fd = open(path, (e->writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
@@ -389,8 +460,12 @@ extern "C" int rio_export(rio_t *r, const char *path, uint64_t offset, uint64_t 
     e->length = length;
     e->map_range();
     std::lock_guard<std::mutex> lk(r->exp_mu);
-    *handle = r->next_handle++;
-    r->exports.emplace(*handle, std::move(e));
+    uint64_t h = 0;
+    do {
+        if (!random64(&h)) return MSG_ERR_NOT_SUPPORTED;
+    } while (h == 0 || r->exports.count(h) != 0);
+    r->exports.emplace(h, std::move(e));
+    *handle = h;
     return MSG_OK;
 }
 
@@ -400,15 +475,15 @@ extern "C" int rio_withdraw(rio_t *r, uint64_t handle) {
     return r->exports.erase(handle) == 1 ? RIO_OK : RIO_ERR_BAD_HANDLE;
 }
 
-extern "C" int rio_read(rio_t *r, int rank, uint64_t handle, uint64_t offset, void *buf,
-                        size_t len, msg_cq_t *cq, void *cookie) {
+extern "C" int rio_read(rio_t *r, int rank, uint64_t handle, uint64_t offset, void *buf, size_t len,
+                        msg_cq_t *cq, void *cookie) {
     if (r == nullptr) return MSG_ERR_INVALID_ARG;
     RequestHeader io{};
     io.handle = handle;
     io.offset = offset;
     io.length = len;
-    return r->issue(rank, RIO_TARGET_SHADOW, remoteio::kCmdRead, nullptr, 0, buf, len, cq, cookie, io,
-                    false);
+    return r->issue(rank, RIO_TARGET_SHADOW, remoteio::kCmdRead, nullptr, 0, buf, len, cq, cookie,
+                    io, false);
 }
 
 extern "C" int rio_write(rio_t *r, int rank, uint64_t handle, uint64_t offset, const void *data,
@@ -471,6 +546,7 @@ extern "C" int rio_get_stats(const rio_t *r, rio_stats_t *s) {
     s->bad_requests = r->bad_requests;
     s->bytes_read = r->bytes_read;
     s->bytes_written = r->bytes_written;
+    s->request_data_held = r->request_data_held;
     return MSG_OK;
 }
 
@@ -493,7 +569,10 @@ extern "C" const char *rio_strerror(int status) {
         case RIO_ERR_TOO_LARGE:
             return "request or transfer larger than the server allows";
         case RIO_ERR_TIMEOUT:
-            return "gave up waiting for outstanding requests";
+            return "gave up waiting for outstanding requests or for a rank to finalize";
+        case RIO_ERR_PEER_MEMORY:
+            return "the requester already has as much request data held at the target as it "
+                   "allows";
         default:
             return msg_strerror(status);
     }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -15,6 +16,7 @@
 
 #include "file_io.hpp"
 #include "parts.hpp"
+#include "request_data.hpp"
 #include "rio/rio.h"
 #include "wire.hpp"
 
@@ -59,7 +61,7 @@ struct Outgoing {
     // Parts in flight plus one held by the issuing call; the one who drops it
     // to zero posts the completion.
     std::atomic<int> pending{1};
-    std::atomic<int> error{0};  // first failure of any part
+    std::atomic<int> error{0};            // first failure of any part
     int reply_status = MSG_ERR_PROTOCOL;  // until a valid reply header arrives
     uint64_t reply_len = 0;               // the reply's full size
     size_t delivered = 0;                 // reply bytes now in reply_buf
@@ -79,7 +81,8 @@ struct rio_incoming {
     rio_t *owner = nullptr;
     int source = 0;
     remoteio::RequestHeader hdr{};
-    std::vector<char> data;  // the request's data
+    remoteio::RequestData data;  // the request's data
+    size_t held = 0;             // bytes of it counted against the requester's peer_memory
     remoteio::Part data_part{remoteio::PartKind::RequestData, this};
     remoteio::Part send_part{remoteio::PartKind::ReplySend, this};
     bool forwarded = false;  // handed to the worker thread
@@ -127,6 +130,17 @@ struct rio {
                    bool may_fall_back = false);
     void release_incoming(rio_incoming *in);
     void fail_all_outgoing(int status);
+    // Counts `bytes` of request data against the requester's peer_memory;
+    // false (nothing counted) if they do not fit.
+    bool hold_request_data(rio_incoming *in, uint64_t bytes);
+    // Drains a request's separate data into nothing (a refused request's
+    // sender is not left waiting).
+    void drain_request_data(rio_incoming *in);
+
+    // rio.cpp: finalize
+    // Tells every rank this one has its replies and waits, at most
+    // timeout_ms, to hear the same from every live rank.
+    int finalize_handshake(int timeout_ms);
 
     msg_context_t *msg = nullptr;
     msg_cq_t *worker_cq = nullptr;
@@ -144,6 +158,8 @@ struct rio {
     std::atomic<bool> finalized{false};
     std::atomic<bool> stopping{false};  // the shadow thread was asked to wind down
     int stop_status = 0;
+    // Winding down gives up on requests still in hand at this time (set before the stop).
+    std::chrono::steady_clock::time_point stop_deadline;
 
     // Requests of ours: shadow thread and issuers.
     std::mutex out_mu;
@@ -157,6 +173,9 @@ struct rio {
     std::mutex in_mu;
     std::unordered_map<rio_incoming *, std::unique_ptr<rio_incoming>> serving;
     std::atomic<int> in_shadow_hands{0};
+    // Request data held for each requesting rank (under in_mu), and in all.
+    std::vector<size_t> peer_held;
+    std::atomic<uint64_t> request_data_held{0};
 
     // The shadow thread's posted request receives.
     std::vector<std::unique_ptr<remoteio::RequestSlot>> slots;
@@ -169,8 +188,8 @@ struct rio {
 
     // Exports and handlers.
     std::mutex exp_mu;
+    // Keyed by handles drawn at random, so that one handle tells nothing of another.
     std::map<uint64_t, std::shared_ptr<remoteio::Export>> exports;
-    uint64_t next_handle = 0;
     std::mutex handler_mu;
     std::unordered_map<uint32_t, std::pair<rio_handler_fn, void *>> handlers;
 

@@ -2,6 +2,7 @@
 // incoming request, forwards IPC to the worker thread, serves remote I/O
 // itself with asynchronous file I/O, and finishes the requests this process
 // issued as their replies arrive.
+#include <algorithm>
 #include <cstring>
 
 #include "rio_impl.hpp"
@@ -17,15 +18,29 @@ using remoteio::RequestSlot;
 
 void rio::shadow_thread() {
     for (;;) {
-        // Winding down: once nothing in our hands is left, withdraw the
-        // request receives and leave when the last one has come back.
-        if (stopping && in_shadow_hands == 0 && io_in_flight == 0 && io_waiting.empty()) {
-            if (slots_live == 0) break;
+        int wait_ms = -1;
+        if (stopping) {
+            // Winding down: every rank has its replies, so no request is
+            // coming and no awaited data is either. Withdraw every receive
+            // not yet taking data (request headers, data that never came,
+            // drains), finish what is in hand, and leave when all is back.
             size_t n = 0;
             msg_cq_cancel_recvs(shadow_cq, &n);
+            if (in_shadow_hands == 0 && io_in_flight == 0 && io_waiting.empty() && slots_live == 0)
+                break;
+            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                stop_deadline - std::chrono::steady_clock::now());
+            if (left.count() <= 0) {
+                // What is still in hand (data still arriving, a stuck file
+                // transfer) is abandoned; finalize reports the timeout.
+                stop_status = RIO_ERR_TIMEOUT;
+                break;
+            }
+            wait_ms = static_cast<int>(std::min<int64_t>(left.count(), 1000));
         }
         msg_completion_t c{};
-        int rc = msg_cq_wait(shadow_cq, -1, &c);
+        int rc = msg_cq_wait(shadow_cq, wait_ms, &c);
+        if (rc == MSG_ERR_TIMEOUT && wait_ms >= 0) continue;
         if (rc != MSG_OK) {
             // The libmsg context is gone (finalized, or its fabric wedged):
             // nothing more can move; fail what we issued so nobody waits.
@@ -41,7 +56,8 @@ void rio::shadow_thread() {
 // File transfers that finished during submit come back here, without the
 // reaper's round trip through the CQ.
 void rio::drain_file_io() {
-    while (IoRequest *req = file_io->poll()) on_io_done(static_cast<rio_incoming *>(req->part.owner));
+    while (IoRequest *req = file_io->poll())
+        on_io_done(static_cast<rio_incoming *>(req->part.owner));
 }
 
 void rio::handle(const msg_completion_t &c) {
@@ -143,8 +159,14 @@ void rio::on_request_header(RequestSlot *slot, const msg_completion_t &c) {
     in->owner = this;
     in->source = c.source;
     in->hdr = h;
-    if (h.flags & kDataInline)
-        in->data.assign(slot->buf.data() + sizeof h, slot->buf.data() + sizeof h + h.data_len);
+    const bool data_inline = (h.flags & kDataInline) != 0;
+    int refuse = RIO_OK;
+    if (!data_inline && h.data_len > opts.max_transfer)
+        refuse = RIO_ERR_TOO_LARGE;
+    else if (!hold_request_data(in, h.data_len))
+        refuse = RIO_ERR_PEER_MEMORY;
+    else if (data_inline)
+        in->data.assign(slot->buf.data() + sizeof h, static_cast<size_t>(h.data_len));
     post_request_slot(slot);
     {
         std::lock_guard<std::mutex> lk(in_mu);
@@ -152,25 +174,50 @@ void rio::on_request_header(RequestSlot *slot, const msg_completion_t &c) {
     }
     ++in_shadow_hands;
 
-    if (!(h.flags & kDataInline)) {
-        if (h.data_len > opts.max_transfer) {
-            // Take the data into nothing (libmsg truncates it) so the sender is
-            // not left waiting, and refuse.
-            static char sink;
-            if (msg_irecv(msg, in->source, static_cast<int>(h.tag_base) + kRequestDataTag, &sink,
-                          0, shadow_cq, nullptr) == MSG_OK) {
-                // The truncated receive completes with a null cookie: ignored.
-            }
-            send_reply(in, RIO_ERR_TOO_LARGE, nullptr, 0);
+    if (refuse != RIO_OK) {
+        if (!data_inline) drain_request_data(in);
+        send_reply(in, refuse, nullptr, 0);
+        return;
+    }
+    if (!data_inline) {
+        if (stopping) {
+            // Its data would only be withdrawn again.
+            drain_request_data(in);
+            send_reply(in, RIO_ERR_SHUTDOWN, nullptr, 0);
             return;
         }
-        in->data.resize(h.data_len);
+        // Address space now; memory as the data arrives.
+        if (!in->data.reserve(static_cast<size_t>(h.data_len))) {
+            drain_request_data(in);
+            send_reply(in, MSG_ERR_NO_MEMORY, nullptr, 0);
+            return;
+        }
         if (msg_irecv(msg, in->source, static_cast<int>(h.tag_base) + kRequestDataTag,
                       in->data.data(), in->data.size(), shadow_cq, &in->data_part) != MSG_OK)
             release_incoming(in);
         return;
     }
     dispatch(in);
+}
+
+bool rio::hold_request_data(rio_incoming *in, uint64_t bytes) {
+    if (bytes == 0) return true;
+    const size_t limit = opts.peer_memory;
+    std::lock_guard<std::mutex> lk(in_mu);
+    size_t &held = peer_held[static_cast<size_t>(in->source)];
+    if (bytes > limit || held > limit - bytes) return false;
+    held += static_cast<size_t>(bytes);
+    in->held = static_cast<size_t>(bytes);
+    request_data_held += bytes;
+    return true;
+}
+
+void rio::drain_request_data(rio_incoming *in) {
+    // libmsg truncates the data into nothing; the receive completes with a
+    // null cookie, which the dispatch loop ignores.
+    static char sink;
+    msg_irecv(msg, in->source, static_cast<int>(in->hdr.tag_base) + kRequestDataTag, &sink, 0,
+              shadow_cq, nullptr);
 }
 
 void rio::dispatch(rio_incoming *in) {
@@ -363,7 +410,7 @@ void rio::on_io_done(rio_incoming *in) {
 // inline, else the data straight into its buffer on the data tag, then the
 // header. The incoming request is freed when the last send completes.
 int rio::send_reply(rio_incoming *in, int status, const void *data, size_t len, bool copy,
-                     bool may_fall_back) {
+                    bool may_fall_back) {
     in->replied = true;
     if (status <= RIO_ERR_BAD_HANDLE) ++requests_refused;
     size_t sent = len < in->hdr.reply_capacity ? len : in->hdr.reply_capacity;
@@ -393,8 +440,7 @@ int rio::send_reply(rio_incoming *in, int status, const void *data, size_t len, 
             src = in->reply_data.data();
         }
         ++in->sends;
-        rc = msg_isend(msg, in->source, base + kReplyDataTag, src, sent, part_cq,
-                       &in->send_part);
+        rc = msg_isend(msg, in->source, base + kReplyDataTag, src, sent, part_cq, &in->send_part);
         if (rc != MSG_OK) {
             --in->sends;
             if (may_fall_back) {
@@ -430,6 +476,10 @@ int rio::send_reply(rio_incoming *in, int status, const void *data, size_t len, 
 void rio::release_incoming(rio_incoming *in) {
     {
         std::lock_guard<std::mutex> lk(in_mu);
+        if (in->held != 0) {
+            peer_held[static_cast<size_t>(in->source)] -= in->held;
+            request_data_held -= in->held;
+        }
         serving.erase(in);
     }
     // The last one out wakes a shadow thread that is winding down.

@@ -234,6 +234,9 @@ extern "C" int msg_init(const msg_config_t *config, msg_context_t **context) {
     using namespace msg;
     if (context == nullptr) return MSG_ERR_INVALID_ARG;
     *context = nullptr;
+    // Done at load already; again here for a PSM library loaded since (PSM's
+    // handlers mask a crash or a kill as exit status 1).
+    keep_default_crash_signals();
     auto t0 = clock::now();
     msg_config_t cfg;
     if (config != nullptr) {

@@ -106,6 +106,11 @@ class Transport {
     virtual void peers_connected() {}
 };
 
+// Puts back the default action of fatal and terminating signals whose
+// handlers the PSM libraries under libfabric installed (they turn a crash or
+// a kill into exit status 1 and a *.btr file). Returns how many.
+int keep_default_crash_signals();
+
 // Opens a libfabric RDM endpoint. provider: a libfabric provider name
 // ("shm", "tcp;ofi_rxm", "verbs;ofi_rxm", ...). On failure returns null and
 // fills *error with a readable reason.

@@ -31,7 +31,9 @@ enum rio_status {
     RIO_ERR_NO_HANDLER = -105,  /* no handler for this command at the target */
     RIO_ERR_SHUTDOWN = -106,    /* the target is shutting down */
     RIO_ERR_TOO_LARGE = -107,   /* request or transfer larger than the server allows */
-    RIO_ERR_TIMEOUT = -108      /* finalize gave up waiting for outstanding requests */
+    RIO_ERR_TIMEOUT = -108,     /* finalize gave up waiting for requests or for a rank */
+    RIO_ERR_PEER_MEMORY = -109  /* the requester already has as much request data held at the
+                                   target as it allows (rio_options_t.peer_memory) */
 };
 
 /* Readable text for a libremoteio or libmsg status; never NULL. */
@@ -66,7 +68,11 @@ typedef struct rio_options {
     int io_depth;            /* file reads/writes in flight at once (16) */
     size_t io_memory;        /* bytes of server-side I/O buffers in flight (256 MiB) */
     size_t max_transfer;     /* largest read, write or request data accepted (256 MiB) */
-    int finalize_timeout_ms; /* bound on waiting for outstanding requests (libmsg timeout) */
+    int finalize_timeout_ms; /* bound on each of finalize's waits (0: libmsg's timeout) */
+    /* Request data one requesting rank may have held here at once, from the
+     * arrival of a request's header until its reply; a request past it is
+     * refused with RIO_ERR_PEER_MEMORY (0: max_transfer). */
+    size_t peer_memory;
 } rio_options_t;
 
 void rio_options_init(rio_options_t *options);
@@ -76,10 +82,15 @@ void rio_options_init(rio_options_t *options);
  * then refused with RIO_ERR_NO_HANDLER). options may be NULL. */
 int rio_init(msg_context_t *msg, msg_cq_t *worker_cq, const rio_options_t *options, rio_t **rio);
 
-/* Collective, orderly quiesce: waits for this process's outstanding
- * requests (at most finalize_timeout_ms, then RIO_ERR_TIMEOUT), waits for
- * every live rank to get there (msg_barrier), finishes the replies the
- * shadow thread is still sending, and stops it. Call it from one thread,
+/* Collective, orderly quiesce, bounded: waits for this process's
+ * outstanding requests (at most finalize_timeout_ms), tells every rank it
+ * has its replies and waits to hear the same from every live rank (at most
+ * finalize_timeout_ms; a rank that has failed is not waited for), withdraws
+ * the receives of requests whose data has not come, finishes the replies the
+ * shadow thread is still sending, and stops it (at most finalize_timeout_ms).
+ * A wait that runs out makes it return RIO_ERR_TIMEOUT; whatever the
+ * other ranks do, it returns within three times finalize_timeout_ms and a
+ * second. Call it from one thread,
  * after the application's own conversation is over. */
 int rio_finalize(rio_t *rio);
 /* Finalizes if needed, then frees. Keep the libmsg context alive until then. */
@@ -103,9 +114,9 @@ int rio_call(rio_t *rio, int rank, int target, uint32_t command, const void *dat
 
 /* ---- serving IPC requests ---- */
 typedef struct rio_request_info {
-    int source;            /* the requesting rank */
+    int source; /* the requesting rank */
     uint32_t command;
-    const void *data;      /* the request data, valid until the reply */
+    const void *data; /* the request data, valid until the reply */
     size_t len;
     size_t reply_capacity; /* what the requester can take */
 } rio_request_info_t;
@@ -123,16 +134,15 @@ typedef void (*rio_handler_fn)(rio_t *rio, rio_incoming_t *request, void *arg);
 int rio_set_handler(rio_t *rio, uint32_t command, rio_handler_fn fn, void *arg);
 
 /* ---- remote I/O ---- */
-enum rio_export_flags {
-    RIO_EXPORT_READ_ONLY = 0,
-    RIO_EXPORT_READ_WRITE = 1
-};
+enum rio_export_flags { RIO_EXPORT_READ_ONLY = 0, RIO_EXPORT_READ_WRITE = 1 };
 #define RIO_EXPORT_TO_END UINT64_MAX
 
 /* Exports [offset, offset + length) of the file at path (length
  * RIO_EXPORT_TO_END: up to the file's size now). Peers address it by the
  * returned handle and offsets relative to the start of the range; nothing
- * outside the range, and no other file, can be reached. */
+ * outside the range, and no other file, can be reached. Handles are random
+ * 64-bit values (never 0): knowing one tells nothing of the others. Returns
+ * MSG_ERR_NOT_SUPPORTED if the system gives no random numbers. */
 int rio_export(rio_t *rio, const char *path, uint64_t offset, uint64_t length, int flags,
                uint64_t *handle);
 /* Withdraws an export: later requests on it get RIO_ERR_BAD_HANDLE;
@@ -159,7 +169,7 @@ int rio_write_sync(rio_t *rio, int rank, uint64_t handle, uint64_t offset, const
 
 /* ---- statistics ---- */
 typedef struct rio_stats {
-    uint64_t requests_issued;    /* by this process */
+    uint64_t requests_issued; /* by this process */
     uint64_t replies_received;
     uint64_t requests_served;    /* answered by this process's shadow thread */
     uint64_t requests_forwarded; /* handed to this process's worker */
@@ -167,6 +177,7 @@ typedef struct rio_stats {
     uint64_t bad_requests;       /* malformed headers, dropped and counted */
     uint64_t bytes_read;         /* served from exported files */
     uint64_t bytes_written;
+    uint64_t request_data_held; /* bytes of request data held now, from all requesters */
 } rio_stats_t;
 
 int rio_get_stats(const rio_t *rio, rio_stats_t *stats);

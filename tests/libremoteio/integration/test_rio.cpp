@@ -72,8 +72,27 @@ TEST_CASE("finalize under load lets every outstanding request finish", "[shutdow
     run(combo, 3, 120, "shutdown_load", {"200"});
 }
 
-TEST_CASE("8 threads per rank issue blocking requests while the worker serves",
-          "[threads]") {
+TEST_CASE("8 threads per rank issue blocking requests while the worker serves", "[threads]") {
     const matrix::Combo combo = GENERATE(from_range(matrix::providers()));
     run(combo, 3, 180, "threads", {"8", "60"});
+}
+
+TEST_CASE("export handles are random: two are not neighbours, and guesses are refused",
+          "[handles]") {
+    const matrix::Combo combo = GENERATE(from_range(matrix::providers()));
+    run(combo, 2, 120, "handles");
+}
+
+TEST_CASE(
+    "request headers whose data never comes hold at most the per-peer bound, and "
+    "finalize returns",
+    "[withheld_data]") {
+    const matrix::Combo combo = GENERATE(from_range(matrix::with_protocols()));
+    run(combo, 2, 180, "withheld_data");
+}
+
+TEST_CASE("finalize gives up on a rank that does not come, with RIO_ERR_TIMEOUT",
+          "[finalize_stuck]") {
+    const matrix::Combo combo = GENERATE(from_range(matrix::providers()));
+    run(combo, 2, 120, "finalize_stuck");
 }

@@ -23,6 +23,9 @@ const Scenario kScenarios[] = {
     {"killed_peer", riotest::run_killed_peer, "   (3 ranks)"},
     {"shutdown_load", riotest::run_shutdown_load, "COUNT   (2+ ranks)"},
     {"threads", riotest::run_threads, "THREADS CALLS   (2+ ranks)"},
+    {"handles", riotest::run_handles, "   (2 ranks)"},
+    {"withheld_data", riotest::run_withheld_data, "   (2 ranks)"},
+    {"finalize_stuck", riotest::run_finalize_stuck, "   (2 ranks)"},
 };
 
 void usage() {

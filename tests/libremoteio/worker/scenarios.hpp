@@ -12,5 +12,8 @@ void run_violations(const Args &args);
 void run_killed_peer(const Args &args);
 void run_shutdown_load(const Args &args);
 void run_threads(const Args &args);
+void run_handles(const Args &args);
+void run_withheld_data(const Args &args);
+void run_finalize_stuck(const Args &args);
 
 }  // namespace riotest

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <random>
 
@@ -44,8 +45,16 @@ void CrossMemory::connect(const std::vector<std::vector<uint8_t>> &blobs, int se
     peers_.assign(blobs.size(), Peer{});
     for (size_t r = 0; r < blobs.size(); ++r) {
         if (static_cast<int>(r) == self || blobs[r].size() != kBlobSize) continue;
+        // Only a process id the kernel could have given: 0 or a negative id
+        // would name this process's group or every process.
+        const uint64_t pid = get64(blobs[r].data());
+        if (pid == 0 || pid > static_cast<uint64_t>(INT32_MAX)) {
+            log_debug(
+                "rank %zu: no process id in its cross-memory blob; the provider moves its data", r);
+            continue;
+        }
         Peer &p = peers_[r];
-        p.pid = static_cast<pid_t>(get64(blobs[r].data()));
+        p.pid = static_cast<pid_t>(pid);
         uint64_t want = get64(blobs[r].data() + 16);
         uint64_t got = 0;
         if (read_words(r, &got, get64(blobs[r].data() + 8)) == 0 && got == want) {

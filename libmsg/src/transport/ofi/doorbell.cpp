@@ -20,13 +20,17 @@ std::string shm_name(const std::string &id) {
     return "/viaduct-db-" + id;
 }
 
-void socket_address(const std::string &id, sockaddr_un *addr, socklen_t *len) {
+// False if the name does not fit sun_path (after its leading NUL): it is
+// refused, never cut, since a cut name could ring another process.
+bool socket_address(const std::string &id, sockaddr_un *addr, socklen_t *len) {
     std::memset(addr, 0, sizeof *addr);
     addr->sun_family = AF_UNIX;
     // Abstract namespace: no file to clean up, gone with the socket.
     std::string name = "viaduct-db-" + id;
+    if (1 + name.size() > sizeof addr->sun_path) return false;
     std::memcpy(addr->sun_path + 1, name.data(), name.size());
     *len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+    return true;
 }
 
 }  // namespace
@@ -49,7 +53,7 @@ bool Doorbell::open(std::string *error) {
     if (fd_ < 0) return *error = std::string("doorbell socket: ") + std::strerror(errno), false;
     sockaddr_un addr;
     socklen_t len;
-    socket_address(id_, &addr, &len);
+    if (!socket_address(id_, &addr, &len)) return *error = "doorbell name too long", false;
     if (::bind(fd_, reinterpret_cast<sockaddr *>(&addr), len) != 0)
         return *error = std::string("doorbell bind: ") + std::strerror(errno), false;
 
@@ -71,7 +75,27 @@ std::vector<uint8_t> Doorbell::name() const {
     return std::vector<uint8_t>(id_.begin(), id_.end());
 }
 
-void Doorbell::connect(const std::vector<std::vector<uint8_t>> &names, int self) {
+const char *Doorbell::check_name(const std::vector<uint8_t> &name) {
+    if (name.size() > kMaxName) return "longer than a doorbell name can be";
+    // Lower-case hex digits only: the name becomes part of a path (/dev/shm)
+    // and of a socket address, where '/', '.' or a NUL would point elsewhere.
+    for (uint8_t c : name)
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+            return "a character other than a hex digit";
+    return nullptr;
+}
+
+int Doorbell::connect(const std::vector<std::vector<uint8_t>> &names, int self,
+                      std::string *error) {
+    // Every name is checked before any is used: a refused job opens nothing.
+    for (size_t r = 0; r < names.size(); ++r) {
+        if (static_cast<int>(r) == self || names[r].empty()) continue;
+        if (const char *why = check_name(names[r])) {
+            *error = "rank " + std::to_string(r) + " sent a malformed doorbell name (" +
+                     std::to_string(names[r].size()) + " bytes, " + why + ")";
+            return -EINVAL;
+        }
+    }
     peers_.assign(names.size(), Peer{});
     for (size_t r = 0; r < names.size(); ++r) {
         if (static_cast<int>(r) == self || names[r].empty()) continue;
@@ -83,9 +107,15 @@ void Doorbell::connect(const std::vector<std::vector<uint8_t>> &names, int self)
         if (m == MAP_FAILED) continue;
         Peer &p = peers_[r];
         p.map = m;
+        if (!socket_address(id, &p.addr, &p.addr_len)) {
+            // check_name keeps this from happening; an unusable address is polled, not rung.
+            munmap(m, kPage);
+            p.map = nullptr;
+            continue;
+        }
         p.flag = static_cast<const std::atomic<uint32_t> *>(m);
-        socket_address(id, &p.addr, &p.addr_len);
     }
+    return 0;
 }
 
 void Doorbell::unlink_name() {

@@ -27,7 +27,14 @@ class Doorbell {
     // The name peers need, to be carried with the fabric address.
     std::vector<uint8_t> name() const;
     // Learns every rank's name (an empty name: that rank has no doorbell).
-    void connect(const std::vector<std::vector<uint8_t>> &names, int self);
+    // A name that is not one open() could have made (it arrives from the
+    // peer) is refused: -EINVAL, with *error naming the rank and the fault.
+    int connect(const std::vector<std::vector<uint8_t>> &names, int self, std::string *error);
+    // Null if `name` is one open() could have made, else why not.
+    static const char *check_name(const std::vector<uint8_t> &name);
+    // Longest name accepted: the 24 hex digits open() makes, with room to spare,
+    // and far below what the socket address and the shared-memory name can hold.
+    static constexpr size_t kMaxName = 64;
     // Peers have all connected: the shared flag's name can go.
     void unlink_name();
 

@@ -18,12 +18,21 @@
 #include "common/log.hpp"
 #include "transport/ofi/cma.hpp"
 #include "transport/ofi/doorbell.hpp"
+#include "transport/ofi/fabric_address.hpp"
+#include "transport/ofi/psm_signals.hpp"
 #include "transport/transport.hpp"
 
 namespace msg {
 namespace {
 
 static_assert(sizeof(fi_context2) <= sizeof(OpContext::transport_space));
+
+// PSM's handlers are installed when libfabric is loaded, before any code of
+// the program runs; libmsg's constructors run after those of the libraries it
+// needs, so the program starts with the default actions back.
+__attribute__((constructor)) void restore_crash_signals_at_load() {
+    restore_psm_signal_defaults();
+}
 
 template <typename T>
 void close_fid(T *p) {
@@ -138,6 +147,8 @@ class OfiTransport final : public Transport {
     size_t max_msg_ = 0;
     size_t max_iov_ = 1;
     size_t rx_size_ = 0;
+    uint32_t addr_format_ = FI_FORMAT_UNSPEC;  // how peers' fabric names are read
+    size_t name_len_ = 0;                      // our own fabric name's length
     uint64_t next_key_ = 1;
     uint64_t registrations_ = 0;
     int wait_fd_ = -1;
@@ -179,6 +190,7 @@ int OfiTransport::open(const std::string &provider, std::string *error) {
     }
     std::unique_ptr<fi_info, InfoDeleter> info(raw);
     name_ = info->fabric_attr->prov_name;
+    addr_format_ = info->addr_format;
     // FI_RMA with no direction named means every direction.
     const uint64_t dirs = info->caps & (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE);
     rma_ = (info->caps & FI_RMA) != 0 && (dirs == 0 || (dirs & FI_READ) != 0);
@@ -246,17 +258,10 @@ int OfiTransport::open(const std::string &provider, std::string *error) {
     if (name_ == "shm" && (rma_ || rma_write_) && virt_addr_ &&
         !(cma != nullptr && std::strcmp(cma, "0") == 0))
         cma_ = std::make_unique<CrossMemory>();
-    // Our address: fabric name length (2 bytes), fabric name, cross-memory
-    // blob length (1 byte) and blob, doorbell name.
-    address_ = {static_cast<uint8_t>(len & 0xff), static_cast<uint8_t>(len >> 8)};
-    address_.insert(address_.end(), name.begin(), name.end());
-    std::vector<uint8_t> blob = cma_ ? cma_->blob() : std::vector<uint8_t>{};
-    address_.push_back(static_cast<uint8_t>(blob.size()));
-    address_.insert(address_.end(), blob.begin(), blob.end());
-    if (doorbell_) {
-        auto bell = doorbell_->name();
-        address_.insert(address_.end(), bell.begin(), bell.end());
-    }
+    if (len == 0 || len > 0xffff) return fail("fi_getname (length)", -FI_EINVAL);
+    name_len_ = len;
+    address_ = pack_address(name, cma_ ? cma_->blob() : std::vector<uint8_t>{},
+                            doorbell_ ? doorbell_->name() : std::vector<uint8_t>{});
     log_debug(
         "transport %s: wait fd %d, doorbell %d, rma read %d, rma write %d, send after write %d, "
         "virt addr %d, cross-memory copies %d, local mr %d, max msg %zu",
@@ -270,26 +275,34 @@ int OfiTransport::connect(const std::vector<std::vector<uint8_t>> &addresses) {
     std::vector<std::vector<uint8_t>> bells(addresses.size());
     std::vector<std::vector<uint8_t>> blobs(addresses.size());
     int self = -1;
+    // Every address is checked before any reaches the address vector.
+    std::vector<PeerAddress> parsed(addresses.size());
     for (size_t r = 0; r < addresses.size(); ++r) {
         const auto &a = addresses[r];
-        size_t len = a.size() >= 2 ? (a[0] | (static_cast<size_t>(a[1]) << 8)) : 0;
-        size_t blob = a.size() >= 3 + len ? a[2 + len] : 0;
-        if (a.size() < 3 + len + blob || len == 0 ||
-            (blob != 0 && blob != CrossMemory::kBlobSize)) {
-            log_error("rank %zu sent a malformed fabric address", r);
+        if (const char *why =
+                parse_address(a, addr_format_, name_len_, CrossMemory::kBlobSize, &parsed[r])) {
+            log_error("rank %zu sent a malformed fabric address (%zu bytes, provider %s): %s", r,
+                      a.size(), name_.c_str(), why);
             return -EINVAL;
         }
-        if (a == address_) self = static_cast<int>(r);
-        int n = fi_av_insert(av_, a.data() + 2, 1, &peers_[r], 0, nullptr);
+    }
+    for (size_t r = 0; r < addresses.size(); ++r) {
+        if (addresses[r] == address_) self = static_cast<int>(r);
+        int n = fi_av_insert(av_, parsed[r].fabric.data(), 1, &peers_[r], 0, nullptr);
         if (n != 1) {
             log_error("fi_av_insert for rank %zu failed", r);
             return -EINVAL;
         }
-        auto blob_at = a.begin() + 3 + static_cast<long>(len);
-        blobs[r].assign(blob_at, blob_at + static_cast<long>(blob));
-        bells[r].assign(blob_at + static_cast<long>(blob), a.end());
+        blobs[r] = std::move(parsed[r].blob);
+        bells[r] = std::move(parsed[r].bell);
     }
-    if (doorbell_) doorbell_->connect(bells, self);
+    if (doorbell_) {
+        std::string why;
+        if (int rc = doorbell_->connect(bells, self, &why); rc != 0) {
+            log_error("%s", why.c_str());
+            return rc;
+        }
+    }
     if (cma_) cma_->connect(blobs, self);
     return 0;
 }
@@ -425,6 +438,10 @@ int OfiTransport::poll(TransportCompletion *out, int max) {
 }
 
 }  // namespace
+
+int keep_default_crash_signals() {
+    return restore_psm_signal_defaults();
+}
 
 std::unique_ptr<Transport> open_ofi_transport(const std::string &provider, std::string *error) {
     auto t = std::make_unique<OfiTransport>();

@@ -17,27 +17,21 @@
 #include <thread>
 
 #include "common/log.hpp"
+#include "transport/verbs/verbs_address.hpp"
 #include "transport/verbs/verbs_transport.hpp"
 
 namespace msg {
 namespace {
 
-constexpr uint8_t kAddrMagic[4] = {'V', 'R', 'C', '1'};
-constexpr uint32_t kHelloMagic = 0x76524331;  // "vRC1"
 constexpr int kResolveMs = 2000;
-
-// What the connecting rank tells the listener (connection private data).
-struct ConnectHello {
-    uint32_t magic;
-    uint32_t rank;
-    uint32_t size;
-};
 
 int peer_of(const rdma_cm_id *id) {
     return static_cast<int>(reinterpret_cast<intptr_t>(id->context));
 }
 
-void set_nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
+void set_nonblocking(int fd) {
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
 
 size_t env_size(const char *name, size_t fallback) {
     const char *v = std::getenv(name);
@@ -158,11 +152,7 @@ int VerbsTransport::open(std::string *error) {
     mrs_ = std::make_unique<RegistrationCache>(pd_, env_size("VIADUCT_VERBS_MR_CACHE", 64),
                                                env_size("VIADUCT_VERBS_MR_CACHE_BYTES", 1u << 30));
 
-    address_.assign(std::begin(kAddrMagic), std::end(kAddrMagic));
-    const auto *ip = reinterpret_cast<const uint8_t *>(&local_.sin_addr.s_addr);
-    const auto *pt = reinterpret_cast<const uint8_t *>(&local_.sin_port);
-    address_.insert(address_.end(), ip, ip + 4);
-    address_.insert(address_.end(), pt, pt + 2);
+    address_ = pack_verbs_address(local_);
     char text[INET_ADDRSTRLEN];
     inet_ntop(AF_INET, &local_.sin_addr, text, sizeof text);
     log_debug("verbs: device %s, listening on %s:%u, sq %zu, srq %zu, sge %zu, max msg %zu, rd %u",
@@ -236,13 +226,15 @@ void VerbsTransport::handle_cm_event(const CmEvent &ev) {
     rdma_cm_id *id = ev.id;
     if (ev.type == RDMA_CM_EVENT_CONNECT_REQUEST) {
         ConnectHello h{};
-        if (ev.private_data.size() >= sizeof h) std::memcpy(&h, ev.private_data.data(), sizeof h);
+        const char *why = check_hello(ev.private_data, peers_.size(), &h);
         int r = static_cast<int>(h.rank);
-        bool ok = h.magic == kHelloMagic && h.size == peers_.size() && r > self_ &&
-                  r < static_cast<int>(peers_.size()) &&
-                  peers_[static_cast<size_t>(r)].state != PeerState::Connected;
-        if (!ok) {
-            log_debug("verbs: refused a connection request (rank %u of %u)", h.rank, h.size);
+        // Only a higher rank connects to us, and only while it is not connected.
+        if (why == nullptr && r <= self_) why = "a rank that should be listening";
+        if (why == nullptr && peers_[static_cast<size_t>(r)].state == PeerState::Connected)
+            why = "a rank already connected";
+        if (why != nullptr) {
+            log_debug("verbs: refused a connection request (%zu bytes of private data): %s",
+                      ev.private_data.size(), why);
             rdma_reject(id, nullptr, 0);
             rdma_destroy_id(id);
             return;
@@ -283,9 +275,22 @@ void VerbsTransport::handle_cm_event(const CmEvent &ev) {
             if (create_qp(id) != 0 || rdma_connect(id, &param) != 0) close_peer(p);
             break;
         }
-        case RDMA_CM_EVENT_ESTABLISHED:
+        case RDMA_CM_EVENT_ESTABLISHED: {
+            // We connected to a lower rank: its answer must say it is that rank of this job.
+            ConnectHello h{};
+            const char *why = r < self_ ? check_hello(ev.private_data, peers_.size(), &h) : nullptr;
+            if (why == nullptr && r < self_ && static_cast<int>(h.rank) != r)
+                why = "another rank answered";
+            if (why != nullptr) {
+                log_error("verbs: rank %d's address leads to an endpoint that is not it (%s)", r,
+                          why);
+                rdma_disconnect(id);
+                p.state = PeerState::Lost;
+                break;
+            }
             p.state = PeerState::Connected;
             break;
+        }
         case RDMA_CM_EVENT_ADDR_ERROR:
         case RDMA_CM_EVENT_ROUTE_ERROR:
         case RDMA_CM_EVENT_CONNECT_ERROR:
@@ -331,16 +336,14 @@ int VerbsTransport::connect(const std::vector<std::vector<uint8_t>> &addresses) 
     remote_.assign(n, sockaddr_in{});
     for (size_t r = 0; r < n; ++r) {
         const auto &a = addresses[r];
-        if (a.size() != 10 || !std::equal(a.begin(), a.begin() + 4, std::begin(kAddrMagic))) {
-            log_error("verbs: rank %zu sent no verbs address (does every rank use "
-                      "VIADUCT_TRANSPORT=verbs?)",
-                      r);
+        if (const char *why = parse_verbs_address(a, &remote_[r])) {
+            log_error(
+                "verbs: rank %zu sent a malformed verbs address (%zu bytes: %s; does every "
+                "rank use VIADUCT_TRANSPORT=verbs?)",
+                r, a.size(), why);
             return -EINVAL;
         }
         if (a == address_) self_ = static_cast<int>(r);
-        remote_[r].sin_family = AF_INET;
-        std::memcpy(&remote_[r].sin_addr.s_addr, a.data() + 4, 4);
-        std::memcpy(&remote_[r].sin_port, a.data() + 8, 2);
     }
     if (self_ < 0) return -EINVAL;
 
@@ -357,7 +360,8 @@ int VerbsTransport::connect(const std::vector<std::vector<uint8_t>> &addresses) 
     }
     ibv_req_notify_cq(cq_, 0);
 
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(connect_timeout_ms_);
+    auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(connect_timeout_ms_);
     for (int r = 0; r < self_; ++r) peers_[static_cast<size_t>(r)].retry = true;
     for (;;) {
         size_t up = 0;
