@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Fault injection into the distributed sort: every role, phase and signal.
 
-usage: fault_matrix.py [--repeat N] [--providers shm,tcp] [--only ROLE[:PHASE[:SIGNAL]]]
+usage: fault_matrix.py [--repeat N] [--providers alternate|shm|tcp|shm,tcp]
+                       [--only ROLE[:PHASE[:SIGNAL]]]
                        [--json FILE]
+(alternate, the default: providers shm and tcp case by case in turn, swapped each repeat.)
 
 For each case a 4-node `sortapp run` is started with SORTAPP_TEST_HOLD, which makes one process
 wait at the start of a phase and write its pid to a file; the test waits for that file (never
@@ -253,7 +255,8 @@ def main():
     for rep in range(args.repeat):
         for role, phase, sig in cases:
             if args.providers == "alternate":
-                provs = ["shm" if n % 2 == 0 else "tcp"]
+                # Case by case in turn, and swapped from one repeat to the next.
+                provs = ["shm" if (n + rep) % 2 == 0 else "tcp"]
             else:
                 provs = args.providers.split(",")
             for prov in provs:
