@@ -7,17 +7,20 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "liveness.hpp"
 #include "messages.hpp"
 #include "node.hpp"
+#include "sortapp/cleanup.hpp"
 #include "sortapp/report.hpp"
 
 namespace sortapp::cluster {
@@ -312,6 +315,29 @@ void Monitor::abort_job(const std::string &why) {
 }
 
 std::string Monitor::finish() {
+    // Every node has renamed its output: a signal now waits (bounded) until every node has
+    // heard that the job succeeded, so the outputs are kept or lost together.
+    struct Saying {
+        std::mutex mu;
+        std::condition_variable cv;
+        bool said = false;
+    };
+    auto saying = std::make_shared<Saying>();
+    cleanup::set_interrupt_hook([saying, stall = 2 * o_.stall_ms] {
+        std::unique_lock<std::mutex> lk(saying->mu);
+        saying->cv.wait_for(lk, std::chrono::milliseconds(stall), [&] { return saying->said; });
+    });
+    struct Said {
+        std::shared_ptr<Saying> s;
+        ~Said() {
+            {
+                std::lock_guard<std::mutex> lk(s->mu);
+                s->said = true;
+            }
+            s->cv.notify_all();
+            cleanup::set_interrupt_hook({});
+        }
+    } said{saying};
     uint32_t flag = 0;
     auto answers = ask_all(
         kCmdDone, RIO_TARGET_WORKER,

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -72,6 +73,14 @@ struct Node {
     DiskBandwidth disk;
     std::string pending_output;  // phase 3b's complete output, under its temporary name
     bool committed = false;
+    // Whether the monitor's final word has come, for a signal that arrives after the commit:
+    // the whole job keeps or loses its outputs together, so the node waits for that word.
+    struct FinalWord {
+        std::mutex mu;
+        std::condition_variable cv;
+        bool heard = false;
+    };
+    std::shared_ptr<FinalWord> final_word = std::make_shared<FinalWord>();
     std::vector<char> probe_bytes;
     // What the sorting thread is doing, for the monitor's progress display.
     std::mutex progress_mu;
@@ -386,6 +395,11 @@ void do_commit(Node &n, rio_incoming_t *in) {
     if (s) {
         n.pending_output.clear();
         n.committed = true;
+        // A signal from now on waits (bounded) for the final word, which is on its way.
+        cleanup::set_interrupt_hook([word = n.final_word, stall = n.opts.stall_ms] {
+            std::unique_lock<std::mutex> lk(word->mu);
+            word->cv.wait_for(lk, std::chrono::milliseconds(stall), [&] { return word->heard; });
+        });
         rio_reply(n.rio, in, RIO_OK, nullptr, 0);
     } else {
         reply_error(n.rio, in, s.message());
@@ -402,6 +416,11 @@ int do_done(Node &n, rio_incoming_t *in, const rio_request_info_t &info) {
     } else {
         cleanup::untrack(n.output);
     }
+    {
+        std::lock_guard<std::mutex> lk(n.final_word->mu);
+        n.final_word->heard = true;
+    }
+    n.final_word->cv.notify_all();
     rio_stats_t st{};
     rio_get_stats(n.rio, &st);
     PhaseFigures f;

@@ -12,7 +12,9 @@ for the clock), sends the signal to the victim (a node, the monitor, msgrun or `
 then lets the held process go on. It then asserts:
   - every process of the job exits within the bound (stall timeout + grace + margin);
   - `sortapp run` exits non-zero naming the cause, or exits 0 with outputs sortcheck accepts;
-  - after a failure, nothing that could pass for an output (or a work file) is left;
+  - after a failure, no work file, temporary output or part of a sort is left: outputs stay
+    only as the whole, valid sort, and only when the wrapper (sortapp run, msgrun) was killed
+    after the monitor had told every node to keep its output;
   - the inputs are byte-identical to what they were (SHA-256 before and after).
 A stopped victim is killed at the end of its case (the test's own clean-up, after the checks).
 Binaries: SORTAPP_BIN, SORTGEN_BIN, SORTCHECK_BIN, VIADUCT_MSGRUN (as the cluster tests).
@@ -110,7 +112,7 @@ def leftovers(d):
                   if not n.startswith("in.") and n not in ("held", "held.tmp", "stderr"))
 
 
-def run_case(base, role, phase, sig, provider, inputs_sha):
+def run_case(base, role, phase, sig, provider, inputs_sha, want):
     d = tempfile.mkdtemp(dir=base, prefix=f"{role}-{phase}-{sig}-")
     for k in range(NODES):
         os.link(f"{base}/in.{k}", f"{d}/in.{k}")
@@ -178,27 +180,40 @@ def run_case(base, role, phase, sig, provider, inputs_sha):
     err.seek(0)
     stderr = err.read()
     err.close()
-    if code == 0:
-        outs = [f"{d}/out.{k}" for k in range(NODES)]
-        r = subprocess.run([SORTCHECK, "--json", *outs], capture_output=True, text=True)
-        ok = r.returncode == 0 and json.loads(r.stdout).get("sorted")
-        if not ok:
-            problems.append(f"exit 0 but the outputs are not a valid sort: {r.stdout[-300:]}")
-        extra = [n for n in leftovers(d) if not n.startswith("out.")]
-        if extra:
-            problems.append(f"exit 0 but left {extra}")
-    else:
-        left = leftovers(d)
-        if left:
-            problems.append(f"exit {code} but left {left}")
-        if not named(role, sig, code, stderr):
-            problems.append(f"exit {code} without naming the cause: {stderr[-600:]!r}")
+    outs = [f"{d}/out.{k}" for k in range(NODES)]
+    extra = [n for n in leftovers(d) if n not in [os.path.basename(o) for o in outs]]
+    if extra:
+        problems.append(f"exit {code} but left {extra}")
+    if code == 0 or any(os.path.exists(o) for o in outs):
+        # Outputs may stay only as the whole, valid sort: after success, or when the wrapper
+        # (sortapp run or msgrun) was killed after the monitor had told every node to keep
+        # its output. A part of a sort is never left.
+        if not valid_sort(outs, want):
+            problems.append(f"exit {code} and outputs that are not the whole, valid sort: "
+                            f"{[o for o in outs if os.path.exists(o)]}")
+        elif code != 0 and role not in ("run", "msgrun"):
+            problems.append(f"exit {code} but the outputs were kept")
+    if code != 0 and not named(role, sig, code, stderr):
+        problems.append(f"exit {code} without naming the cause: {stderr[-600:]!r}")
     for k in range(NODES):
         if sha(f"{d}/in.{k}") != inputs_sha[k]:
             problems.append(f"input {k} changed")
     if problems:
         problems.append(f"stderr: {stderr[-1500:]!r}")
     return problems, elapsed, d
+
+
+def summary(files):
+    r = subprocess.run([SORTCHECK, "--json", *files], capture_output=True, text=True)
+    return json.loads(r.stdout) if r.stdout.strip() else {}
+
+
+def valid_sort(outs, want):
+    if not all(os.path.exists(o) for o in outs):
+        return False
+    got = summary(outs)
+    return (got.get("sorted") is True and got.get("records") == want.get("records") and
+            got.get("checksum") == want.get("checksum"))
 
 
 def named(role, sig, code, stderr):
@@ -249,6 +264,7 @@ def main():
         subprocess.run([SORTGEN, "--seed", str(k + 1), "--first", str(k * 20000), "20000",
                         f"{base}/in.{k}"], check=True, capture_output=True)
     inputs_sha = [sha(f"{base}/in.{k}") for k in range(NODES)]
+    want = summary([f"{base}/in.{k}" for k in range(NODES)])
     results, failed = [], 0
     worst = {}
     n = 0
@@ -261,7 +277,7 @@ def main():
                 provs = args.providers.split(",")
             for prov in provs:
                 n += 1
-                problems, elapsed, d = run_case(base, role, phase, sig, prov, inputs_sha)
+                problems, elapsed, d = run_case(base, role, phase, sig, prov, inputs_sha, want)
                 key = f"{role}:{phase}:{sig}"
                 worst[key] = max(worst.get(key, 0.0), elapsed)
                 status = "FAIL" if problems else "ok"

@@ -32,4 +32,9 @@ void remove_all();
 // process by that same signal.
 void install_signal_cleanup(std::function<std::string()> describe);
 
+// Runs on the signal thread before anything is removed (empty: none). A process at a point
+// where removing would be wrong for the whole job (a node that has renamed its output and
+// is about to hear whether the job succeeded) waits there, bounded, for that point to pass.
+void set_interrupt_hook(std::function<void()> hook);
+
 }  // namespace sortapp::cleanup

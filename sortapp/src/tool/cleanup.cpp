@@ -21,6 +21,8 @@ struct Registry {
     std::mutex mu;
     std::set<std::string> paths;
     bool tearing_down = false;
+    std::mutex hook_mu;
+    std::function<void()> hook;
 };
 
 Registry &registry() {
@@ -93,6 +95,12 @@ void abort_process(int code, const std::string &message) {
     }
 }
 
+void set_interrupt_hook(std::function<void()> hook) {
+    Registry &r = registry();
+    std::lock_guard<std::mutex> lk(r.hook_mu);
+    r.hook = std::move(hook);
+}
+
 void install_signal_cleanup(std::function<std::string()> describe) {
     sigset_t set;
     sigemptyset(&set);
@@ -105,6 +113,12 @@ void install_signal_cleanup(std::function<std::string()> describe) {
         while (sigwait(&set, &sig) != 0) {
         }
         Registry &r = registry();
+        std::function<void()> hook;
+        {
+            std::lock_guard<std::mutex> hk(r.hook_mu);
+            hook = r.hook;
+        }
+        if (hook) hook();
         std::lock_guard<std::mutex> lk(r.mu);
         tear_down_locked(r);
         std::fprintf(stderr, "%s: interrupted by SIG%s\n", describe().c_str(), sigabbrev_np(sig));
