@@ -19,7 +19,7 @@ import tempfile
 import time
 
 SLOW = int(os.environ.get("VIADUCT_TEST_SLOWDOWN", "1"))
-HEARTBEAT_MS = 2000
+HEARTBEAT_MS = 2000 * SLOW  # short, but longer where everything is slower
 # What "bounded" means here: the heartbeat period plus a few seconds (more in slow builds).
 BOUND = HEARTBEAT_MS / 1000.0 + 5.0 * SLOW
 # How long the test waits for anything at all before giving up on it.
