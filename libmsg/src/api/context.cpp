@@ -436,6 +436,10 @@ extern "C" int msg_finalize(msg_context_t *context) {
             lk.unlock();
             std::this_thread::sleep_for(std::chrono::microseconds(200));
         }
+        // Needs no limit of its own: a peer that dies or stops answering its
+        // heartbeats is failed by the coordinator, which then ends the
+        // barrier without it (MSG_ERR_PEER_FAILED), and a coordinator that
+        // stops answering ends it here (MSG_ERR_BOOTSTRAP).
         int rc = core.boot->barrier(-1, &why);
         if (rc != MSG_OK) {
             log_error("finalize: %s", why.c_str());
@@ -516,6 +520,7 @@ extern "C" int msg_barrier(msg_context_t *context) {
     if (context == nullptr) return MSG_ERR_INVALID_ARG;
     if (context->core->finalized) return MSG_ERR_FINALIZED;
     std::string why;
+    // Bounded as finalize's barrier is: by the heartbeats on the coordinator link.
     int rc = context->core->boot->barrier(-1, &why);
     if (rc != MSG_OK) msg::log_error("barrier: %s", why.c_str());
     return rc;

@@ -32,6 +32,11 @@ struct Conn {
     std::string peer;  // address:port, for messages
     Nonce challenge{};
     std::chrono::steady_clock::time_point hello_deadline;
+    // Once the rank has sent a Heartbeat: how long it may stay silent (the
+    // larger of its promise and ours), and when it was last heard. 0: a peer
+    // that does not send heartbeats, left to TCP's own liveness checks.
+    int silence_ms = 0;
+    std::chrono::steady_clock::time_point last_heard;
 };
 
 // "address:port" of a socket's peer.
@@ -57,6 +62,9 @@ std::string peer_name(const sockaddr_storage &ss) {
 struct Collective {
     std::vector<bool> arrived;
     std::vector<std::vector<uint8_t>> data;
+    // A rank that failed while this barrier waited for it, else -1: the
+    // barrier then completes without it, and every rank is told.
+    int lost = -1;
 };
 
 }  // namespace
@@ -64,6 +72,7 @@ struct Collective {
 struct Coordinator::State {
     int size;
     const JobKey *key;
+    int heartbeat_ms = 0;  // our allowed silence; we send every quarter of it
     std::vector<Conn> conns;
     std::vector<int> rank_fd;  // rank -> its connection's fd, -1 if none
     std::vector<bool> failed, left;
@@ -83,7 +92,15 @@ struct Coordinator::State {
     }
     void send_to(int r, FrameType t, const std::vector<uint8_t> &body) {
         int fd = rank_fd[static_cast<size_t>(r)];
-        if (fd >= 0 && active(r)) write_frame(fd, t, body);
+        // A rank that stopped reading makes the send time out (heartbeat
+        // ranks' sockets have a send timeout): its connection is shut, and the
+        // next poll drops it and fails the rank.
+        if (fd >= 0 && active(r) && !write_frame(fd, t, body)) {
+            log_error("coordinator: cannot send to rank %d: %s; dropping it", r,
+                      errno == EAGAIN || errno == EWOULDBLOCK ? "it stopped reading"
+                                                              : std::strerror(errno));
+            ::shutdown(fd, SHUT_RDWR);
+        }
     }
     void broadcast(FrameType t, const std::vector<uint8_t> &body) {
         for (int r = 0; r < size; ++r) send_to(r, t, body);
@@ -110,7 +127,11 @@ struct Coordinator::State {
                 ++it;
                 continue;
             }
-            broadcast(FrameType::BarrierDone, encode_seq(it->first));
+            if (it->second.lost >= 0)
+                broadcast(FrameType::BarrierFailed,
+                          encode_barrier_failed(it->first, it->second.lost));
+            else
+                broadcast(FrameType::BarrierDone, encode_seq(it->first));
             it = barriers.erase(it);
         }
     }
@@ -131,6 +152,8 @@ struct Coordinator::State {
         if (!active(r)) return;
         failed[static_cast<size_t>(r)] = true;
         log_debug("coordinator: rank %d failed", r);
+        for (auto &[seq, b] : barriers)
+            if (!b.arrived[static_cast<size_t>(r)] && b.lost < 0) b.lost = r;
         broadcast(FrameType::Failed, encode_failed(r));
         settle();
     }
@@ -190,6 +213,7 @@ struct Coordinator::State {
                          encode_welcome(welcome_mac(*key, c.challenge, h.nonce, h.rank, h.size))))
             return broken(c, "cannot send Welcome");
         c.rank = r;
+        c.last_heard = std::chrono::steady_clock::now();
         c.reader.set_limit(kMaxFrame);
         rank_fd[h.rank] = c.fd;
         ++joined;
@@ -222,9 +246,23 @@ struct Coordinator::State {
                 if (const char *why = decode_seq(f.body, &seq)) return broken(c, why);
                 if (seq != next_barrier[r]) return broken(c, "a barrier out of sequence");
                 ++next_barrier[r];
+                log_debug("coordinator: rank %d reached barrier %u", c.rank, seq);
                 collective(barriers, seq).arrived[r] = true;
                 settle();
                 return true;
+            case FrameType::Heartbeat: {
+                int theirs = 0;
+                if (const char *why = decode_heartbeat(f.body, &theirs)) return broken(c, why);
+                if (c.silence_ms == 0) {
+                    // The first: from now on this rank is watched, and a send
+                    // it does not read cannot hold up the whole job.
+                    set_send_timeout(c.fd, std::max(heartbeat_ms / 4, 100));
+                    if (!write_frame(c.fd, FrameType::Heartbeat, encode_heartbeat(heartbeat_ms)))
+                        return broken(c, "cannot answer its Heartbeat");
+                }
+                c.silence_ms = std::max(heartbeat_ms, theirs);
+                return true;
+            }
             case FrameType::Bye:
                 if (!f.body.empty()) return broken(c, "Bye with a body");
                 left[r] = true;
@@ -341,6 +379,9 @@ void Coordinator::serve() {
     State s;
     s.size = size_;
     s.key = &key_;
+    s.heartbeat_ms = limits_.heartbeat_ms > 0 ? limits_.heartbeat_ms : heartbeat_ms(-1);
+    const auto beat_every = std::chrono::milliseconds(std::max(s.heartbeat_ms / 4, 25));
+    auto next_beat = std::chrono::steady_clock::now() + beat_every;
     s.rank_fd.assign(static_cast<size_t>(size_), -1);
     s.failed.assign(static_cast<size_t>(size_), false);
     s.left.assign(static_cast<size_t>(size_), false);
@@ -414,10 +455,33 @@ void Coordinator::serve() {
                 s.drop(c);
                 continue;
             }
+            c.last_heard = std::chrono::steady_clock::now();
             Frame f;
             while (c.fd >= 0 && c.reader.next(f))
                 if (!s.handle(c, f)) break;
             if (c.fd >= 0 && c.reader.bad()) s.broken(c, "a frame longer than allowed");
+        }
+        // Silence is judged only after what has arrived was read: a
+        // coordinator that was itself not scheduled for a while finds the
+        // ranks' heartbeats waiting, not missing.
+        now = std::chrono::steady_clock::now();
+        for (Conn &c : s.conns) {
+            if (c.fd < 0 || c.rank < 0 || c.silence_ms == 0 || !s.active(c.rank)) continue;
+            auto quiet = std::chrono::duration_cast<std::chrono::milliseconds>(now - c.last_heard);
+            if (quiet.count() > c.silence_ms) {
+                log_error(
+                    "coordinator: rank %d (%s) sent nothing for %.1f s (stopped, or its host "
+                    "frozen); declaring it failed",
+                    c.rank, c.peer.c_str(), static_cast<double>(quiet.count()) / 1000.0);
+                s.drop(c);
+            }
+        }
+        if (now >= next_beat) {
+            next_beat = now + beat_every;
+            const auto beat = encode_heartbeat(s.heartbeat_ms);
+            for (Conn &c : s.conns)
+                if (c.fd >= 0 && c.rank >= 0 && c.silence_ms > 0)
+                    s.send_to(c.rank, FrameType::Heartbeat, beat);
         }
     }
     bool clean = true;

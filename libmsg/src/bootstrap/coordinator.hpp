@@ -22,6 +22,10 @@ struct CoordinatorLimits {
     int max_pending = 64;
     // Time a new connection has to join before it is closed.
     int hello_timeout_ms = 5000;
+    // A rank that sends heartbeats and then nothing for this long (or for the
+    // silence it announced, if longer) has failed; 0: heartbeat_ms() of the
+    // environment (frame.hpp).
+    int heartbeat_ms = 0;
 };
 
 class Coordinator {

@@ -9,16 +9,18 @@
 namespace msg::boot {
 
 enum class FrameType : uint8_t {
-    Hello = 1,         // rank -> coordinator: u32 rank, u32 size, nonce, mac (job_key.hpp)
-    Gather = 2,        // rank -> coordinator: u32 seq, bytes
-    GatherResult = 3,  // coordinator -> rank: u32 seq, u32 n, n x (u8 present, u32 len, bytes)
-    Barrier = 4,       // rank -> coordinator: u32 seq
-    BarrierDone = 5,   // coordinator -> rank: u32 seq
-    Bye = 6,           // rank -> coordinator: leaving in order
-    Failed = 7,        // coordinator -> rank: u32 rank that failed
-    Error = 8,         // coordinator -> rank: text; the job cannot go on
-    Challenge = 9,     // coordinator -> rank, first on every connection: nonce
-    Welcome = 10,      // coordinator -> rank, after a good Hello: mac proving the key
+    Hello = 1,           // rank -> coordinator: u32 rank, u32 size, nonce, mac (job_key.hpp)
+    Gather = 2,          // rank -> coordinator: u32 seq, bytes
+    GatherResult = 3,    // coordinator -> rank: u32 seq, u32 n, n x (u8 present, u32 len, bytes)
+    Barrier = 4,         // rank -> coordinator: u32 seq
+    BarrierDone = 5,     // coordinator -> rank: u32 seq
+    Bye = 6,             // rank -> coordinator: leaving in order
+    Failed = 7,          // coordinator -> rank: u32 rank that failed
+    Error = 8,           // coordinator -> rank: text; the job cannot go on
+    Challenge = 9,       // coordinator -> rank, first on every connection: nonce
+    Welcome = 10,        // coordinator -> rank, after a good Hello: mac proving the key
+    Heartbeat = 11,      // both ways: u32 ms the sender may stay silent (it sends every quarter)
+    BarrierFailed = 12,  // coordinator -> rank: u32 seq, u32 rank that failed before reaching it
 };
 
 constexpr uint32_t kMaxFrame = 64u << 20;
@@ -63,6 +65,13 @@ class FrameReader {
 bool parse_host_port(const std::string &s, std::string &host, std::string &port);
 // Keepalive and user timeout so a vanished host is noticed in bounded time.
 void set_socket_liveness(int fd, int timeout_ms);
+// Sends on fd give up after timeout_ms without progress, so a peer that stopped
+// reading cannot block the writer for ever.
+void set_send_timeout(int fd, int timeout_ms);
+// The silence after which the other end of a coordinator link counts as gone:
+// VIADUCT_HEARTBEAT_MS, else the larger of timeout_ms (VIADUCT_TIMEOUT_MS's
+// value when negative) and 10 s, so a loaded host is not taken for a dead one.
+int heartbeat_ms(int timeout_ms);
 // Connects to host:port, retrying until timeout_ms has passed. -1 on failure.
 int connect_with_retry(const std::string &host, const std::string &port, int timeout_ms,
                        std::string *error);

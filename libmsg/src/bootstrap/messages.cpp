@@ -139,6 +139,41 @@ const char *decode_failed(const std::vector<uint8_t> &body, int job_size, int *r
     return nullptr;
 }
 
+std::vector<uint8_t> encode_heartbeat(int silence_ms) {
+    std::vector<uint8_t> b;
+    put_u32(b, static_cast<uint32_t>(silence_ms));
+    return b;
+}
+
+const char *decode_heartbeat(const std::vector<uint8_t> &body, int *silence_ms) {
+    size_t pos = 0;
+    uint32_t ms = 0;
+    if (!get_u32(body, pos, ms) || pos != body.size()) return "Heartbeat is not 4 bytes";
+    if (ms < 100 || ms > 86400000u) return "Heartbeat allows a silence outside [100 ms, 24 h]";
+    *silence_ms = static_cast<int>(ms);
+    return nullptr;
+}
+
+std::vector<uint8_t> encode_barrier_failed(uint32_t seq, int rank) {
+    std::vector<uint8_t> b;
+    put_u32(b, seq);
+    put_u32(b, static_cast<uint32_t>(rank));
+    return b;
+}
+
+const char *decode_barrier_failed(const std::vector<uint8_t> &body, int job_size, uint32_t *seq,
+                                  int *rank) {
+    size_t pos = 0;
+    uint32_t s = 0, r = 0;
+    if (!get_u32(body, pos, s) || !get_u32(body, pos, r) || pos != body.size())
+        return "BarrierFailed is not 8 bytes";
+    if (job_size < 1 || r >= static_cast<uint32_t>(job_size))
+        return "BarrierFailed names a rank outside the job";
+    *seq = s;
+    *rank = static_cast<int>(r);
+    return nullptr;
+}
+
 std::vector<uint8_t> encode_error(const std::string &text) {
     size_t n = text.size() < kMaxErrorText ? text.size() : kMaxErrorText;
     return std::vector<uint8_t>(text.begin(), text.begin() + static_cast<long>(n));

@@ -52,6 +52,15 @@ const char *decode_gather_result(const std::vector<uint8_t> &body, int job_size,
 std::vector<uint8_t> encode_failed(int rank);
 const char *decode_failed(const std::vector<uint8_t> &body, int job_size, int *rank);
 
+// Heartbeat: exactly a u32, the sender's allowed silence in ms, in [100, 24 h].
+std::vector<uint8_t> encode_heartbeat(int silence_ms);
+const char *decode_heartbeat(const std::vector<uint8_t> &body, int *silence_ms);
+
+// BarrierFailed: u32 seq, then a u32 rank in [0, job_size).
+std::vector<uint8_t> encode_barrier_failed(uint32_t seq, int rank);
+const char *decode_barrier_failed(const std::vector<uint8_t> &body, int job_size, uint32_t *seq,
+                                  int *rank);
+
 // Error: text, shown to a user; at most kMaxErrorText bytes, and anything not
 // printable becomes '?', so a peer cannot write control sequences to a terminal.
 constexpr size_t kMaxErrorText = 1024;

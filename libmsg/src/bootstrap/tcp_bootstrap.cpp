@@ -3,9 +3,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -31,6 +33,12 @@ class TcpBootstrap final : public Bootstrap {
     ~TcpBootstrap() override {
         leave();
         if (reader_.joinable()) reader_.join();
+        {
+            std::lock_guard<std::mutex> lk(mu_);
+            stopping_ = true;
+        }
+        notify_cv_.notify_all();
+        if (notifier_.joinable()) notifier_.join();
         if (fd_ >= 0) ::close(fd_);
         if (hosted_) hosted_->join();
     }
@@ -47,6 +55,7 @@ class TcpBootstrap final : public Bootstrap {
         if (fd_ < 0) return MSG_ERR_BOOTSTRAP;
         boot::set_socket_liveness(fd_, timeout_ms);
         const std::string where = "the job coordinator at " + host + ":" + port;
+        where_ = where;
         // Until the coordinator has proven it holds the key, it is a stranger:
         // its frames are small and nothing it says is believed.
         frames_.set_limit(boot::kMaxFrameBeforeHello);
@@ -79,6 +88,19 @@ class TcpBootstrap final : public Bootstrap {
             return MSG_ERR_BOOTSTRAP;
         }
         frames_.set_limit(boot::kMaxFrame);
+        // From here on both ends watch each other: the first heartbeat goes
+        // out before anything else, so a rank stopped at any later moment is
+        // noticed. A send the coordinator does not take within our own
+        // heartbeat period fails rather than blocks.
+        heartbeat_ms_ = boot::heartbeat_ms(timeout_ms);
+        silence_ms_ = heartbeat_ms_;
+        boot::set_send_timeout(fd_, heartbeat_ms_);
+        if (!boot::write_frame(fd_, FrameType::Heartbeat, boot::encode_heartbeat(heartbeat_ms_))) {
+            *error = "cannot send to " + where;
+            return MSG_ERR_BOOTSTRAP;
+        }
+        failed_.assign(static_cast<size_t>(size_), false);
+        notifier_ = std::thread([this] { notify_loop(); });
         reader_ = std::thread([this] { read_loop(); });
         return MSG_OK;
     }
@@ -113,17 +135,22 @@ class TcpBootstrap final : public Bootstrap {
         if (!wait_for(lk, timeout_ms, [&] { return barriers_done_ > seq; }))
             return timed_out("barrier", timeout_ms, error);
         if (barriers_done_ <= seq) return lost(error);
+        auto it = barrier_lost_.find(seq);
+        if (it != barrier_lost_.end()) {
+            *error = "rank " + std::to_string(it->second) +
+                     " failed before reaching the barrier; the live ranks met without it";
+            barrier_lost_.erase(it);
+            return MSG_ERR_PEER_FAILED;
+        }
         return MSG_OK;
     }
 
     void on_peer_failed(std::function<void(int)> callback) override {
-        std::vector<int> already;
         {
             std::lock_guard<std::mutex> lk(mu_);
             callback_ = std::move(callback);
-            already = failed_before_callback_;
         }
-        for (int r : already) callback_(r);
+        notify_cv_.notify_all();
     }
 
     void leave() override {
@@ -187,29 +214,78 @@ class TcpBootstrap final : public Bootstrap {
         return MSG_OK;
     }
 
+    // Reads the coordinator's frames, sends our heartbeat every quarter of
+    // heartbeat_ms_ and watches the coordinator's: this thread takes only the
+    // bootstrap's own lock, briefly, never the fabric's (peer failures go to
+    // the notifier thread), so a busy application cannot make it miss a beat.
     void read_loop() {
+        using std::chrono::milliseconds;
+        using std::chrono::steady_clock;
         boot::FrameReader &reader = frames_;
+        const auto beat_every = milliseconds(std::max(heartbeat_ms_ / 4, 25));
+        auto last_heard = steady_clock::now();
+        auto next_beat = last_heard + beat_every;
+        std::string silent;
         for (;;) {
             Frame f;
             bool ok = true;
             // Frames that came with the handshake's are already buffered.
             while (ok && reader.next(f)) ok = handle(f);
-            if (ok && !reader.fill(fd_)) break;
             if (!ok) {
                 ::shutdown(fd_, SHUT_RDWR);
                 break;
             }
+            int allowed;
+            bool leaving;
+            {
+                std::lock_guard<std::mutex> lk(mu_);
+                allowed = silence_ms_;
+                leaving = left_;
+            }
+            auto now = steady_clock::now();
+            if (now >= next_beat && !leaving) {
+                next_beat = now + beat_every;
+                std::lock_guard<std::mutex> lk(mu_);
+                if (!send_locked(FrameType::Heartbeat, boot::encode_heartbeat(heartbeat_ms_)) &&
+                    !left_) {
+                    if (fatal_.empty()) fatal_ = "cannot send to " + where_;
+                    ::shutdown(fd_, SHUT_RDWR);
+                    break;
+                }
+            }
+            auto quiet = std::chrono::duration_cast<milliseconds>(now - last_heard);
+            if (quiet.count() > allowed) {
+                char secs[32];
+                std::snprintf(secs, sizeof secs, "%.1f",
+                              static_cast<double>(quiet.count()) / 1000.0);
+                silent = where_ + " stopped answering for " + secs +
+                         " s (stopped, or its host frozen); the job cannot go on";
+                ::shutdown(fd_, SHUT_RDWR);
+                break;
+            }
+            auto wait = std::min(next_beat - now, last_heard + milliseconds(allowed) - now);
+            int wait_ms =
+                static_cast<int>(std::chrono::duration_cast<milliseconds>(wait).count()) + 1;
+            pollfd p{fd_, POLLIN, 0};
+            int n = ::poll(&p, 1, std::max(wait_ms, 1));
+            if (n < 0 && errno != EINTR) break;
+            if (n <= 0) continue;
+            if (!reader.fill(fd_)) break;
+            last_heard = steady_clock::now();
         }
         std::vector<int> everyone;
         {
             std::lock_guard<std::mutex> lk(mu_);
             closed_ = true;
+            if (!left_ && !silent.empty() && fatal_.empty()) fatal_ = silent;
             if (!left_ && fatal_.empty()) fatal_ = "lost the connection to the job coordinator";
             // Without the coordinator nobody can report failures any more:
             // treat every peer as gone so nothing waits forever.
-            if (!left_)
+            if (!left_) {
+                log_error("%s; every peer is taken as failed", fatal_.c_str());
                 for (int r = 0; r < size_; ++r)
                     if (r != rank_) everyone.push_back(r);
+            }
         }
         cv_.notify_all();
         for (int r : everyone) notify_failed(r);
@@ -253,6 +329,28 @@ class TcpBootstrap final : public Bootstrap {
                 cv_.notify_all();
                 return true;
             }
+            case FrameType::BarrierFailed: {
+                uint32_t v = 0;
+                int r = -1;
+                if (const char *why = boot::decode_barrier_failed(f.body, size_, &v, &r))
+                    return broken(why);
+                {
+                    std::lock_guard<std::mutex> lk(mu_);
+                    if (v >= next_barrier_ || v < barriers_done_)
+                        return broken_locked("a BarrierFailed for no barrier in progress");
+                    barriers_done_ = v + 1;
+                    barrier_lost_[v] = r;
+                }
+                cv_.notify_all();
+                return true;
+            }
+            case FrameType::Heartbeat: {
+                int theirs = 0;
+                if (const char *why = boot::decode_heartbeat(f.body, &theirs)) return broken(why);
+                std::lock_guard<std::mutex> lk(mu_);
+                silence_ms_ = std::max(heartbeat_ms_, theirs);
+                return true;
+            }
             case FrameType::Failed: {
                 int r = -1;
                 if (const char *why = boot::decode_failed(f.body, size_, &r)) return broken(why);
@@ -277,17 +375,30 @@ class TcpBootstrap final : public Bootstrap {
         return false;
     }
 
+    // Queues a failed peer for the notifier thread: the callback takes the
+    // fabric lock, which the reading thread must never wait for.
     void notify_failed(int r) {
-        std::function<void(int)> cb;
         {
             std::lock_guard<std::mutex> lk(mu_);
-            if (!callback_) {
-                failed_before_callback_.push_back(r);
-                return;
-            }
-            cb = callback_;
+            if (failed_[static_cast<size_t>(r)]) return;
+            failed_[static_cast<size_t>(r)] = true;
+            to_notify_.push_back(r);
         }
-        cb(r);
+        notify_cv_.notify_all();
+    }
+
+    void notify_loop() {
+        std::unique_lock<std::mutex> lk(mu_);
+        for (;;) {
+            notify_cv_.wait(lk, [&] { return stopping_ || (callback_ && !to_notify_.empty()); });
+            if (stopping_) return;
+            std::vector<int> batch;
+            batch.swap(to_notify_);
+            auto cb = callback_;
+            lk.unlock();
+            for (int r : batch) cb(r);
+            lk.lock();
+        }
     }
 
     int rank_, size_;
@@ -302,7 +413,15 @@ class TcpBootstrap final : public Bootstrap {
     bool closed_ = false, left_ = false;
     std::string fatal_;
     std::function<void(int)> callback_;
-    std::vector<int> failed_before_callback_;
+    std::vector<bool> failed_;    // peers reported failed, each told once
+    std::vector<int> to_notify_;  // reported, not yet given to callback_
+    std::condition_variable notify_cv_;
+    std::thread notifier_;
+    bool stopping_ = false;
+    std::map<uint32_t, int> barrier_lost_;  // barrier seq -> a rank that failed before it
+    std::string where_;
+    int heartbeat_ms_ = 0;  // ours; we send every quarter of it
+    int silence_ms_ = 0;    // the coordinator may be silent this long (ours or its, the larger)
 };
 
 bool env_int(const char *name, long lo, long hi, int *out, std::string *error) {
