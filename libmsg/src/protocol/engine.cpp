@@ -461,6 +461,16 @@ void Engine::handle_recv(RxBuf *rb, const TransportCompletion &c) {
         return;
     }
     int src = static_cast<int>(h.src);
+    // The header's source is what the peer claims; the transport's is where
+    // the packet came from. Every later check (a CTS, GO or FIN must name a
+    // request of ours with that very peer) rests on the two agreeing.
+    if (c.peer != src) {
+        ++stats_.bad_headers;
+        ++forged_;
+        log_debug("dropped a packet claiming rank %d from rank %d", src, c.peer);
+        repost(rb);
+        return;
+    }
     Peer &p = peers_[static_cast<size_t>(src)];
     if (p.failed) {
         repost(rb);

@@ -71,6 +71,9 @@ class Engine {
     void abort_all(int status);
 
     const msg_stats_t &stats() const { return stats_; }
+    // Packets whose header named another sender than the transport's (also
+    // counted in stats().bad_headers).
+    uint64_t forged() const { return forged_; }
     size_t chunk_payload() const { return opts_.buffer_size - sizeof(WireHeader); }
 
   private:
@@ -185,6 +188,7 @@ class Engine {
     std::deque<uint64_t> send_waiting_, recv_waiting_;
 
     msg_stats_t stats_{};
+    uint64_t forged_ = 0;
 };
 
 }  // namespace msg
