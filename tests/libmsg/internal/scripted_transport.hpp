@@ -49,6 +49,9 @@ class Transport final : public msg::Transport {
 
     std::vector<Packet> sent;
     std::vector<Write> writes;
+    // RDMA reads, kept (never completed) when reads are on; refused otherwise.
+    bool reads_on = false;
+    std::vector<Write> reads;
 
     std::string name() const override { return "scripted"; }
     std::vector<uint8_t> address() const override { return {}; }
@@ -87,8 +90,11 @@ class Transport final : public msg::Transport {
         posted_.push_back({static_cast<char *>(buf), len, ctx});
         return 0;
     }
-    int post_read(int, void *, size_t, void *, uint64_t, uint64_t, msg::OpContext *) override {
-        return -ENOTSUP;
+    int post_read(int peer, void *local, size_t len, void *, uint64_t remote_addr, uint64_t key,
+                  msg::OpContext *ctx) override {
+        if (!reads_on) return -ENOTSUP;
+        reads.push_back({peer, static_cast<const char *>(local), len, remote_addr, key, ctx});
+        return 0;
     }
     int post_write(int peer, const void *local, size_t len, void *, uint64_t remote_addr,
                    uint64_t key, msg::OpContext *ctx) override {
