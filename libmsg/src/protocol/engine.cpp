@@ -586,10 +586,14 @@ void Engine::handle_recv(RxBuf *rb, const TransportCompletion &c) {
     }
     repost(rb);
     if (p.failed) return;
-    if (withhold)
-        ++p.withheld;
-    else if (h.type != PacketType::Credit)
+    if (withhold) {
+        if (p.withheld++ == 0)
+            log_debug(
+                "rank %d has %zu unexpected messages (%zu bytes) here: its credit is held back",
+                src, p.unexpected_count, p.unexpected_bytes);
+    } else if (h.type != PacketType::Credit) {
         ++p.to_return;
+    }
     if (!p.queue.empty()) flush(src);
     return_credit(src);
 }
