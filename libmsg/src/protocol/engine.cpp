@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "common/log.hpp"
@@ -13,7 +14,26 @@ namespace msg {
 
 namespace {
 constexpr int kTxSlab = 256;
+
+// A positive whole number from the environment, or `fallback`.
+size_t env_size(const char *name, size_t fallback) {
+    const char *v = std::getenv(name);
+    if (v == nullptr || *v == '\0') return fallback;
+    char *end = nullptr;
+    errno = 0;
+    unsigned long long n = std::strtoull(v, &end, 10);
+    if (errno != 0 || *end != '\0' || n == 0 || v[0] == '-') {
+        log_error("%s=%s is not a positive whole number; using %zu", name, v, fallback);
+        return fallback;
+    }
+    return static_cast<size_t>(n);
 }
+
+// Packets that open a message: the receiver may have to hold them.
+bool opens_message(PacketType t) {
+    return t == PacketType::Eager || t == PacketType::Rts;
+}
+}  // namespace
 
 const char *validate_header(const WireHeader &h, size_t bytes, int size, int self) {
     if (bytes < sizeof(WireHeader)) return "packet shorter than a header";
@@ -58,6 +78,8 @@ const char *validate_header(const WireHeader &h, size_t bytes, int size, int sel
 
 Engine::Engine(Transport *transport, int rank, int size, const EngineOptions &opts)
     : transport_(transport), rank_(rank), size_(size), opts_(opts) {
+    opts_.unexpected_bytes = env_size("VIADUCT_UNEXPECTED_BYTES", opts_.unexpected_bytes);
+    opts_.unexpected_count = env_size("VIADUCT_UNEXPECTED_COUNT", opts_.unexpected_count);
     peers_.resize(static_cast<size_t>(size));
     for (auto &p : peers_) p.credits = opts_.credits;
 }
@@ -251,6 +273,7 @@ int Engine::irecv(int source, int tag, void *buf, size_t capacity, CompletionSin
         if (!matches(r, it->src, it->tag)) continue;
         Unexpected u = std::move(*it);
         unexpected_.erase(it);
+        if (u.src != rank_) took_unexpected(u);
         if (u.type == PacketType::Eager) {
             deliver_eager(r, u.src, u.tag, u.data.data(), u.data.size());
         } else if (u.src == rank_) {
@@ -271,6 +294,17 @@ int Engine::irecv(int source, int tag, void *buf, size_t capacity, CompletionSin
     r->in_posted = true;
     r->posted_it = posted_.insert(posted_.end(), r);
     return MSG_OK;
+}
+
+void Engine::took_unexpected(const Unexpected &u) {
+    Peer &p = peers_[static_cast<size_t>(u.src)];
+    --p.unexpected_count;
+    p.unexpected_bytes -= u.data.size();
+    // One message fewer held: one credit held back for it may go home.
+    if (p.withheld == 0) return;
+    --p.withheld;
+    ++p.to_return;
+    if (!p.failed) return_credit(u.src);
 }
 
 void Engine::deliver_eager(Request *r, int src, int tag, const char *data, size_t len) {
@@ -350,12 +384,21 @@ Engine::PostResult Engine::post_packet(TxOp *op, bool consumes_credit) {
 
 void Engine::flush(int peer) {
     Peer &p = peers_[static_cast<size_t>(peer)];
-    while (!p.queue.empty() && p.credits > 0) {
-        OutItem item = p.queue.front();
+    // New messages keep their order and leave the reserved credits alone;
+    // packets of messages under way may pass them, so a peer that holds our
+    // credit back for the messages it has not received yet still gets the
+    // CTS, chunks and FINs that let it (and us) finish the others.
+    auto it = p.queue.begin();
+    while (it != p.queue.end() && p.credits > 0) {
+        OutItem item = *it;
         if (item.packet != nullptr) {
+            if (opens_message(item.packet->hdr.type) && p.credits <= reserved_credits()) {
+                ++it;
+                continue;
+            }
             PostResult pr = post_packet(item.packet, true);
             if (pr == PostResult::Again) return;
-            p.queue.pop_front();
+            it = p.queue.erase(it);
             if (pr == PostResult::Failed) {
                 free_txop(item.packet);
                 fail_peer(peer);
@@ -365,7 +408,7 @@ void Engine::flush(int peer) {
         }
         Request *r = find(item.stream, peer);
         if (r == nullptr || r->posted_bytes >= r->accepted) {
-            p.queue.pop_front();
+            it = p.queue.erase(it);
             continue;
         }
         PostResult pr = emit_chunk(r);
@@ -374,14 +417,21 @@ void Engine::flush(int peer) {
             fail_peer(peer);
             return;
         }
-        if (r->posted_bytes >= r->accepted) p.queue.pop_front();
+        if (r->posted_bytes >= r->accepted) it = p.queue.erase(it);
     }
 }
 
 void Engine::return_credit(int peer) {
     Peer &p = peers_[static_cast<size_t>(peer)];
-    uint32_t threshold = static_cast<uint32_t>(std::max(1, opts_.credits / 2));
-    if (p.failed || p.to_return < threshold) {
+    // Credit goes back in batches of half. While some is held back, a batch
+    // is what the peer can have spent once it is down to its reserve, or the
+    // few packets it may still send would never add up to one and it would
+    // wait for good.
+    int threshold = std::max(1, opts_.credits / 2);
+    if (p.withheld > 0)
+        threshold = std::min(threshold, std::max(1, opts_.credits - reserved_credits() -
+                                                        static_cast<int>(p.withheld)));
+    if (p.failed || static_cast<int>(p.to_return) < threshold) {
         p.credit_pending = false;
         return;
     }
@@ -461,6 +511,16 @@ void Engine::handle_recv(RxBuf *rb, const TransportCompletion &c) {
         return;
     }
     int src = static_cast<int>(h.src);
+    // The header's source is what the peer claims; the transport's is where
+    // the packet came from. Every later check (a CTS, GO or FIN must name a
+    // request of ours with that very peer) rests on the two agreeing.
+    if (c.peer != src) {
+        ++stats_.bad_headers;
+        ++forged_;
+        log_debug("dropped a packet claiming rank %d from rank %d", src, c.peer);
+        repost(rb);
+        return;
+    }
     Peer &p = peers_[static_cast<size_t>(src)];
     if (p.failed) {
         repost(rb);
@@ -473,6 +533,7 @@ void Engine::handle_recv(RxBuf *rb, const TransportCompletion &c) {
         return;
     }
     p.credits += static_cast<int>(h.credits);
+    bool withhold = false;
     const char *payload = rb->buf + sizeof h;
     size_t plen = c.length - sizeof h;
     switch (h.type) {
@@ -490,7 +551,14 @@ void Engine::handle_recv(RxBuf *rb, const TransportCompletion &c) {
             if (match == nullptr) {
                 Unexpected u{src, h.tag, h.type, {}, h.len, h.send_id, h.flags, h.offset, h.key};
                 if (h.type == PacketType::Eager) u.data.assign(payload, payload + plen);
+                ++p.unexpected_count;
+                p.unexpected_bytes += u.data.size();
                 unexpected_.push_back(std::move(u));
+                // Over the bound the peer's credit stays here until the
+                // application receives: it can send at most its credits' worth
+                // more, so what it holds here stays bounded.
+                withhold = p.unexpected_count > opts_.unexpected_count ||
+                           p.unexpected_bytes > opts_.unexpected_bytes;
             } else if (h.type == PacketType::Eager) {
                 deliver_eager(match, src, h.tag, payload, plen);
             } else {
@@ -518,7 +586,14 @@ void Engine::handle_recv(RxBuf *rb, const TransportCompletion &c) {
     }
     repost(rb);
     if (p.failed) return;
-    if (h.type != PacketType::Credit) ++p.to_return;
+    if (withhold) {
+        if (p.withheld++ == 0)
+            log_debug(
+                "rank %d has %zu unexpected messages (%zu bytes) here: its credit is held back",
+                src, p.unexpected_count, p.unexpected_bytes);
+    } else if (h.type != PacketType::Credit) {
+        ++p.to_return;
+    }
     if (!p.queue.empty()) flush(src);
     return_credit(src);
 }
@@ -565,8 +640,11 @@ void Engine::fail_peer(int rank) {
     for (OutItem &item : p.queue)
         if (item.packet != nullptr) free_txop(item.packet);
     p.queue.clear();
-    unexpected_.remove_if(
-        [&](const Unexpected &u) { return u.src == rank && u.type == PacketType::Rts; });
+    unexpected_.remove_if([&](const Unexpected &u) {
+        if (u.src != rank || u.type != PacketType::Rts) return false;
+        --p.unexpected_count;
+        return true;
+    });
     // With every other rank gone, a wildcard receive can only hang.
     bool all_gone = failed_count_ == size_ - 1;
     std::vector<uint64_t> victims;

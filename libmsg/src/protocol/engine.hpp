@@ -30,6 +30,12 @@ struct EngineOptions {
     size_t eager_max = 8192;
     size_t buffer_size = 128 * 1024;  // header included
     int credits = 8;
+    // What one peer's unexpected messages (arrived before a matching receive)
+    // may hold here before that peer is slowed: past either bound its credit
+    // is held back until the application receives (VIADUCT_UNEXPECTED_BYTES,
+    // VIADUCT_UNEXPECTED_COUNT override these).
+    size_t unexpected_bytes = 1u << 20;
+    size_t unexpected_count = 1024;
 };
 
 class Engine {
@@ -71,6 +77,16 @@ class Engine {
     void abort_all(int status);
 
     const msg_stats_t &stats() const { return stats_; }
+    // Packets whose header named another sender than the transport's (also
+    // counted in stats().bad_headers).
+    uint64_t forged() const { return forged_; }
+    // Unexpected messages from `rank` held here, and their payload bytes.
+    size_t unexpected_count(int rank) const {
+        return peers_[static_cast<size_t>(rank)].unexpected_count;
+    }
+    size_t unexpected_bytes(int rank) const {
+        return peers_[static_cast<size_t>(rank)].unexpected_bytes;
+    }
     size_t chunk_payload() const { return opts_.buffer_size - sizeof(WireHeader); }
 
   private:
@@ -88,6 +104,10 @@ class Engine {
         int credits = 0;         // packets we may still send to it
         uint32_t to_return = 0;  // its packets we consumed and not yet credited back
         bool credit_pending = false;
+        // Credits held back while its unexpected messages are over the bound;
+        // each one given back as the application receives one of them.
+        uint32_t withheld = 0;
+        size_t unexpected_count = 0, unexpected_bytes = 0;
         std::deque<OutItem> queue;
     };
     struct Unexpected {
@@ -113,6 +133,10 @@ class Engine {
     void flush(int peer);
     PostResult post_packet(TxOp *op, bool consumes_credit);
     void return_credit(int peer);
+    // Credits a sender keeps for packets that move messages already under way
+    // (CTS, chunks, GO, FIN): a new message (eager or RTS) may not take them.
+    int reserved_credits() const { return opts_.credits > 1 ? 1 : 0; }
+    void took_unexpected(const Unexpected &u);
     void handle_recv(RxBuf *rb, const TransportCompletion &c);
     void handle_send_done(TxOp *op, int error);
     void repost(RxBuf *rb);
@@ -185,6 +209,7 @@ class Engine {
     std::deque<uint64_t> send_waiting_, recv_waiting_;
 
     msg_stats_t stats_{};
+    uint64_t forged_ = 0;
 };
 
 }  // namespace msg

@@ -100,7 +100,11 @@ void Engine::grant_recv(Request *r) {
 
 void Engine::on_cts(const WireHeader &h, int src) {
     Request *r = find(h.send_id, src);
+    // Only a long send of ours to that very peer, once, for no more than its
+    // bytes; an unrestricted RDMA read is never granted (the receiver reads
+    // at once), so a CTS for one is not the receiver's.
     if (r == nullptr || !r->is_send || !r->is_long || r->cts || h.len > r->len ||
+        (r->rdma && !opts_.restricted) ||
         ((h.flags & kFlagRdmaWrite) && !valid_write_target(r, h))) {
         ++stats_.bad_headers;
         return;
@@ -197,7 +201,10 @@ void Engine::on_chunk(const WireHeader &h, int src, const char *payload, size_t 
 
 void Engine::on_go(const WireHeader &h, int src) {
     Request *r = find(h.recv_id, src);
-    if (r == nullptr || r->is_send || !r->is_long || !r->rdma || r->remote_id != h.send_id) {
+    // GO answers the CTS of a restricted RDMA read receive, once: a second
+    // one would start the reads again over those in flight.
+    if (r == nullptr || r->is_send || !r->is_long || !r->rdma || r->remote_id != h.send_id ||
+        !opts_.restricted || !r->cts || r->posted_bytes > 0 || r->outstanding > 0 || r->mr) {
         ++stats_.bad_headers;
         return;
     }

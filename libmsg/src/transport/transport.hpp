@@ -29,6 +29,10 @@ struct TransportCompletion {
     OpKind kind;
     int error;      // 0, or a positive errno-style code
     size_t length;  // bytes received (Recv)
+    // Recv: the rank the fabric says sent the packet (its source address or
+    // the connection it came on), never what the packet claims; -1 when the
+    // fabric cannot name a rank of the job, and the packet is then not trusted.
+    int peer;
 };
 
 // A registration. Destroying it deregisters.

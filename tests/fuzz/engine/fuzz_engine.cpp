@@ -72,7 +72,7 @@ class FakeTransport : public msg::Transport {
                   msg::OpContext *ctx) override {
         if (peer <= 0 || peer >= kJob) broken("a send to a rank outside the job");
         if (count < 1 || iov[0].iov_len != sizeof(msg::WireHeader)) broken("a send without header");
-        done_.push_back({ctx, msg::OpKind::Send, 0, 0});
+        done_.push_back({ctx, msg::OpKind::Send, 0, 0, -1});
         return 0;
     }
     int post_recv(void *buf, size_t len, void *, msg::OpContext *ctx) override {
@@ -83,7 +83,7 @@ class FakeTransport : public msg::Transport {
                   msg::OpContext *ctx) override {
         if (peer <= 0 || peer >= kJob) broken("a read from a rank outside the job");
         std::memset(local, kData, len);
-        done_.push_back({ctx, msg::OpKind::Read, 0, 0});
+        done_.push_back({ctx, msg::OpKind::Read, 0, 0, -1});
         return 0;
     }
     int post_write(int peer, const void *local, size_t len, void *, uint64_t, uint64_t,
@@ -91,7 +91,7 @@ class FakeTransport : public msg::Transport {
         if (peer <= 0 || peer >= kJob) broken("a write to a rank outside the job");
         volatile uint8_t sum = 0;  // the transport reads every byte it writes
         for (size_t i = 0; i < len; ++i) sum = sum ^ static_cast<const uint8_t *>(local)[i];
-        done_.push_back({ctx, msg::OpKind::Write, 0, 0});
+        done_.push_back({ctx, msg::OpKind::Write, 0, 0, -1});
         return 0;
     }
     int poll(msg::TransportCompletion *out, int max) override {
@@ -107,8 +107,9 @@ class FakeTransport : public msg::Transport {
     bool prepare_wait() override { return true; }
     bool fd_covers_own_operations() const override { return false; }
 
-    // Lands a packet in the oldest posted receive buffer, as the fabric would.
-    void arrive(const msg::WireHeader &h, size_t payload) {
+    // Lands a packet in the oldest posted receive buffer, as the fabric would,
+    // naming `from` as its sender (-1: a source outside the job).
+    void arrive(const msg::WireHeader &h, size_t payload, int from) {
         if (posted_.empty()) return;
         Posted p = posted_.front();
         posted_.pop_front();
@@ -116,7 +117,7 @@ class FakeTransport : public msg::Transport {
         if (bytes > p.len) bytes = p.len;
         std::memcpy(p.buf, &h, sizeof h);
         std::memset(p.buf + sizeof h, kData, bytes - sizeof h);
-        done_.push_back({p.ctx, msg::OpKind::Recv, 0, bytes});
+        done_.push_back({p.ctx, msg::OpKind::Recv, 0, bytes, from});
     }
 
   private:
@@ -217,7 +218,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 const bool data =
                     h.type == msg::PacketType::Eager || h.type == msg::PacketType::Chunk;
                 const size_t payload = (shape & 8) ? in.u16() % 1024 : data ? h.len : 0;
-                transport.arrive(h, payload);
+                // The fabric names the rank the header claims, or (a forgery) another one.
+                int from = h.src < kJob ? static_cast<int>(h.src) : -1;
+                if (shape & 16) from = static_cast<int>((h.src + 1) % kJob);
+                transport.arrive(h, payload, from);
                 break;
             }
             default:

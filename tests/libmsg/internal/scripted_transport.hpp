@@ -49,6 +49,9 @@ class Transport final : public msg::Transport {
 
     std::vector<Packet> sent;
     std::vector<Write> writes;
+    // RDMA reads, kept (never completed) when reads are on; refused otherwise.
+    bool reads_on = false;
+    std::vector<Write> reads;
 
     std::string name() const override { return "scripted"; }
     std::vector<uint8_t> address() const override { return {}; }
@@ -80,15 +83,18 @@ class Transport final : public msg::Transport {
             p.payload.assign(data, data + iov[1].iov_len);
         }
         sent.push_back(std::move(p));
-        done_.push_back({ctx, msg::OpKind::Send, 0, 0});
+        done_.push_back({ctx, msg::OpKind::Send, 0, 0, -1});
         return 0;
     }
     int post_recv(void *buf, size_t len, void *, msg::OpContext *ctx) override {
         posted_.push_back({static_cast<char *>(buf), len, ctx});
         return 0;
     }
-    int post_read(int, void *, size_t, void *, uint64_t, uint64_t, msg::OpContext *) override {
-        return -ENOTSUP;
+    int post_read(int peer, void *local, size_t len, void *, uint64_t remote_addr, uint64_t key,
+                  msg::OpContext *ctx) override {
+        if (!reads_on) return -ENOTSUP;
+        reads.push_back({peer, static_cast<const char *>(local), len, remote_addr, key, ctx});
+        return 0;
     }
     int post_write(int peer, const void *local, size_t len, void *, uint64_t remote_addr,
                    uint64_t key, msg::OpContext *ctx) override {
@@ -108,15 +114,19 @@ class Transport final : public msg::Transport {
     bool prepare_wait() override { return false; }
     bool fd_covers_own_operations() const override { return true; }
 
-    // A packet from `peer` lands in the oldest posted receive.
+    // A packet lands in the oldest posted receive. The fabric names as its sender the rank the
+    // header claims, unless the test says it came from another (a forgery).
     void deliver(const msg::WireHeader &h, const std::vector<char> &payload = {}) {
+        deliver_from(static_cast<int>(h.src), h, payload);
+    }
+    void deliver_from(int from, const msg::WireHeader &h, const std::vector<char> &payload = {}) {
         REQUIRE(!posted_.empty());
         Posted p = posted_.front();
         posted_.pop_front();
         REQUIRE(sizeof h + payload.size() <= p.len);
         std::memcpy(p.buf, &h, sizeof h);
         if (!payload.empty()) std::memcpy(p.buf + sizeof h, payload.data(), payload.size());
-        done_.push_back({p.ctx, msg::OpKind::Recv, 0, sizeof h + payload.size()});
+        done_.push_back({p.ctx, msg::OpKind::Recv, 0, sizeof h + payload.size(), from});
     }
     // Write i completes: its bytes are copied to where it was aimed, or it fails with error.
     void finish_write(size_t i, int error = 0) {
@@ -124,8 +134,9 @@ class Transport final : public msg::Transport {
         REQUIRE(!w.done);
         w.done = true;
         if (error == 0) std::memcpy(reinterpret_cast<char *>(w.remote), w.local, w.len);
-        done_.push_back({w.ctx, msg::OpKind::Write, error, w.len});
+        done_.push_back({w.ctx, msg::OpKind::Write, error, w.len, -1});
     }
+    size_t posted_receives() const { return posted_.size(); }
     size_t writes_in_flight() const {
         size_t n = 0;
         for (const Write &w : writes) n += w.done ? 0 : 1;

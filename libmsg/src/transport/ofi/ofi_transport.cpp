@@ -14,6 +14,7 @@
 #include <cstring>
 #include <deque>
 #include <random>
+#include <unordered_map>
 
 #include "common/log.hpp"
 #include "transport/ofi/cma.hpp"
@@ -136,6 +137,8 @@ class OfiTransport final : public Transport {
     std::string name_;
     std::vector<uint8_t> address_;
     std::vector<fi_addr_t> peers_;
+    std::unordered_map<fi_addr_t, int> rank_of_;  // a packet's source address -> its sender
+    int sender(fi_addr_t source) const;
     bool local_mr_ = false;
     bool virt_addr_ = false;
     bool prov_key_ = false;
@@ -171,6 +174,10 @@ int OfiTransport::open(const std::string &provider, std::string *error) {
     // send-after-send order is asked for: shm grants send-after-write too,
     // but then without FI_MR_VIRT_ADDR, which the cross-memory copies need.
     // What order the provider gives unasked is read from its answer.
+    // FI_SOURCE is required: a received packet's sender is then the address
+    // the fabric saw it come from, which a peer cannot forge, not the rank
+    // its header claims. A provider without it is refused rather than used
+    // with senders the engine could not check.
     constexpr uint64_t kRead = FI_RMA | FI_READ | FI_REMOTE_READ;
     constexpr uint64_t kWrite = FI_RMA | FI_WRITE | FI_REMOTE_WRITE;
     hints->tx_attr->msg_order = FI_ORDER_SAS;
@@ -179,16 +186,21 @@ int OfiTransport::open(const std::string &provider, std::string *error) {
     int rc = -FI_ENODATA;
     const uint64_t attempts[] = {FI_MSG | kRead | kWrite, FI_MSG | kRead, FI_MSG};
     for (uint64_t caps : attempts) {
-        hints->caps = caps;
+        hints->caps = caps | FI_SOURCE;
         rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints.get(), &raw);
         if (rc == 0) break;
     }
     if (rc != 0) {
         *error = "no libfabric provider '" + provider +
-                 "' with reliable datagram endpoints: " + fi_strerror(-rc);
+                 "' with reliable datagram endpoints that name a packet's source (FI_SOURCE): " +
+                 fi_strerror(-rc);
         return rc;
     }
     std::unique_ptr<fi_info, InfoDeleter> info(raw);
+    if ((info->caps & FI_SOURCE) == 0) {
+        *error = "libfabric provider '" + provider + "' cannot name a packet's source (FI_SOURCE)";
+        return -FI_ENODATA;
+    }
     name_ = info->fabric_attr->prov_name;
     addr_format_ = info->addr_format;
     // FI_RMA with no direction named means every direction.
@@ -272,6 +284,7 @@ int OfiTransport::open(const std::string &provider, std::string *error) {
 
 int OfiTransport::connect(const std::vector<std::vector<uint8_t>> &addresses) {
     peers_.assign(addresses.size(), FI_ADDR_NOTAVAIL);
+    rank_of_.clear();
     std::vector<std::vector<uint8_t>> bells(addresses.size());
     std::vector<std::vector<uint8_t>> blobs(addresses.size());
     int self = -1;
@@ -286,6 +299,14 @@ int OfiTransport::connect(const std::vector<std::vector<uint8_t>> &addresses) {
             return -EINVAL;
         }
     }
+    // Two ranks with one fabric address could not be told apart as senders
+    // (the provider names one of them for both): refuse the job.
+    for (size_t r = 0; r < addresses.size(); ++r)
+        for (size_t q = 0; q < r; ++q)
+            if (parsed[q].fabric == parsed[r].fabric) {
+                log_error("ranks %zu and %zu sent the same fabric address", q, r);
+                return -EINVAL;
+            }
     for (size_t r = 0; r < addresses.size(); ++r) {
         if (addresses[r] == address_) self = static_cast<int>(r);
         int n = fi_av_insert(av_, parsed[r].fabric.data(), 1, &peers_[r], 0, nullptr);
@@ -293,6 +314,7 @@ int OfiTransport::connect(const std::vector<std::vector<uint8_t>> &addresses) {
             log_error("fi_av_insert for rank %zu failed", r);
             return -EINVAL;
         }
+        rank_of_.emplace(peers_[r], static_cast<int>(r));
         blobs[r] = std::move(parsed[r].blob);
         bells[r] = std::move(parsed[r].bell);
     }
@@ -347,7 +369,7 @@ int OfiTransport::cma_done(OpContext *ctx, OpKind kind, int peer, size_t len, in
     if (err != 0)
         log_debug("cross-memory %s rank %d failed: %s",
                   kind == OpKind::Read ? "read from" : "write to", peer, strerror(err));
-    done_.push_back({ctx, kind, err, len});
+    done_.push_back({ctx, kind, err, len, peer});
     return 0;
 }
 
@@ -402,14 +424,16 @@ int OfiTransport::poll(TransportCompletion *out, int max) {
         return n;
     }
     fi_cq_msg_entry entries[32];
+    fi_addr_t sources[32];
     if (max > 32) max = 32;
-    ssize_t n = fi_cq_read(cq_, entries, static_cast<size_t>(max));
+    ssize_t n = fi_cq_readfrom(cq_, entries, static_cast<size_t>(max), sources);
     if (n > 0) {
         for (ssize_t i = 0; i < n; ++i) {
             out[i].context = static_cast<OpContext *>(entries[i].op_context);
             out[i].kind = out[i].context->posted;
             out[i].error = 0;
             out[i].length = entries[i].len;
+            out[i].peer = out[i].kind == OpKind::Recv ? sender(sources[i]) : -1;
         }
         return static_cast<int>(n);
     }
@@ -427,6 +451,7 @@ int OfiTransport::poll(TransportCompletion *out, int max) {
             out[0].kind = out[0].context->posted;
             out[0].error = err.err != 0 ? err.err : EIO;
             out[0].length = err.len;
+            out[0].peer = -1;
             if (err.err != FI_ECANCELED)
                 log_debug("completion error: %s",
                           fi_cq_strerror(cq_, err.prov_errno, err.err_data, nullptr, 0));
@@ -435,6 +460,12 @@ int OfiTransport::poll(TransportCompletion *out, int max) {
         return 0;
     }
     return 0;
+}
+
+int OfiTransport::sender(fi_addr_t source) const {
+    // FI_ADDR_NOTAVAIL (a source not in the address vector) is no rank either.
+    auto it = rank_of_.find(source);
+    return it == rank_of_.end() ? -1 : it->second;
 }
 
 }  // namespace

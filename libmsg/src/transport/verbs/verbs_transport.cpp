@@ -32,15 +32,21 @@ Stash stashed(const OpContext *ctx) {
 
 int errno_of(ibv_wc_status s) {
     switch (s) {
-        case IBV_WC_SUCCESS: return 0;
-        case IBV_WC_WR_FLUSH_ERR: return ECONNRESET;  // the queue pair went to error
+        case IBV_WC_SUCCESS:
+            return 0;
+        case IBV_WC_WR_FLUSH_ERR:
+            return ECONNRESET;  // the queue pair went to error
         case IBV_WC_RETRY_EXC_ERR:
-        case IBV_WC_RNR_RETRY_EXC_ERR: return ETIMEDOUT;  // the peer stopped answering
+        case IBV_WC_RNR_RETRY_EXC_ERR:
+            return ETIMEDOUT;  // the peer stopped answering
         case IBV_WC_REM_ACCESS_ERR:
-        case IBV_WC_LOC_PROT_ERR: return EACCES;
+        case IBV_WC_LOC_PROT_ERR:
+            return EACCES;
         case IBV_WC_LOC_LEN_ERR:
-        case IBV_WC_REM_INV_REQ_ERR: return EMSGSIZE;
-        default: return EIO;
+        case IBV_WC_REM_INV_REQ_ERR:
+            return EMSGSIZE;
+        default:
+            return EIO;
     }
 }
 
@@ -154,13 +160,27 @@ int VerbsTransport::poll(TransportCompletion *out, int max) {
         out[i].kind = s.kind;
         out[i].error = errno_of(wc[i].status);
         out[i].length = wc[i].byte_len;
-        if (s.kind == OpKind::Recv) continue;
+        out[i].peer = -1;
+        if (s.kind == OpKind::Recv) {
+            // One RC queue pair per peer: the one a receive completed on
+            // names its sender, whatever the packet says.
+            if (wc[i].status == IBV_WC_SUCCESS) out[i].peer = peer_of_qp(wc[i].qp_num);
+            continue;
+        }
         Peer &p = peers_[static_cast<size_t>(s.peer)];
         if (p.sq_used > 0) --p.sq_used;
-        if (wc[i].status != IBV_WC_SUCCESS)
-            lose_peer(s.peer, ibv_wc_status_str(wc[i].status));
+        if (wc[i].status != IBV_WC_SUCCESS) lose_peer(s.peer, ibv_wc_status_str(wc[i].status));
     }
     return n;
+}
+
+int VerbsTransport::peer_of_qp(uint32_t qp_num) const {
+    for (size_t r = 0; r < peers_.size(); ++r) {
+        const Peer &p = peers_[r];
+        if (p.id != nullptr && p.id->qp != nullptr && p.id->qp->qp_num == qp_num)
+            return static_cast<int>(r);
+    }
+    return -1;
 }
 
 void VerbsTransport::lose_peer(int peer, const char *why) {

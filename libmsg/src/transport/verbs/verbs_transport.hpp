@@ -50,8 +50,8 @@ class VerbsTransport final : public Transport {
     int post_send(int peer, const struct iovec *iov, void **desc, size_t count,
                   OpContext *ctx) override;
     int post_recv(void *buf, size_t len, void *desc, OpContext *ctx) override;
-    int post_read(int peer, void *local, size_t len, void *desc, uint64_t remote_addr,
-                  uint64_t key, OpContext *ctx) override;
+    int post_read(int peer, void *local, size_t len, void *desc, uint64_t remote_addr, uint64_t key,
+                  OpContext *ctx) override;
     int post_write(int peer, const void *local, size_t len, void *desc, uint64_t remote_addr,
                    uint64_t key, OpContext *ctx) override;
     int poll(TransportCompletion *out, int max) override;
@@ -91,6 +91,8 @@ class VerbsTransport final : public Transport {
                   void *desc, uint64_t remote_addr, uint64_t key, OpContext *ctx);
     void drain_cq_events();
     void lose_peer(int peer, const char *why);
+    // The rank whose queue pair has this number, or -1.
+    int peer_of_qp(uint32_t qp_num) const;
 
     int connect_timeout_ms_;
     rdma_event_channel *cm_channel_ = nullptr;
