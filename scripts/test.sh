@@ -38,8 +38,8 @@ TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
   run thread build-tsan -Db_sanitize=thread -Dbuildtype=debugoptimized -Db_lundef=false
 
 # libFuzzer: each target for a bounded time from its seed corpus (clang, build-fuzz).
-echo "=== fuzz: libFuzzer targets, 60 s each (build-fuzz) ==="
-if ! scripts/fuzz.sh 60; then
+echo "=== fuzz: libFuzzer targets, 30 s each (build-fuzz) ==="
+if ! scripts/fuzz.sh 30; then
   status=1
   echo "=== fuzz: FAILED ==="
 fi

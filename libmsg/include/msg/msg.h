@@ -109,7 +109,8 @@ int msg_init(const msg_config_t *config, msg_context_t **context);
  * Afterwards every call on the context returns MSG_ERR_FINALIZED until
  * msg_destroy. If a fabric call has been stuck for timeout_ms (a provider
  * wedged by a failed peer), calls return MSG_ERR_TRANSPORT instead of
- * blocking. */
+ * blocking. Its closing barrier ends as msg_barrier's does: with
+ * MSG_ERR_PEER_FAILED if a rank fails or stops meanwhile. */
 int msg_finalize(msg_context_t *context);
 
 /* Releases the handle (finalizing first if needed). */
@@ -214,7 +215,10 @@ int msg_send(msg_context_t *context, int dest, int tag, const void *buf, size_t 
 int msg_recv(msg_context_t *context, int source, int tag, void *buf, size_t capacity,
              msg_completion_t *completion);
 
-/* Blocks until every live rank has called it (through the job's bootstrap). */
+/* Blocks until every live rank has called it (through the job's bootstrap).
+ * MSG_ERR_PEER_FAILED if a rank failed (exited, was killed, or stopped
+ * answering the coordinator's heartbeat) while it waited; MSG_ERR_BOOTSTRAP,
+ * with the cause logged, if the coordinator itself stopped answering. */
 int msg_barrier(msg_context_t *context);
 
 #ifdef __cplusplus
