@@ -123,7 +123,7 @@ def run_case(base, role, phase, sig, provider, inputs_sha, want):
            f"{d}/out.{{rank}}", "--provider", PROVIDERS[provider], "--stall-timeout",
            str(STALL_S * SLOW), "--timeout", str(BOUND_S * 4), "--network-mb-s", "1000",
            "--memory", "64M"]
-    err = open(f"{d}/stderr", "w+")
+    err = open(f"{d}/stderr", "w+", errors="backslashreplace")
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, env=env)
     problems = []
     start = time.monotonic()

@@ -120,7 +120,7 @@ def main():
             except subprocess.TimeoutExpired:
                 codes.append(None)
         elapsed = time.monotonic() - t0
-        text = {i: open(f"{d}/rank{i}").read() for i in range(ranks)}
+        text = {i: open(f"{d}/rank{i}", errors="backslashreplace").read() for i in range(ranks)}
         print(f"vanished host ({phase}): exit statuses {codes}, all ended {elapsed:.1f} s after "
               f"the link went down (bound {BOUND_S} s)", flush=True)
         check(None not in codes, f"processes still running after {BOUND_S} s: {codes}")
