@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -82,11 +83,10 @@ std::string random_job_id() {
     return hex;
 }
 
-// After a failed job: what its processes could not remove themselves (a node killed by
-// SIGKILL) — its job directories, its temporary outputs, and outputs it put in place (a file
-// at an output path that was not there before the job, or is a different file now).
-int remove_leftovers(const JobOptions &o, const std::vector<PathId> &outputs_before) {
-    int removed = 0;
+// The files a job with this id would leave if its processes were killed: each node's job
+// directory and temporary outputs (named with the job's id).
+std::vector<std::string> job_files(const JobOptions &o) {
+    std::vector<std::string> found;
     std::error_code ec;
     for (int r = 0; r < o.nodes; ++r) {
         const std::string out = expand(o.output, r);
@@ -97,15 +97,38 @@ int remove_leftovers(const JobOptions &o, const std::vector<PathId> &outputs_bef
         const std::string base = slash == std::string::npos ? out : out.substr(slash + 1);
         const std::string scratch = o.scratch.empty() ? dir : expand(o.scratch, r);
         const std::string job_dir = scratch + "/.sortapp-job-" + o.job_id + "-" + std::to_string(r);
-        if (std::filesystem::remove_all(job_dir, ec) > 0) ++removed;
+        if (std::filesystem::exists(job_dir, ec)) found.push_back(job_dir);
         const std::string temp_prefix = "." + base + ".sortapp-" + o.job_id + "-";
         for (const auto &e : std::filesystem::directory_iterator(dir, ec))
-            if (e.path().filename().string().rfind(temp_prefix, 0) == 0 &&
-                std::filesystem::remove(e.path(), ec))
-                ++removed;
+            if (e.path().filename().string().rfind(temp_prefix, 0) == 0)
+                found.push_back(e.path().string());
+    }
+    return found;
+}
+
+// What the job's paths held before it started, so that only what it created is removed.
+struct Before {
+    std::vector<PathId> outputs;
+    std::vector<std::string> job_files;  // a --job-id reused from an earlier job
+};
+
+// After a failed job: what its processes could not remove themselves (a node killed by
+// SIGKILL) — its job directories, its temporary outputs, and outputs it put in place (a file
+// at an output path that was not there before the job, or is a different file now). Nothing
+// that was there before the job is touched.
+int remove_leftovers(const JobOptions &o, const Before &before) {
+    int removed = 0;
+    std::error_code ec;
+    for (const std::string &f : job_files(o))
+        if (std::find(before.job_files.begin(), before.job_files.end(), f) ==
+                before.job_files.end() &&
+            std::filesystem::remove_all(f, ec) > 0)
+            ++removed;
+    for (int r = 0; r < o.nodes; ++r) {
+        const std::string out = expand(o.output, r);
         const PathId now = path_id(out);
-        const PathId &before = outputs_before[static_cast<size_t>(r)];
-        if (now.exists && (!before.exists || now.dev != before.dev || now.ino != before.ino) &&
+        const PathId &was = before.outputs[static_cast<size_t>(r)];
+        if (now.exists && (!was.exists || now.dev != was.dev || now.ino != was.ino) &&
             std::filesystem::remove(out, ec))
             ++removed;
     }
@@ -185,8 +208,9 @@ int run_main(int argc, char **argv) {
         args.push_back("--job-id");
         args.push_back(o.job_id);
     }
-    std::vector<PathId> outputs_before;
-    for (int r = 0; r < o.nodes; ++r) outputs_before.push_back(path_id(expand(o.output, r)));
+    Before before;
+    for (int r = 0; r < o.nodes; ++r) before.outputs.push_back(path_id(expand(o.output, r)));
+    before.job_files = job_files(o);
     if (o.params.memory_budget == 0) {
         // N nodes share this machine's memory.
         uint64_t share = default_memory_budget().budget / static_cast<uint64_t>(o.nodes);
@@ -230,7 +254,7 @@ int run_main(int argc, char **argv) {
     code = WIFEXITED(status) ? WEXITSTATUS(status)
                              : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
     if (code != 0) {
-        int removed = remove_leftovers(o, outputs_before);
+        int removed = remove_leftovers(o, before);
         std::fprintf(
             stderr, "sortapp run: the job failed (msgrun %s %d)%s\n",
             WIFEXITED(status) ? "exit status" : "killed by signal",

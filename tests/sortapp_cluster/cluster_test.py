@@ -127,6 +127,22 @@ def scenario_bad_input(d):
                         f"{d}/in.{{rank}}"], capture_output=True, text=True, timeout=60 * SLOW)
     check(r.returncode == 2 and "never overwrites an input" in r.stderr,
           f"output = input: exit {r.returncode}, stderr {r.stderr!r}")
+    # A --job-id reused while an earlier job's directory is still there: the job fails, and
+    # what it did not create stays.
+    generate(d, [1000, 1000, 1000], "uniform")
+    old = f"{d}/.sortapp-job-reused-1"
+    os.mkdir(old)
+    with open(f"{old}/work", "w") as f:
+        f.write("an earlier job's")
+    r = subprocess.run([SORTAPP, "run", "-n", "3", "--input", f"{d}/in.{{rank}}", "--output",
+                        f"{d}/out.{{rank}}", "--job-id", "reused"], capture_output=True,
+                       text=True, timeout=120 * SLOW)
+    check(r.returncode != 0 and "node 1" in r.stderr,
+          f"reused job id: exit {r.returncode}, stderr {r.stderr[-1500:]!r}")
+    check(os.path.exists(f"{old}/work"), "a failed job removed a directory it did not create")
+    left = [n for n in os.listdir(d) if n.startswith("out.") or n.startswith(".out.")]
+    check(not left, f"reused job id: left {left}")
+    shutil.rmtree(old)
     for args, needle in [(["run", "--input", "x", "--output", "y"], "-n N is required"),
                          (["run", "-n", "0", "--input", "x", "--output", "y"], "--nodes"),
                          (["run", "-n", "2", "--output", "y"], "--input and --output"),
