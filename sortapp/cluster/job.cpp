@@ -90,11 +90,7 @@ std::vector<std::string> job_files(const JobOptions &o) {
     std::error_code ec;
     for (int r = 0; r < o.nodes; ++r) {
         const std::string out = expand(o.output, r);
-        auto slash = out.rfind('/');
-        const std::string dir = slash == std::string::npos ? "."
-                                : slash == 0               ? "/"
-                                                           : out.substr(0, slash);
-        const std::string base = slash == std::string::npos ? out : out.substr(slash + 1);
+        const auto [dir, base] = split_path(out);
         const std::string scratch = o.scratch.empty() ? dir : expand(o.scratch, r);
         const std::string job_dir = scratch + "/.sortapp-job-" + o.job_id + "-" + std::to_string(r);
         if (std::filesystem::exists(job_dir, ec)) found.push_back(job_dir);

@@ -212,13 +212,7 @@ Status check_paths(Node &n) {
     if (same_file(path_id(n.output), path_id(n.input)))
         return Status::error("output " + n.output + " is the input " + n.input +
                              ": sortapp never overwrites an input");
-    auto dir_of = [](const std::string &p) {
-        auto slash = p.rfind('/');
-        return slash == std::string::npos ? std::string(".")
-               : slash == 0               ? "/"
-                                          : p.substr(0, slash);
-    };
-    std::string outdir = dir_of(n.output);
+    const std::string outdir = split_path(n.output).dir;
     if (access(outdir.c_str(), W_OK) != 0)
         return Status::from_errno("output directory " + outdir, errno);
     if (access(n.scratch.c_str(), W_OK) != 0)
@@ -442,8 +436,7 @@ int node_main(const JobOptions &opts, msg_context_t *msg, int rank, int monitor)
     if (!opts.scratch.empty()) {
         n.scratch = expand(opts.scratch, rank);
     } else {
-        auto slash = n.output.rfind('/');
-        n.scratch = slash == std::string::npos ? "." : slash == 0 ? "/" : n.output.substr(0, slash);
+        n.scratch = split_path(n.output).dir;
     }
     msg_cq_t *cq = nullptr;
     if (msg_cq_create(msg, &cq) != MSG_OK) return 1;

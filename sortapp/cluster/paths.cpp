@@ -9,6 +9,12 @@
 
 namespace sortapp::cluster {
 
+PathParts split_path(const std::string &path) {
+    const auto slash = path.rfind('/');
+    if (slash == std::string::npos) return {".", path};
+    return {slash == 0 ? "/" : path.substr(0, slash), path.substr(slash + 1)};
+}
+
 PathId path_id(const std::string &path) {
     PathId id;
     struct stat st;
@@ -17,9 +23,7 @@ PathId path_id(const std::string &path) {
         id.dev = st.st_dev;
         id.ino = st.st_ino;
     }
-    auto slash = path.rfind('/');
-    std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-    std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+    const auto [dir, base] = split_path(path);
     char real[PATH_MAX];
     if (::realpath(dir.c_str(), real) != nullptr)
         id.normal = std::string(real) + (std::string(real) == "/" ? "" : "/") + base;

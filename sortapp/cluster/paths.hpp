@@ -19,6 +19,12 @@ struct PathId {
     std::string normal;  // absolute, with the directory's symbolic links resolved
 };
 
+// A path's directory ("." for a bare name, "/" at the root) and last component.
+struct PathParts {
+    std::string dir, base;
+};
+PathParts split_path(const std::string &path);
+
 PathId path_id(const std::string &path);
 bool same_file(const PathId &a, const PathId &b);
 

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "paths.hpp"
 #include "sortapp/cleanup.hpp"
 #include "sortapp/io_ring.hpp"
 #include "sortapp/loser_tree.hpp"
@@ -79,11 +80,7 @@ class PendingFile {
         if (!temp_.empty() && !kept_) cleanup::remove(temp_);
     }
     Status create(const std::string &path, const std::string &tag) {
-        auto slash = path.rfind('/');
-        std::string dir = slash == std::string::npos ? "."
-                          : slash == 0               ? "/"
-                                                     : path.substr(0, slash);
-        std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+        const auto [dir, base] = split_path(path);
         std::string tmpl = dir + "/." + base + ".sortapp-" + tag + "-XXXXXX";
         std::vector<char> name(tmpl.begin(), tmpl.end());
         name.push_back('\0');
