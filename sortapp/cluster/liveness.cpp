@@ -49,6 +49,10 @@ std::string whereabouts() {
     return where_phase.empty() ? where_who : where_who + ", " + where_phase;
 }
 
+void answer_ping(rio_t *rio, rio_incoming_t *in, void *) {
+    rio_reply(rio, in, RIO_OK, nullptr, 0);
+}
+
 struct Watch::State {
     rio_t *rio;
     msg_context_t *msg;

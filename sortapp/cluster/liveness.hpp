@@ -15,6 +15,9 @@ void set_phase(const std::string &phase);
 // "node 2, phase 1" (or "sortapp job" before the role is known).
 std::string whereabouts();
 
+// The answer to kCmdPing, a shadow-thread handler: any answer says "still here".
+void answer_ping(rio_t *rio, rio_incoming_t *in, void *arg);
+
 // Asks `rank`'s shadow thread (kCmdPing) a question every stall_ms / 4 from a thread of its
 // own. An answer that does not come within stall_ms, or a failed one (the process exited),
 // ends this process through cleanup::abort_process with a message naming `what`.

@@ -353,10 +353,6 @@ std::string Monitor::finish() {
     return failure(answers, "finishing");
 }
 
-void answer_ping(rio_t *rio, rio_incoming_t *in, void *) {
-    rio_reply(rio, in, RIO_OK, nullptr, 0);
-}
-
 int Monitor::run() {
     tty_ = isatty(STDERR_FILENO) != 0;
     set_whereabouts("monitor", "starting");

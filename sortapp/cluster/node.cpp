@@ -184,10 +184,6 @@ void on_abort(rio_t *rio, rio_incoming_t *in, void *) {
                                   "); removed what this node created");
 }
 
-void on_ping(rio_t *rio, rio_incoming_t *in, void *) {
-    rio_reply(rio, in, RIO_OK, nullptr, 0);
-}
-
 void on_progress(rio_t *rio, rio_incoming_t *in, void *arg) {
     auto *node = static_cast<Node *>(arg);
     PhaseFigures f;
@@ -450,7 +446,7 @@ int node_main(const JobOptions &opts, msg_context_t *msg, int rank, int monitor)
     rio_set_handler(n.rio, kCmdProbe, on_probe, &n);
     rio_set_handler(n.rio, kCmdProgress, on_progress, &n);
     rio_set_handler(n.rio, kCmdAbort, on_abort, &n);
-    rio_set_handler(n.rio, kCmdPing, on_ping, &n);
+    rio_set_handler(n.rio, kCmdPing, answer_ping, nullptr);
 
     int exit_code = 1;
     {
