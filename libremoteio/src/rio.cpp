@@ -244,11 +244,7 @@ extern "C" int rio_init(msg_context_t *msg, msg_cq_t *worker_cq, const rio_optio
     msg_info_t info;
     int rc = msg_get_info(msg, &info);
     if (rc != MSG_OK) return rc;
-    if (o.finalize_timeout_ms == 0) {
-        msg_config_t cfg;
-        msg_config_init(&cfg);
-        o.finalize_timeout_ms = cfg.timeout_ms;
-    }
+    if (o.finalize_timeout_ms == 0) o.finalize_timeout_ms = info.timeout_ms;
     if (o.peer_memory == 0) o.peer_memory = o.max_transfer;
     auto r = std::make_unique<rio>();
     r->msg = msg;

@@ -133,6 +133,9 @@ typedef struct msg_info {
     /* The whole of msg_init: joining the job, opening the fabric (libfabric's
      * own initialization included) and connecting. */
     double init_seconds;
+    /* How long a blocking call waits for a peer before reporting it failed
+     * (msg_config_t.timeout_ms as this context uses it). */
+    int timeout_ms;
 } msg_info_t;
 
 int msg_get_info(const msg_context_t *context, msg_info_t *info);

@@ -392,6 +392,7 @@ extern "C" int msg_init(const msg_config_t *config, msg_context_t **context) {
     info.long_protocol = cfg.long_protocol;
     info.restricted = cfg.restricted != 0;
     info.eager_max = cfg.eager_max;
+    info.timeout_ms = cfg.timeout_ms;
     info.buffer_size = cfg.buffer_size;
     info.connect_seconds = seconds_since(connect_start);
     info.init_seconds = seconds_since(t0);

@@ -128,3 +128,16 @@ TEST_CASE("one bad variable does not spoil the good ones", "[config]") {
     CHECK(c.eager_max == 2048);
     CHECK(c.credits == fallback.credits);
 }
+
+TEST_CASE("msg_get_info reports the timeout the context uses", "[config]") {
+    msg_config_t c{};
+    REQUIRE(msg_config_init(&c) == MSG_OK);
+    c.timeout_ms = 4321;
+    msg_context_t *ctx = nullptr;
+    REQUIRE(msg_init(&c, &ctx) == MSG_OK);
+    msg_info_t info{};
+    REQUIRE(msg_get_info(ctx, &info) == MSG_OK);
+    CHECK(info.timeout_ms == 4321);
+    CHECK(msg_finalize(ctx) == MSG_OK);
+    msg_destroy(ctx);
+}
