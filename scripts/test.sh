@@ -10,6 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 status=0
+failed_stages=()
 if [ "${VIADUCT_SKIP_SOFTROCE:-0}" != 1 ]; then
   # Before the long builds: the Soft-RoCE suite needs qemu and Debian's kernel package.
   scripts/softroce-run --check || {
@@ -23,10 +24,20 @@ run() {
   echo "=== $name: build ($dir) ==="
   scripts/build.sh "$dir" "$@"
   echo "=== $name: test ==="
+  local t0=$SECONDS
   if ! meson test -C "$dir" --print-errorlogs --num-processes 2; then
     status=1
+    failed_stages+=("$name: $(failed_tests "$dir")")
     echo "=== $name: FAILED ==="
   fi
+  echo "=== $name: tests took $((SECONDS - t0)) s ==="
+}
+# The names of the tests that did not pass in a build directory's last meson run.
+failed_tests() {
+  python3 -c '
+import json, sys
+bad = [t["name"] for t in map(json.loads, open(sys.argv[1])) if t["result"] not in ("OK", "SKIP", "EXPECTEDFAIL")]
+print(" ".join(bad) or "(none recorded)")' "$1/meson-logs/testlog.json"
 }
 
 run release build
@@ -41,6 +52,7 @@ TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
 echo "=== fuzz: libFuzzer targets, 30 s each (build-fuzz) ==="
 if ! scripts/fuzz.sh 30; then
   status=1
+  failed_stages+=("fuzz")
   echo "=== fuzz: FAILED ==="
 fi
 
@@ -54,12 +66,14 @@ else
   if ! scripts/softroce-run --timeout 1200 tests/softroce/suite.sh build; then
     softroce=FAILED
     status=1
+    failed_stages+=("softroce")
     echo "=== softroce: FAILED ==="
   fi
 fi
 
 if [ $status -ne 0 ]; then
-  echo "test.sh: SOME TESTS FAILED (softroce: $softroce)"
+  for f in "${failed_stages[@]}"; do echo "test.sh: FAILED $f"; done
+  echo "test.sh: SOME TESTS FAILED (softroce: $softroce; $SECONDS s in all)"
 elif [ $softroce = SKIPPED ]; then
   echo "test.sh: release, address, thread and fuzz suites passed; softroce SKIPPED"
 else
