@@ -310,13 +310,15 @@ int rio::finalize_handshake(int timeout_ms) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     bool canceled = false;
     while (pending > 0) {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            deadline - std::chrono::steady_clock::now());
+        // Rounded up: a wait cut short by rounding would give up before the deadline.
+        auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline -
+                                                                 std::chrono::steady_clock::now());
         msg_completion_t c{};
         rc = msg_cq_wait(cq, canceled ? 1000 : static_cast<int>(std::max<int64_t>(left.count(), 0)),
                          &c);
         if (rc == MSG_ERR_TIMEOUT) {
             if (canceled) break;  // a send to a rank that takes nothing: leave it
+            if (std::chrono::steady_clock::now() < deadline) continue;  // woke early
             // A rank that never got here: stop listening for it.
             status = RIO_ERR_TIMEOUT;
             msg_cq_cancel_recvs(cq, nullptr);
