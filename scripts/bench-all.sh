@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds viaduct if needed, then runs every benchmark beside its peers: a thin wrapper that
-# hands all other options to scripts/compare.sh (see its --help).
+# hands all other options to scripts/compare.py (see its --help).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -15,8 +15,8 @@ while [ $# -gt 0 ]; do
             ;;
         --build=*) BUILD=${1#*=}; shift ;;
         -h | --help)
-            echo "usage: scripts/bench-all.sh [-b BUILD_DIR] [compare.sh options...]"
-            echo "Configures BUILD_DIR (default build) if needed, builds it, runs compare.sh."
+            echo "usage: scripts/bench-all.sh [-b BUILD_DIR] [compare.py options...]"
+            echo "Configures BUILD_DIR (default build) if needed, builds it, runs compare.py."
             exit 0
             ;;
         *) args+=("$1"); shift ;;
@@ -25,4 +25,4 @@ done
 
 [ -f "$BUILD/build.ninja" ] || meson setup "$BUILD" "$ROOT"
 ninja -C "$BUILD" >&2
-exec "$ROOT/scripts/compare.sh" --build "$BUILD" "${args[@]}"
+exec "$ROOT/scripts/compare.py" --build "$BUILD" "${args[@]}"

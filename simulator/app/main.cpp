@@ -1,300 +1,106 @@
-// sansim: the command line. Parses options into Params / WorkloadOptions, runs one
-// simulation or a sweep over node counts, and prints text or JSON.
+// sansim: the command line. Runs one simulation or a sweep over node counts and protocols, as
+// app/options.cpp parsed them, and prints text or JSON (CSV files and plots on request).
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <iostream>
-#include <map>
 #include <sstream>
-#include <set>
 #include <string>
 #include <vector>
 
+#include "app/options.hpp"
 #include "app/run.hpp"
 
 namespace {
 
 using namespace sansim;
 
-const char *kHelp = R"(usage: sansim [options]
-
-Discrete-event, packet-level simulator of a ServerNet-style system-area network.
-
-Topology
-  --topology SPEC        crossbar:N | ring:R[,C] | mesh:X,Y[,C] | torus:X,Y[,C] |
-                         fattree:K,N | dragonfly:A,P,H | dual:N | chain:H | FILE
-                         (default dual:64, the two-fabric 6-port-router network)
-  --fabrics 1|2          fabrics for generators other than dual (default 1)
-  --routing RULE         override: updown | xy | shortest | table
-  --fabric-choice C      shortest (default) | balance | x | y
-
-Workload
-  --workload W           alltoall (default) | permutation | hotspot | pingpong | phase3b | trace
-  --nodes N              use nodes 0..N-1 (default: all)
-  --message-bytes B      long-message size (default 524288)
-  --rounds R             messages per pair / per node (default 1)
-  --protocol P           unrestricted (default) | restricted | both
-  --chunk-bytes B        message layer transfer size (default 4096)
-  --window W             transfers in flight per message (default 2)
-  --setup-us T           per-message handshake (default 5)
-  --hot-fraction F       hotspot: share of messages to node 0 (default 1)
-  --request-bytes B      phase3b transfer size (default 4096)
-  --read-fraction F      phase3b share of reads (default 0.5)
-  --rate R               phase3b requests per second per node (default 4700)
-  --trace FILE           trace: lines "time_us src dst bytes send|read|write"
-  --seed S               random seed (default 1)
-  --time-limit-us T      stop after T us of simulated time (phase3b default 20000)
-  --sweep-nodes LIST     run once per node count, e.g. 2,4,8,16,32,64
-
-Hardware (ServerNet I defaults)
-  --symbol-mhz F (50)  --link-mbps F (50)  --link-delay-ns F (10)  --hop-latency-ns F (300)
-  --fifo-bytes N (256)  --arbitration round_robin|oldest_first
-  --max-payload N (64)  --header-bytes N (16)
-  --outstanding N (4)  --bte-engines N (1)  --turnaround-ns F (0)
-  --pci-mbps F (132; 0 = ideal endpoints)  --pci-read-latency-ns F (1450)
-  --pci-write-ns F (940)  --disk-mbps F (0; phase3b 8)  --disk-burst-bytes N (4096)
-  --series-bin-us F (100)
-
-Output
-  --json                 JSON on stdout (per node, per link, histogram, time series)
-  --csv DIR              nodes.csv, links.csv, rtt_histogram.csv, or_series.csv (sweep.csv)
-  --plot DIR             PNGs via gnuplot: RTT histogram, link utilization, exhaustion
-                         time series (runs); throughput vs node count (sweeps)
-  --help                 this text
-)";
-
-[[noreturn]] void die(const std::string &msg) {
-    std::fprintf(stderr, "sansim: %s\n", msg.c_str());
-    std::exit(2);
+// The long-message modes to run: false = unrestricted, true = restricted.
+std::vector<bool> protocol_modes(const std::string &protocol) {
+    std::vector<bool> modes;
+    if (protocol != "restricted") modes.push_back(false);
+    if (protocol != "unrestricted") modes.push_back(true);
+    return modes;
 }
 
-double to_double(const std::string &flag, const std::string &v) {
-    try {
-        std::size_t used = 0;
-        const double d = std::stod(v, &used);
-        if (used == v.size()) return d;
-    } catch (const std::exception &) {
+std::vector<int> sweep_counts(const std::string &sweep, const Topology &topo) {
+    std::vector<int> counts;
+    if (sweep.empty()) return counts;
+    std::stringstream ss(sweep);
+    for (std::string item; std::getline(ss, item, ',');)
+        counts.push_back(static_cast<int>(to_long("--sweep-nodes", item, 2, topo.nodes)));
+    return counts;
+}
+
+int run_once(const Topology &topo, CommandLine &cl, bool restricted, Time limit) {
+    cl.workload.messages.restricted = restricted;
+    const Results r = run_simulation(topo, cl.params, cl.workload, limit);
+    std::cout << (cl.json ? to_json(r, true) : to_text(r));
+    if (!cl.csv_dir.empty()) write_csv(r, cl.csv_dir);
+    if (!cl.plot_dir.empty()) {
+        const std::string err = plot_run(r, cl.plot_dir);
+        if (!err.empty()) die(err);
     }
-    die(flag + ": '" + v + "' is not a number");
+    return r.deadlock ? 3 : 0;
 }
 
-long to_long(const std::string &flag, const std::string &v, long lo, long hi) {
-    long n = 0;
-    try {
-        std::size_t used = 0;
-        n = std::stol(v, &used);
-        if (used != v.size()) throw std::invalid_argument(v);
-    } catch (const std::exception &) {
-        die(flag + ": '" + v + "' is not an integer");
+void print_sweep_row(const Results &r, int n, bool restricted) {
+    std::printf(
+        "nodes %3d  %-12s  bidirectional %7.2f MB/s/node  (tx %6.2f rx %6.2f)"
+        "  OR-exhausted %5.1f%%  RTT mean %7.2f us  sim %.0f us  wall %.2f s\n",
+        n, restricted ? "restricted" : "unrestricted", r.mean_bidir_mbps, r.mean_tx_mbps,
+        r.mean_rx_mbps, 100 * r.mean_or_exhausted, r.packet_rtt.mean_us, r.sim_time_us, r.wall_s);
+}
+
+// One run per node count and mode; a line each as it ends (text), or one JSON document.
+int run_sweep(const Topology &topo, CommandLine &cl, const std::vector<int> &counts,
+              const std::vector<bool> &modes, Time limit) {
+    std::vector<Results> rows;
+    bool deadlock = false;
+    for (int n : counts)
+        for (bool restricted : modes) {
+            cl.workload.nodes = n;
+            cl.workload.messages.restricted = restricted;
+            rows.push_back(run_simulation(topo, cl.params, cl.workload, limit));
+            deadlock |= rows.back().deadlock;
+            if (!cl.json) print_sweep_row(rows.back(), n, restricted);
+        }
+    if (cl.json) std::cout << sweep_json(rows);
+    if (!cl.csv_dir.empty()) write_sweep_csv(rows, cl.csv_dir + "/sweep.csv");
+    if (!cl.plot_dir.empty()) {
+        const std::string err = plot_sweep(rows, cl.plot_dir);
+        if (!err.empty()) die(err);
     }
-    if (n < lo || n > hi)
-        die(flag + ": " + v + " out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-    return n;
+    return deadlock ? 3 : 0;
 }
 
-double nonneg(const std::string &flag, const std::string &v) {
-    const double d = to_double(flag, v);
-    if (d < 0) die(flag + ": must not be negative");
-    return d;
+// Exit status: 0, or 3 when a run deadlocked.
+int simulate(CommandLine &cl) {
+    Topology topo = make_topology(cl.topology, cl.fabrics);
+    if (!cl.routing.empty()) topo.routing = cl.routing;
+    const Time limit = cl.time_limit_us > 0 ? from_us(cl.time_limit_us) : 0;
+    const std::vector<bool> modes = protocol_modes(cl.protocol);
+
+    for (const std::string &dir : {cl.csv_dir, cl.plot_dir})
+        if (!dir.empty()) std::filesystem::create_directories(dir);
+
+    std::vector<int> counts = sweep_counts(cl.sweep, topo);
+    if (counts.empty() && modes.size() == 1) return run_once(topo, cl, modes[0], limit);
+    // Both protocols without a sweep: one node count, two rows.
+    if (counts.empty()) counts.push_back(cl.workload.nodes > 0 ? cl.workload.nodes : topo.nodes);
+    return run_sweep(topo, cl, counts, modes, limit);
 }
 
 }  // namespace
 
 int main(int argc, char **argv) {
-    Params p;
-    WorkloadOptions w;
-    std::string topo_spec = "dual:64", routing, protocol = "unrestricted", csv_dir, plot_dir;
-    std::string sweep;
-    int fabrics = 1;
-    bool json = false, disk_set = false;
-    double time_limit_us = -1;
-
-    // Every option that takes a value (an unknown one is named as unknown, not as missing a value).
-    static const std::set<std::string> kValueFlags = {
-        "--arbitration",
-        "--bte-engines",
-        "--chunk-bytes",
-        "--csv",
-        "--disk-burst-bytes",
-        "--disk-mbps",
-        "--fabric-choice",
-        "--fabrics",
-        "--fifo-bytes",
-        "--header-bytes",
-        "--hop-latency-ns",
-        "--hot-fraction",
-        "--link-delay-ns",
-        "--link-mbps",
-        "--max-payload",
-        "--message-bytes",
-        "--nodes",
-        "--outstanding",
-        "--pci-mbps",
-        "--pci-read-latency-ns",
-        "--pci-write-ns",
-        "--plot",
-        "--protocol",
-        "--rate",
-        "--read-fraction",
-        "--request-bytes",
-        "--rounds",
-        "--routing",
-        "--seed",
-        "--series-bin-us",
-        "--setup-us",
-        "--sweep-nodes",
-        "--symbol-mhz",
-        "--time-limit-us",
-        "--topology",
-        "--trace",
-        "--turnaround-ns",
-        "--window",
-        "--workload"};
-    std::vector<std::string> args(argv + 1, argv + argc);
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        std::string flag = args[i], value;
-        const auto eq = flag.find('=');
-        const bool has_eq = flag.rfind("--", 0) == 0 && eq != std::string::npos;
-        if (has_eq) {
-            value = flag.substr(eq + 1);
-            flag.resize(eq);
-        }
-        if (flag == "--help" || flag == "-h") {
-            std::fputs(kHelp, stdout);
-            return 0;
-        }
-        if (flag == "--json") {
-            json = true;
-            continue;
-        }
-        if (flag.rfind("--", 0) != 0) die("unexpected argument '" + flag + "' (see --help)");
-        if (!kValueFlags.count(flag)) die("unknown option '" + flag + "' (see --help)");
-        if (!has_eq) {
-            if (i + 1 >= args.size()) die(flag + " needs a value");
-            value = args[++i];
-        }
-        const std::string &v = value;
-        if (flag == "--topology") topo_spec = v;
-        else if (flag == "--fabrics") fabrics = static_cast<int>(to_long(flag, v, 1, 2));
-        else if (flag == "--routing") routing = v;
-        else if (flag == "--fabric-choice") {
-            if (v == "shortest") p.fabric_choice = FabricChoice::shortest;
-            else if (v == "balance") p.fabric_choice = FabricChoice::balance;
-            else if (v == "x") p.fabric_choice = FabricChoice::x_only;
-            else if (v == "y") p.fabric_choice = FabricChoice::y_only;
-            else die(flag + ": shortest, balance, x or y");
-        } else if (flag == "--workload") w.kind = v;
-        else if (flag == "--nodes") w.nodes = static_cast<int>(to_long(flag, v, 2, 1 << 16));
-        else if (flag == "--message-bytes") w.message_bytes = static_cast<std::uint64_t>(to_long(flag, v, 1, 1L << 40));
-        else if (flag == "--rounds") w.rounds = static_cast<int>(to_long(flag, v, 1, 1 << 20));
-        else if (flag == "--protocol") {
-            if (v != "restricted" && v != "unrestricted" && v != "both")
-                die(flag + ": restricted, unrestricted or both");
-            protocol = v;
-        } else if (flag == "--chunk-bytes") w.messages.transfer_bytes = static_cast<std::uint64_t>(to_long(flag, v, 1, 1L << 32));
-        else if (flag == "--window") w.messages.window = static_cast<int>(to_long(flag, v, 1, 1024));
-        else if (flag == "--setup-us") w.messages.setup_us = nonneg(flag, v);
-        else if (flag == "--hot-fraction") w.hot_fraction = nonneg(flag, v);
-        else if (flag == "--request-bytes") w.transfer_bytes = static_cast<std::uint64_t>(to_long(flag, v, 1, 1L << 32));
-        else if (flag == "--read-fraction") w.read_fraction = nonneg(flag, v);
-        else if (flag == "--rate") w.requests_per_s = nonneg(flag, v);
-        else if (flag == "--trace") w.trace_path = v;
-        else if (flag == "--seed") w.seed = static_cast<std::uint64_t>(to_long(flag, v, 0, 1L << 62));
-        else if (flag == "--time-limit-us") time_limit_us = nonneg(flag, v);
-        else if (flag == "--sweep-nodes") sweep = v;
-        else if (flag == "--symbol-mhz") p.symbol_mhz = nonneg(flag, v);
-        else if (flag == "--link-mbps") p.link_mbps = nonneg(flag, v);
-        else if (flag == "--link-delay-ns") p.link_delay_ns = nonneg(flag, v);
-        else if (flag == "--hop-latency-ns") p.hop_latency_ns = nonneg(flag, v);
-        else if (flag == "--fifo-bytes") p.fifo_bytes = static_cast<int>(to_long(flag, v, 1, 1 << 24));
-        else if (flag == "--arbitration") {
-            if (v == "round_robin") p.arbitration = Arbitration::round_robin;
-            else if (v == "oldest_first") p.arbitration = Arbitration::oldest_first;
-            else die(flag + ": round_robin or oldest_first");
-        } else if (flag == "--max-payload") p.max_payload = static_cast<int>(to_long(flag, v, 1, 4096));
-        else if (flag == "--header-bytes") p.header_bytes = static_cast<int>(to_long(flag, v, 1, 4096));
-        else if (flag == "--outstanding") p.outstanding_limit = static_cast<int>(to_long(flag, v, 1, 1024));
-        else if (flag == "--bte-engines") p.bte_engines = static_cast<int>(to_long(flag, v, 1, 1024));
-        else if (flag == "--turnaround-ns") p.nic_turnaround_ns = nonneg(flag, v);
-        else if (flag == "--pci-mbps") p.pci_mbps = nonneg(flag, v);
-        else if (flag == "--pci-read-latency-ns") p.pci_read_latency_ns = nonneg(flag, v);
-        else if (flag == "--pci-write-ns") p.pci_write_overhead_ns = nonneg(flag, v);
-        else if (flag == "--disk-mbps") {
-            p.disk_mbps = nonneg(flag, v);
-            disk_set = true;
-        } else if (flag == "--disk-burst-bytes") p.disk_burst_bytes = static_cast<int>(to_long(flag, v, 1, 1 << 30));
-        else if (flag == "--series-bin-us") {
-            p.series_bin_us = to_double(flag, v);
-            if (p.series_bin_us <= 0) die(flag + ": must be positive");
-        } else if (flag == "--csv") csv_dir = v;
-        else if (flag == "--plot") plot_dir = v;
-        else die("unknown option '" + flag + "' (see --help)");
+    CommandLine cl = parse_command_line(argc, argv);
+    if (cl.help) {
+        std::fputs(help_text(), stdout);
+        return 0;
     }
-    if (p.symbol_mhz <= 0 || p.link_mbps < 0) die("link bandwidth must be positive");
-    if (w.read_fraction > 1 || w.hot_fraction > 1) die("fractions must be within [0, 1]");
-    if (w.kind == "trace" && w.trace_path.empty()) die("--workload trace needs --trace FILE");
-    if (w.kind == "phase3b") {
-        if (!disk_set) p.disk_mbps = 8.0;
-        if (time_limit_us < 0) time_limit_us = 20000;
-    }
-    if (p.disk_mbps > 0 && time_limit_us < 0)
-        die("--disk-mbps keeps the PCI bus busy forever: give --time-limit-us");
-
     try {
-        Topology topo = make_topology(topo_spec, fabrics);
-        if (!routing.empty()) topo.routing = routing;
-        const Time limit = time_limit_us > 0 ? from_us(time_limit_us) : 0;
-        std::vector<bool> modes;
-        if (protocol != "restricted") modes.push_back(false);
-        if (protocol != "unrestricted") modes.push_back(true);
-
-        for (const std::string &dir : {csv_dir, plot_dir})
-            if (!dir.empty()) std::filesystem::create_directories(dir);
-
-        std::vector<int> counts;
-        if (!sweep.empty()) {
-            std::stringstream ss(sweep);
-            for (std::string item; std::getline(ss, item, ',');)
-                counts.push_back(static_cast<int>(to_long("--sweep-nodes", item, 2, topo.nodes)));
-        }
-        if (counts.empty() && modes.size() == 1) {
-            w.messages.restricted = modes[0];
-            const Results r = run_simulation(topo, p, w, limit);
-            std::cout << (json ? to_json(r, true) : to_text(r));
-            if (!csv_dir.empty()) write_csv(r, csv_dir);
-            if (!plot_dir.empty()) {
-                const std::string err = plot_run(r, plot_dir);
-                if (!err.empty()) die(err);
-            }
-            return r.deadlock ? 3 : 0;
-        }
-        if (counts.empty()) counts.push_back(w.nodes > 0 ? w.nodes : topo.nodes);
-        std::vector<Results> rows;
-        bool deadlock = false;
-        for (int n : counts)
-            for (bool restricted : modes) {
-                w.nodes = n;
-                w.messages.restricted = restricted;
-                rows.push_back(run_simulation(topo, p, w, limit));
-                deadlock |= rows.back().deadlock;
-                const Results &r = rows.back();
-                if (!json)
-                    std::printf("nodes %3d  %-12s  bidirectional %7.2f MB/s/node  (tx %6.2f rx %6.2f)"
-                                "  OR-exhausted %5.1f%%  RTT mean %7.2f us  sim %.0f us  wall %.2f s\n",
-                                n, restricted ? "restricted" : "unrestricted", r.mean_bidir_mbps,
-                                r.mean_tx_mbps, r.mean_rx_mbps, 100 * r.mean_or_exhausted,
-                                r.packet_rtt.mean_us, r.sim_time_us, r.wall_s);
-            }
-        if (json) std::cout << sweep_json(rows);
-        if (!csv_dir.empty()) write_sweep_csv(rows, csv_dir + "/sweep.csv");
-        if (!plot_dir.empty()) {
-            const std::string err = plot_sweep(rows, plot_dir);
-            if (!err.empty()) die(err);
-        }
-        return deadlock ? 3 : 0;
-    } catch (const TopologyError &e) {
-        die(e.what());
-    } catch (const std::exception &e) {
+        return simulate(cl);
+    } catch (const std::exception &e) {  // TopologyError among them
         die(e.what());
     }
 }

@@ -19,8 +19,8 @@ std::string port_name(const Topology &t, Endpoint e) {
 
 std::vector<std::vector<PortPeer>> wire(const Topology &t) {
     std::vector<std::vector<PortPeer>> peers(static_cast<std::size_t>(t.devices()));
-    for (int d = 0; d < t.devices(); ++d) peers[static_cast<std::size_t>(d)].resize(
-        static_cast<std::size_t>(t.ports_of(d)));
+    for (int d = 0; d < t.devices(); ++d)
+        peers[static_cast<std::size_t>(d)].resize(static_cast<std::size_t>(t.ports_of(d)));
     std::vector<std::vector<int>> used_at(peers.size());
     for (std::size_t i = 0; i < t.links.size(); ++i) {
         const LinkSpec &l = t.links[i];
@@ -28,8 +28,8 @@ std::vector<std::vector<PortPeer>> wire(const Topology &t) {
             if (e.dev < 0 || e.dev >= t.devices())
                 throw TopologyError(at_line(t, l.line) + "link to an undefined device");
             if (e.port < 0 || e.port >= t.ports_of(e.dev))
-                throw TopologyError(at_line(t, l.line) + "port " + std::to_string(e.port) +
-                                    " of " + t.dev_name(e.dev) + " is out of range (it has " +
+                throw TopologyError(at_line(t, l.line) + "port " + std::to_string(e.port) + " of " +
+                                    t.dev_name(e.dev) + " is out of range (it has " +
                                     std::to_string(t.ports_of(e.dev)) + " ports)");
             PortPeer &p = peers[static_cast<std::size_t>(e.dev)][static_cast<std::size_t>(e.port)];
             if (p.link >= 0) {
@@ -69,8 +69,8 @@ std::vector<int> updown_levels(const Topology &t, const std::vector<std::vector<
     bool given = R > 0;
     for (const RouterSpec &r : t.routers) given &= r.level >= 0;
     if (given) {
-        for (int r = 0; r < R; ++r) level[static_cast<std::size_t>(r)] =
-            t.routers[static_cast<std::size_t>(r)].level;
+        for (int r = 0; r < R; ++r)
+            level[static_cast<std::size_t>(r)] = t.routers[static_cast<std::size_t>(r)].level;
         return level;
     }
     for (int root = 0; root < R; ++root) {
@@ -101,27 +101,34 @@ std::uint32_t mix(std::uint32_t x) {
     return x;
 }
 
-}  // namespace
+// Longest path a table may take (hop counts are stored in a byte), and "not reached".
+constexpr int kMaxHops = 250;
+constexpr int kInf = 1 << 30;
 
-Routing compute_routing(const Topology &t) {
-    if (t.nodes < 1) throw TopologyError(at_line(t, t.nodes_line) + "a topology needs nodes");
-    if (t.fabrics < 1 || t.fabrics > 2)
-        throw TopologyError(at_line(t, t.nodes_line) + "one or two fabrics are supported");
-    Routing rt;
-    rt.nodes = t.nodes;
-    rt.fabrics = t.fabrics;
-    rt.peers = wire(t);
+std::size_t table_slot(int nodes, int router, int phase, int dst) {
+    return (static_cast<std::size_t>(router) * 2 + static_cast<std::size_t>(phase)) *
+               static_cast<std::size_t>(nodes) +
+           static_cast<std::size_t>(dst);
+}
+
+void set_hops(Routing &rt, int f, int s, int d, int hops) {
+    const auto n = static_cast<std::size_t>(rt.nodes);
+    rt.hops[(static_cast<std::size_t>(f) * n + static_cast<std::size_t>(s)) * n +
+            static_cast<std::size_t>(d)] = static_cast<std::uint8_t>(hops);
+}
+
+// Which router outputs move a packet into phase 1: up links for up*/down*, X links for
+// dimension order; for the other rules every output is phase 1 (no restriction).
+std::vector<std::vector<std::uint8_t>> phase1_outputs(
+    const Topology &t, const std::vector<std::vector<PortPeer>> &peers) {
     const int N = t.nodes;
     const int R = static_cast<int>(t.routers.size());
-    const auto &peers = rt.peers;
-
-    // Which router outputs move a packet into phase 1.
-    rt.to_phase1.resize(static_cast<std::size_t>(R));
+    std::vector<std::vector<std::uint8_t>> to_phase1(static_cast<std::size_t>(R));
     std::vector<int> level;
     if (t.routing == "updown") level = updown_levels(t, peers);
     for (int u = 0; u < R; ++u) {
         const auto &pp = peers[static_cast<std::size_t>(N + u)];
-        auto &cls = rt.to_phase1[static_cast<std::size_t>(u)];
+        auto &cls = to_phase1[static_cast<std::size_t>(u)];
         cls.assign(pp.size(), 1);
         for (std::size_t q = 0; q < pp.size(); ++q) {
             if (pp[q].link < 0 || t.is_node(pp[q].dev)) continue;
@@ -138,163 +145,204 @@ Routing compute_routing(const Topology &t) {
             }
         }
     }
+    return to_phase1;
+}
 
-    rt.table.assign(static_cast<std::size_t>(R) * 2 * static_cast<std::size_t>(N), Routing::kNone);
-    rt.hops.assign(static_cast<std::size_t>(t.fabrics) * static_cast<std::size_t>(N) *
-                       static_cast<std::size_t>(N), Routing::kUnreachable);
-    constexpr int kMaxHops = 250;
-    auto set_hops = [&](int f, int s, int d, int hops) {
-        rt.hops[(static_cast<std::size_t>(f) * static_cast<std::size_t>(N) +
-                 static_cast<std::size_t>(s)) * static_cast<std::size_t>(N) +
-                static_cast<std::size_t>(d)] = static_cast<std::uint8_t>(hops);
-    };
-    bool walk_tables = true;
-    if (t.routing == "table") {
-        for (const RouteSpec &r : t.routes) {
-            if (r.router < 0 || r.router >= R || r.dst < 0 || r.dst >= N)
-                throw TopologyError(at_line(t, r.line) + "route names an undefined router or node");
-            if (r.port < 0 || r.port >= t.routers[static_cast<std::size_t>(r.router)].ports ||
-                peers[static_cast<std::size_t>(N + r.router)][static_cast<std::size_t>(r.port)]
-                        .link < 0)
-                throw TopologyError(at_line(t, r.line) + "route uses port " +
-                                    std::to_string(r.port) + " of " +
-                                    t.routers[static_cast<std::size_t>(r.router)].name +
-                                    ", which is not connected");
-            for (int ph = 0; ph < 2; ++ph)
-                rt.table[(static_cast<std::size_t>(r.router) * 2 + static_cast<std::size_t>(ph)) *
-                             static_cast<std::size_t>(N) + static_cast<std::size_t>(r.dst)] =
-                    static_cast<std::uint16_t>(r.port);
-        }
-    } else if (t.routing == "updown" || t.routing == "xy" || t.routing == "shortest") {
-        constexpr int kInf = 1 << 30;
-        std::vector<int> dist(static_cast<std::size_t>(R) * 2);
-        std::deque<int> q;
-        for (int d = 0; d < N; ++d) {
-            std::fill(dist.begin(), dist.end(), kInf);
-            q.clear();
-            for (int f = 0; f < t.fabrics; ++f) {
-                const PortPeer &np = peers[static_cast<std::size_t>(d)][static_cast<std::size_t>(f)];
-                if (t.is_node(np.dev)) continue;
-                const int r = np.dev - N;
-                for (int ph = 0; ph < 2; ++ph) {
-                    if (dist[static_cast<std::size_t>(r * 2 + ph)] == 1) continue;
-                    dist[static_cast<std::size_t>(r * 2 + ph)] = 1;
-                    q.push_back(r * 2 + ph);
-                }
-            }
-            while (!q.empty()) {
-                const int s = q.front();
-                q.pop_front();
-                const int v = s / 2, sv = s % 2;
-                for (const PortPeer &p : peers[static_cast<std::size_t>(N + v)]) {
-                    if (p.link < 0 || t.is_node(p.dev)) continue;
-                    const int u = p.dev - N;
-                    const int cls = rt.to_phase1[static_cast<std::size_t>(u)]
-                                                [static_cast<std::size_t>(p.port)];
-                    // u --(cls)--> v: class 0 keeps phase 0, class 1 leads to phase 1.
-                    if (cls != sv) continue;
-                    for (int su = 0; su <= cls; ++su) {
-                        int &du = dist[static_cast<std::size_t>(u * 2 + su)];
-                        if (du != kInf) continue;
-                        du = dist[static_cast<std::size_t>(s)] + 1;
-                        q.push_back(u * 2 + su);
-                    }
-                }
-            }
-            // Next hops: any output that lowers the distance by one; spread ties.
-            std::vector<int> cand;
-            for (int u = 0; u < R; ++u) {
-                const auto &pp = peers[static_cast<std::size_t>(N + u)];
-                for (int su = 0; su < 2; ++su) {
-                    const int du = dist[static_cast<std::size_t>(u * 2 + su)];
-                    if (du == kInf) continue;
-                    cand.clear();
-                    for (std::size_t p = 0; p < pp.size(); ++p) {
-                        if (pp[p].link < 0) continue;
-                        if (t.is_node(pp[p].dev)) {
-                            if (pp[p].dev == d) cand.push_back(static_cast<int>(p));
-                            continue;
-                        }
-                        const int cls = rt.to_phase1[static_cast<std::size_t>(u)][p];
-                        if (su == 1 && cls == 0) continue;
-                        const int sv = cls;
-                        const int v = pp[p].dev - N;
-                        if (dist[static_cast<std::size_t>(v * 2 + sv)] == du - 1)
-                            cand.push_back(static_cast<int>(p));
-                    }
-                    if (cand.empty()) continue;
-                    const std::uint32_t h =
-                        mix(static_cast<std::uint32_t>(d) * 2654435761U + static_cast<std::uint32_t>(u));
-                    const int port = cand.size() == 1 ? cand[0] : cand[h % cand.size()];
-                    rt.table[(static_cast<std::size_t>(u) * 2 + static_cast<std::size_t>(su)) *
-                                 static_cast<std::size_t>(N) + static_cast<std::size_t>(d)] =
-                        static_cast<std::uint16_t>(port);
-                }
-            }
-            // Every hop the tables take lowers the distance by one, so the routers crossed
-            // from a source are its first router's distance (what walking the tables finds,
-            // at a fraction of the cost on large fabrics).
-            for (int f = 0; f < t.fabrics; ++f)
-                for (int s = 0; s < N; ++s) {
-                    if (s == d) continue;
-                    const PortPeer &first =
-                        peers[static_cast<std::size_t>(s)][static_cast<std::size_t>(f)];
-                    if (t.is_node(first.dev)) {
-                        if (first.dev == d) set_hops(f, s, d, 0);
-                        continue;
-                    }
-                    const int du = dist[static_cast<std::size_t>((first.dev - N) * 2)];
-                    if (du <= kMaxHops) set_hops(f, s, d, du);
-                }
-        }
-        walk_tables = false;
-    } else {
-        throw TopologyError("unknown routing rule '" + t.routing +
-                            "' (updown, xy, shortest or table)");
+// "routing table": the file's routes, each checked against the wiring, serve both phases.
+void fill_explicit_tables(const Topology &t, Routing &rt) {
+    const int N = t.nodes;
+    const int R = static_cast<int>(t.routers.size());
+    for (const RouteSpec &r : t.routes) {
+        if (r.router < 0 || r.router >= R || r.dst < 0 || r.dst >= N)
+            throw TopologyError(at_line(t, r.line) + "route names an undefined router or node");
+        if (r.port < 0 || r.port >= t.routers[static_cast<std::size_t>(r.router)].ports ||
+            rt.peers[static_cast<std::size_t>(N + r.router)][static_cast<std::size_t>(r.port)]
+                    .link < 0)
+            throw TopologyError(at_line(t, r.line) + "route uses port " + std::to_string(r.port) +
+                                " of " + t.routers[static_cast<std::size_t>(r.router)].name +
+                                ", which is not connected");
+        for (int ph = 0; ph < 2; ++ph)
+            rt.table[table_slot(N, r.router, ph, r.dst)] = static_cast<std::uint16_t>(r.port);
     }
+}
 
-    // Hop counts per fabric for explicit tables, found by walking them; catches loops and
-    // dead ends.
-    for (int f = 0; f < t.fabrics && walk_tables; ++f) {
+// Breadth-first search backwards from node d over (router, phase) states: dist[r * 2 + ph]
+// is the number of routers a packet at router r in phase ph crosses to reach d, kInf if none.
+void distances_to(const Topology &t, const Routing &rt, int d, std::vector<int> &dist,
+                  std::deque<int> &q) {
+    const int N = t.nodes;
+    const auto &peers = rt.peers;
+    std::fill(dist.begin(), dist.end(), kInf);
+    q.clear();
+    for (int f = 0; f < t.fabrics; ++f) {
+        const PortPeer &np = peers[static_cast<std::size_t>(d)][static_cast<std::size_t>(f)];
+        if (t.is_node(np.dev)) continue;
+        const int r = np.dev - N;
+        for (int ph = 0; ph < 2; ++ph) {
+            if (dist[static_cast<std::size_t>(r * 2 + ph)] == 1) continue;
+            dist[static_cast<std::size_t>(r * 2 + ph)] = 1;
+            q.push_back(r * 2 + ph);
+        }
+    }
+    while (!q.empty()) {
+        const int s = q.front();
+        q.pop_front();
+        const int v = s / 2, sv = s % 2;
+        for (const PortPeer &p : peers[static_cast<std::size_t>(N + v)]) {
+            if (p.link < 0 || t.is_node(p.dev)) continue;
+            const int u = p.dev - N;
+            const int cls =
+                rt.to_phase1[static_cast<std::size_t>(u)][static_cast<std::size_t>(p.port)];
+            // u --(cls)--> v: class 0 keeps phase 0, class 1 leads to phase 1.
+            if (cls != sv) continue;
+            for (int su = 0; su <= cls; ++su) {
+                int &du = dist[static_cast<std::size_t>(u * 2 + su)];
+                if (du != kInf) continue;
+                du = dist[static_cast<std::size_t>(s)] + 1;
+                q.push_back(u * 2 + su);
+            }
+        }
+    }
+}
+
+// The outputs of router u in phase su that lower the distance to node d by one.
+void downhill_ports(const Topology &t, const Routing &rt, int d, int u, int su,
+                    const std::vector<int> &dist, std::vector<int> &cand) {
+    const int N = t.nodes;
+    const auto &pp = rt.peers[static_cast<std::size_t>(N + u)];
+    const int du = dist[static_cast<std::size_t>(u * 2 + su)];
+    cand.clear();
+    for (std::size_t p = 0; p < pp.size(); ++p) {
+        if (pp[p].link < 0) continue;
+        if (t.is_node(pp[p].dev)) {
+            if (pp[p].dev == d) cand.push_back(static_cast<int>(p));
+            continue;
+        }
+        const int cls = rt.to_phase1[static_cast<std::size_t>(u)][p];
+        if (su == 1 && cls == 0) continue;
+        const int sv = cls;
+        const int v = pp[p].dev - N;
+        if (dist[static_cast<std::size_t>(v * 2 + sv)] == du - 1)
+            cand.push_back(static_cast<int>(p));
+    }
+}
+
+// Next hops toward node d: any output that lowers the distance by one; ties spread by
+// destination and router.
+void fill_next_hops(const Topology &t, Routing &rt, int d, const std::vector<int> &dist) {
+    const int R = static_cast<int>(t.routers.size());
+    std::vector<int> cand;
+    for (int u = 0; u < R; ++u) {
+        for (int su = 0; su < 2; ++su) {
+            if (dist[static_cast<std::size_t>(u * 2 + su)] == kInf) continue;
+            downhill_ports(t, rt, d, u, su, dist, cand);
+            if (cand.empty()) continue;
+            const std::uint32_t h =
+                mix(static_cast<std::uint32_t>(d) * 2654435761U + static_cast<std::uint32_t>(u));
+            const int port = cand.size() == 1 ? cand[0] : cand[h % cand.size()];
+            rt.table[table_slot(t.nodes, u, su, d)] = static_cast<std::uint16_t>(port);
+        }
+    }
+}
+
+// Every hop the tables take lowers the distance by one, so the routers crossed from a source
+// are its first router's distance (what walking the tables finds, at a fraction of the cost
+// on large fabrics).
+void hops_from_distances(const Topology &t, Routing &rt, int d, const std::vector<int> &dist) {
+    const int N = t.nodes;
+    for (int f = 0; f < t.fabrics; ++f)
         for (int s = 0; s < N; ++s) {
-            const PortPeer &first = peers[static_cast<std::size_t>(s)][static_cast<std::size_t>(f)];
-            for (int d = 0; d < N; ++d) {
-                if (d == s) continue;
-                int hops = 0;
-                if (t.is_node(first.dev)) {
-                    if (first.dev != d) continue;
-                } else {
-                    int r = first.dev - N, phase = 0;
-                    bool ok = false;
-                    while (hops < kMaxHops) {
-                        ++hops;
-                        const std::uint16_t p = rt.port(r, phase, d);
-                        if (p == Routing::kNone) break;
-                        const PortPeer &nx =
-                            peers[static_cast<std::size_t>(N + r)][static_cast<std::size_t>(p)];
-                        if (t.is_node(nx.dev)) {
-                            ok = nx.dev == d;
-                            break;
-                        }
-                        phase |= rt.to_phase1[static_cast<std::size_t>(r)][p];
-                        r = nx.dev - N;
-                    }
-                    if (!ok) continue;
-                }
-                set_hops(f, s, d, hops);
+            if (s == d) continue;
+            const PortPeer &first =
+                rt.peers[static_cast<std::size_t>(s)][static_cast<std::size_t>(f)];
+            if (t.is_node(first.dev)) {
+                if (first.dev == d) set_hops(rt, f, s, d, 0);
+                continue;
             }
+            const int du = dist[static_cast<std::size_t>((first.dev - N) * 2)];
+            if (du <= kMaxHops) set_hops(rt, f, s, d, du);
         }
+}
+
+// updown, xy and shortest: minimal tables under the rule's phase restriction.
+void fill_minimal_tables(const Topology &t, Routing &rt) {
+    std::vector<int> dist(t.routers.size() * 2);
+    std::deque<int> q;
+    for (int d = 0; d < t.nodes; ++d) {
+        distances_to(t, rt, d, dist, q);
+        fill_next_hops(t, rt, d, dist);
+        hops_from_distances(t, rt, d, dist);
     }
-    for (int s = 0; s < N; ++s)
-        for (int d = 0; d < N; ++d) {
+}
+
+// Routers crossed from node s to node d on fabric f following the tables, or -1 when they
+// run into a loop, a dead end or another node.
+int walk_tables(const Topology &t, const Routing &rt, int f, int s, int d) {
+    const int N = t.nodes;
+    const PortPeer &first = rt.peers[static_cast<std::size_t>(s)][static_cast<std::size_t>(f)];
+    if (t.is_node(first.dev)) return first.dev == d ? 0 : -1;
+    int r = first.dev - N, phase = 0;
+    for (int hops = 1; hops <= kMaxHops; ++hops) {
+        const std::uint16_t p = rt.port(r, phase, d);
+        if (p == Routing::kNone) return -1;
+        const PortPeer &nx = rt.peers[static_cast<std::size_t>(N + r)][static_cast<std::size_t>(p)];
+        if (t.is_node(nx.dev)) return nx.dev == d ? hops : -1;
+        phase |= rt.to_phase1[static_cast<std::size_t>(r)][p];
+        r = nx.dev - N;
+    }
+    return -1;
+}
+
+// Hop counts per fabric for explicit tables, found by walking them; catches loops and dead
+// ends.
+void hops_by_walking(const Topology &t, Routing &rt) {
+    for (int f = 0; f < t.fabrics; ++f)
+        for (int s = 0; s < t.nodes; ++s)
+            for (int d = 0; d < t.nodes; ++d) {
+                if (d == s) continue;
+                const int hops = walk_tables(t, rt, f, s, d);
+                if (hops >= 0) set_hops(rt, f, s, d, hops);
+            }
+}
+
+void check_reachable(const Topology &t, const Routing &rt) {
+    for (int s = 0; s < t.nodes; ++s)
+        for (int d = 0; d < t.nodes; ++d) {
             if (s == d) continue;
             bool any = false;
-            for (int f = 0; f < t.fabrics; ++f) any |= rt.hop_count(f, s, d) != Routing::kUnreachable;
+            for (int f = 0; f < t.fabrics; ++f)
+                any |= rt.hop_count(f, s, d) != Routing::kUnreachable;
             if (!any)
                 throw TopologyError(at_line(t, t.nodes_line) + "node n" + std::to_string(d) +
                                     " is unreachable from node n" + std::to_string(s) +
                                     " (routing '" + t.routing + "')");
         }
+}
+
+}  // namespace
+
+Routing compute_routing(const Topology &t) {
+    if (t.nodes < 1) throw TopologyError(at_line(t, t.nodes_line) + "a topology needs nodes");
+    if (t.fabrics < 1 || t.fabrics > 2)
+        throw TopologyError(at_line(t, t.nodes_line) + "one or two fabrics are supported");
+    Routing rt;
+    rt.nodes = t.nodes;
+    rt.fabrics = t.fabrics;
+    rt.peers = wire(t);
+    rt.to_phase1 = phase1_outputs(t, rt.peers);
+    const auto N = static_cast<std::size_t>(t.nodes);
+    rt.table.assign(t.routers.size() * 2 * N, Routing::kNone);
+    rt.hops.assign(static_cast<std::size_t>(t.fabrics) * N * N, Routing::kUnreachable);
+    if (t.routing == "table") {
+        fill_explicit_tables(t, rt);
+        hops_by_walking(t, rt);
+    } else if (t.routing == "updown" || t.routing == "xy" || t.routing == "shortest") {
+        fill_minimal_tables(t, rt);
+    } else {
+        throw TopologyError("unknown routing rule '" + t.routing +
+                            "' (updown, xy, shortest or table)");
+    }
+    check_reachable(t, rt);
     return rt;
 }
 

@@ -1,0 +1,344 @@
+// sansim's options: the help text, the parser that turns argv into a CommandLine, and the
+// checks between options. Every problem is reported as "sansim: ..." with exit status 2.
+#include "app/options.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+#include <stdexcept>
+#include <vector>
+
+namespace sansim {
+namespace {
+
+const char *kHelp = R"(usage: sansim [options]
+
+Discrete-event, packet-level simulator of a ServerNet-style system-area network.
+
+Topology
+  --topology SPEC        crossbar:N | ring:R[,C] | mesh:X,Y[,C] | torus:X,Y[,C] |
+                         fattree:K,N | dragonfly:A,P,H | dual:N | chain:H | FILE
+                         (default dual:64, the two-fabric 6-port-router network)
+  --fabrics 1|2          fabrics for generators other than dual (default 1)
+  --routing RULE         override: updown | xy | shortest | table
+  --fabric-choice C      shortest (default) | balance | x | y
+
+Workload
+  --workload W           alltoall (default) | permutation | hotspot | pingpong | phase3b | trace
+  --nodes N              use nodes 0..N-1 (default: all)
+  --message-bytes B      long-message size (default 524288)
+  --rounds R             messages per pair / per node (default 1)
+  --protocol P           unrestricted (default) | restricted | both
+  --chunk-bytes B        message layer transfer size (default 4096)
+  --window W             transfers in flight per message (default 2)
+  --setup-us T           per-message handshake (default 5)
+  --hot-fraction F       hotspot: share of messages to node 0 (default 1)
+  --request-bytes B      phase3b transfer size (default 4096)
+  --read-fraction F      phase3b share of reads (default 0.5)
+  --rate R               phase3b requests per second per node (default 4700)
+  --trace FILE           trace: lines "time_us src dst bytes send|read|write"
+  --seed S               random seed (default 1)
+  --time-limit-us T      stop after T us of simulated time (phase3b default 20000)
+  --sweep-nodes LIST     run once per node count, e.g. 2,4,8,16,32,64
+
+Hardware (ServerNet I defaults)
+  --symbol-mhz F (50)  --link-mbps F (50)  --link-delay-ns F (10)  --hop-latency-ns F (300)
+  --fifo-bytes N (256)  --arbitration round_robin|oldest_first
+  --max-payload N (64)  --header-bytes N (16)
+  --outstanding N (4)  --bte-engines N (1)  --turnaround-ns F (0)
+  --pci-mbps F (132; 0 = ideal endpoints)  --pci-read-latency-ns F (1450)
+  --pci-write-ns F (940)  --disk-mbps F (0; phase3b 8)  --disk-burst-bytes N (4096)
+  --series-bin-us F (100)
+
+Output
+  --json                 JSON on stdout (per node, per link, histogram, time series)
+  --csv DIR              nodes.csv, links.csv, rtt_histogram.csv, or_series.csv (sweep.csv)
+  --plot DIR             PNGs via gnuplot: RTT histogram, link utilization, exhaustion
+                         time series (runs); throughput vs node count (sweeps)
+  --help                 this text
+)";
+
+// Every option that takes a value (an unknown one is named as unknown, not as missing a value).
+const std::set<std::string> kValueFlags = {"--arbitration",
+                                           "--bte-engines",
+                                           "--chunk-bytes",
+                                           "--csv",
+                                           "--disk-burst-bytes",
+                                           "--disk-mbps",
+                                           "--fabric-choice",
+                                           "--fabrics",
+                                           "--fifo-bytes",
+                                           "--header-bytes",
+                                           "--hop-latency-ns",
+                                           "--hot-fraction",
+                                           "--link-delay-ns",
+                                           "--link-mbps",
+                                           "--max-payload",
+                                           "--message-bytes",
+                                           "--nodes",
+                                           "--outstanding",
+                                           "--pci-mbps",
+                                           "--pci-read-latency-ns",
+                                           "--pci-write-ns",
+                                           "--plot",
+                                           "--protocol",
+                                           "--rate",
+                                           "--read-fraction",
+                                           "--request-bytes",
+                                           "--rounds",
+                                           "--routing",
+                                           "--seed",
+                                           "--series-bin-us",
+                                           "--setup-us",
+                                           "--sweep-nodes",
+                                           "--symbol-mhz",
+                                           "--time-limit-us",
+                                           "--topology",
+                                           "--trace",
+                                           "--turnaround-ns",
+                                           "--window",
+                                           "--workload"};
+
+double to_double(const std::string &flag, const std::string &v) {
+    try {
+        std::size_t used = 0;
+        const double d = std::stod(v, &used);
+        if (used == v.size()) return d;
+    } catch (const std::exception &) {
+    }
+    die(flag + ": '" + v + "' is not a number");
+}
+
+double nonneg(const std::string &flag, const std::string &v) {
+    const double d = to_double(flag, v);
+    if (d < 0) die(flag + ": must not be negative");
+    return d;
+}
+
+int to_int(const std::string &flag, const std::string &v, long lo, long hi) {
+    return static_cast<int>(to_long(flag, v, lo, hi));
+}
+
+std::uint64_t to_bytes(const std::string &flag, const std::string &v, long hi) {
+    return static_cast<std::uint64_t>(to_long(flag, v, 1, hi));
+}
+
+// One option and its value at a time; each group of the help text has its own setter, which
+// answers whether the option was its own.
+struct Parser {
+    CommandLine &cl;
+    bool disk_set = false;  // --disk-mbps given: phase3b keeps it instead of its default
+
+    bool topology_option(const std::string &flag, const std::string &v) {
+        Params &p = cl.params;
+        if (flag == "--topology")
+            cl.topology = v;
+        else if (flag == "--fabrics")
+            cl.fabrics = to_int(flag, v, 1, 2);
+        else if (flag == "--routing")
+            cl.routing = v;
+        else if (flag == "--fabric-choice") {
+            if (v == "shortest")
+                p.fabric_choice = FabricChoice::shortest;
+            else if (v == "balance")
+                p.fabric_choice = FabricChoice::balance;
+            else if (v == "x")
+                p.fabric_choice = FabricChoice::x_only;
+            else if (v == "y")
+                p.fabric_choice = FabricChoice::y_only;
+            else
+                die(flag + ": shortest, balance, x or y");
+        } else
+            return false;
+        return true;
+    }
+
+    bool workload_option(const std::string &flag, const std::string &v) {
+        WorkloadOptions &w = cl.workload;
+        if (flag == "--workload")
+            w.kind = v;
+        else if (flag == "--nodes")
+            w.nodes = to_int(flag, v, 2, 1 << 16);
+        else if (flag == "--message-bytes")
+            w.message_bytes = to_bytes(flag, v, 1L << 40);
+        else if (flag == "--rounds")
+            w.rounds = to_int(flag, v, 1, 1 << 20);
+        else if (flag == "--protocol") {
+            if (v != "restricted" && v != "unrestricted" && v != "both")
+                die(flag + ": restricted, unrestricted or both");
+            cl.protocol = v;
+        } else if (flag == "--chunk-bytes")
+            w.messages.transfer_bytes = to_bytes(flag, v, 1L << 32);
+        else if (flag == "--window")
+            w.messages.window = to_int(flag, v, 1, 1024);
+        else if (flag == "--setup-us")
+            w.messages.setup_us = nonneg(flag, v);
+        else if (flag == "--hot-fraction")
+            w.hot_fraction = nonneg(flag, v);
+        else if (flag == "--request-bytes")
+            w.transfer_bytes = to_bytes(flag, v, 1L << 32);
+        else if (flag == "--read-fraction")
+            w.read_fraction = nonneg(flag, v);
+        else if (flag == "--rate")
+            w.requests_per_s = nonneg(flag, v);
+        else if (flag == "--trace")
+            w.trace_path = v;
+        else if (flag == "--seed")
+            w.seed = static_cast<std::uint64_t>(to_long(flag, v, 0, 1L << 62));
+        else if (flag == "--time-limit-us")
+            cl.time_limit_us = nonneg(flag, v);
+        else if (flag == "--sweep-nodes")
+            cl.sweep = v;
+        else
+            return false;
+        return true;
+    }
+
+    bool link_and_router_option(const std::string &flag, const std::string &v) {
+        Params &p = cl.params;
+        if (flag == "--symbol-mhz")
+            p.symbol_mhz = nonneg(flag, v);
+        else if (flag == "--link-mbps")
+            p.link_mbps = nonneg(flag, v);
+        else if (flag == "--link-delay-ns")
+            p.link_delay_ns = nonneg(flag, v);
+        else if (flag == "--hop-latency-ns")
+            p.hop_latency_ns = nonneg(flag, v);
+        else if (flag == "--fifo-bytes")
+            p.fifo_bytes = to_int(flag, v, 1, 1 << 24);
+        else if (flag == "--arbitration") {
+            if (v == "round_robin")
+                p.arbitration = Arbitration::round_robin;
+            else if (v == "oldest_first")
+                p.arbitration = Arbitration::oldest_first;
+            else
+                die(flag + ": round_robin or oldest_first");
+        } else if (flag == "--max-payload")
+            p.max_payload = to_int(flag, v, 1, 4096);
+        else if (flag == "--header-bytes")
+            p.header_bytes = to_int(flag, v, 1, 4096);
+        else
+            return false;
+        return true;
+    }
+
+    bool nic_and_bus_option(const std::string &flag, const std::string &v) {
+        Params &p = cl.params;
+        if (flag == "--outstanding")
+            p.outstanding_limit = to_int(flag, v, 1, 1024);
+        else if (flag == "--bte-engines")
+            p.bte_engines = to_int(flag, v, 1, 1024);
+        else if (flag == "--turnaround-ns")
+            p.nic_turnaround_ns = nonneg(flag, v);
+        else if (flag == "--pci-mbps")
+            p.pci_mbps = nonneg(flag, v);
+        else if (flag == "--pci-read-latency-ns")
+            p.pci_read_latency_ns = nonneg(flag, v);
+        else if (flag == "--pci-write-ns")
+            p.pci_write_overhead_ns = nonneg(flag, v);
+        else if (flag == "--disk-mbps") {
+            p.disk_mbps = nonneg(flag, v);
+            disk_set = true;
+        } else if (flag == "--disk-burst-bytes")
+            p.disk_burst_bytes = to_int(flag, v, 1, 1 << 30);
+        else if (flag == "--series-bin-us") {
+            p.series_bin_us = to_double(flag, v);
+            if (p.series_bin_us <= 0) die(flag + ": must be positive");
+        } else
+            return false;
+        return true;
+    }
+
+    bool output_option(const std::string &flag, const std::string &v) {
+        if (flag == "--csv")
+            cl.csv_dir = v;
+        else if (flag == "--plot")
+            cl.plot_dir = v;
+        else
+            return false;
+        return true;
+    }
+
+    void set(const std::string &flag, const std::string &v) {
+        if (!topology_option(flag, v) && !workload_option(flag, v) &&
+            !link_and_router_option(flag, v) && !nic_and_bus_option(flag, v) &&
+            !output_option(flag, v))
+            die("unknown option '" + flag + "' (see --help)");
+    }
+
+    // Checks between options, and the defaults that depend on the workload.
+    void finish() {
+        Params &p = cl.params;
+        WorkloadOptions &w = cl.workload;
+        if (p.symbol_mhz <= 0 || p.link_mbps < 0) die("link bandwidth must be positive");
+        if (w.read_fraction > 1 || w.hot_fraction > 1) die("fractions must be within [0, 1]");
+        if (w.kind == "trace" && w.trace_path.empty()) die("--workload trace needs --trace FILE");
+        if (w.kind == "phase3b") {
+            if (!disk_set) p.disk_mbps = 8.0;
+            if (cl.time_limit_us < 0) cl.time_limit_us = 20000;
+        }
+        if (p.disk_mbps > 0 && cl.time_limit_us < 0)
+            die("--disk-mbps keeps the PCI bus busy forever: give --time-limit-us");
+    }
+};
+
+}  // namespace
+
+const char *help_text() {
+    return kHelp;
+}
+
+[[noreturn]] void die(const std::string &msg) {
+    std::fprintf(stderr, "sansim: %s\n", msg.c_str());
+    std::exit(2);
+}
+
+long to_long(const std::string &flag, const std::string &v, long lo, long hi) {
+    long n = 0;
+    try {
+        std::size_t used = 0;
+        n = std::stol(v, &used);
+        if (used != v.size()) throw std::invalid_argument(v);
+    } catch (const std::exception &) {
+        die(flag + ": '" + v + "' is not an integer");
+    }
+    if (n < lo || n > hi)
+        die(flag + ": " + v + " out of range [" + std::to_string(lo) + ", " + std::to_string(hi) +
+            "]");
+    return n;
+}
+
+CommandLine parse_command_line(int argc, char **argv) {
+    CommandLine cl;
+    Parser parser{cl};
+    const std::vector<std::string> args(argv + 1, argv + argc);
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        // --flag=value or --flag value; a flag without "--" is not an option.
+        std::string flag = args[i], value;
+        const auto eq = flag.find('=');
+        const bool has_eq = flag.rfind("--", 0) == 0 && eq != std::string::npos;
+        if (has_eq) {
+            value = flag.substr(eq + 1);
+            flag.resize(eq);
+        }
+        if (flag == "--help" || flag == "-h") {
+            cl.help = true;
+            return cl;
+        }
+        if (flag == "--json") {
+            cl.json = true;
+            continue;
+        }
+        if (flag.rfind("--", 0) != 0) die("unexpected argument '" + flag + "' (see --help)");
+        if (!kValueFlags.count(flag)) die("unknown option '" + flag + "' (see --help)");
+        if (!has_eq) {
+            if (i + 1 >= args.size()) die(flag + " needs a value");
+            value = args[++i];
+        }
+        parser.set(flag, value);
+    }
+    parser.finish();
+    return cl;
+}
+
+}  // namespace sansim

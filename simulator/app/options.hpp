@@ -1,0 +1,36 @@
+// sansim's command line as data: every option of one invocation, parsed and checked, with
+// the defaults that depend on other options (phase3b's disk and time limit) filled in.
+#pragma once
+#include <string>
+
+#include "model/params.hpp"
+#include "traffic/workload.hpp"
+
+namespace sansim {
+
+struct CommandLine {
+    bool help = false;  // --help was given: nothing after it was read
+    Params params;
+    WorkloadOptions workload;
+    std::string topology = "dual:64";
+    int fabrics = 1;
+    std::string routing;                    // empty: the topology's own rule
+    std::string protocol = "unrestricted";  // restricted | unrestricted | both
+    std::string sweep;                      // --sweep-nodes list; empty: one node count
+    double time_limit_us = -1;              // <0: run until the workload finishes
+    bool json = false;
+    std::string csv_dir, plot_dir;
+};
+
+// Reads argv; on bad input prints "sansim: <problem>" and exits with status 2.
+CommandLine parse_command_line(int argc, char **argv);
+
+const char *help_text();
+
+// "sansim: <msg>" on stderr, exit status 2.
+[[noreturn]] void die(const std::string &msg);
+
+// v as an integer in [lo, hi], or die naming flag.
+long to_long(const std::string &flag, const std::string &v, long lo, long hi);
+
+}  // namespace sansim
