@@ -1,19 +1,12 @@
 // Phase 3b's pull-and-merge (see remote_merge.hpp).
 #include "remote_merge.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <mutex>
 
-#include "paths.hpp"
-#include "sortapp/cleanup.hpp"
 #include "sortapp/io_ring.hpp"
 #include "sortapp/loser_tree.hpp"
+#include "sortapp/pending_file.hpp"
 #include "sortapp/sequential_writer.hpp"
 
 namespace sortapp::cluster {
@@ -69,40 +62,6 @@ struct Pull {
     std::vector<Stream> streams;
     std::vector<std::vector<Tag>> tags;
     unsigned in_flight = 0;
-};
-
-// The output under a temporary name beside its final path, tracked by cleanup; removed unless
-// the merge succeeded, in which case the node renames it when the job commits.
-class PendingFile {
-  public:
-    ~PendingFile() {
-        file.close();
-        if (!temp_.empty() && !kept_) cleanup::remove(temp_);
-    }
-    Status create(const std::string &path, const std::string &tag) {
-        const auto [dir, base] = split_path(path);
-        std::string tmpl = dir + "/." + base + ".sortapp-" + tag + "-XXXXXX";
-        std::vector<char> name(tmpl.begin(), tmpl.end());
-        name.push_back('\0');
-        int fd = ::mkstemp(name.data());
-        if (fd < 0) return Status::from_errno("cannot create the output in " + dir, errno);
-        ::fchmod(fd, 0644);
-        ::close(fd);
-        temp_ = name.data();
-        cleanup::track(temp_);
-        return File::create(temp_, true, true, file);
-    }
-    // Complete: left in place (and tracked) for the commit.
-    std::string keep() {
-        file.close();
-        kept_ = true;
-        return temp_;
-    }
-    File file;
-
-  private:
-    std::string temp_;
-    bool kept_ = false;
 };
 
 }  // namespace
@@ -205,7 +164,7 @@ Status remote_merge(rio_t *rio, msg_context_t *msg, int self, const RecordFormat
 
     PendingFile out;
     IoRing ring;
-    if (st) st = out.create(settings.output, settings.temp_tag);
+    if (st) st = out.create(settings.output, true, settings.temp_tag);
     if (st) st = ring.init(8);
     if (!st) return st;  // pull's destructor waits for the reads still in flight
     {
