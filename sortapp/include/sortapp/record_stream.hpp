@@ -78,7 +78,8 @@ using RecordStreams = std::vector<std::unique_ptr<RecordStream>>;
 // Starts every stream's reads, then waits for every stream's first block.
 Status start_streams(const RecordStreams &streams);
 
-// Blocks of a local file, read through an IoRing (O_DIRECT where the file system allows).
+// Blocks of a local file, read through an IoRing (O_DIRECT where the file system allows; then
+// the stream's block must be a multiple of io_alignment, as the merge plan's are).
 class FileSource final : public BlockSource {
   public:
     explicit FileSource(IoRing &ring) : ring_(ring) {}
