@@ -1,109 +1,200 @@
-// Phase 3b's pull-and-merge (see remote_merge.hpp).
+// Phase 3b's pull-and-merge (see remote_merge.hpp): every source node's range is a record
+// stream whose blocks are read with libremoteio, all completing on one queue; the streams are
+// merged by the library's merge loop into a pending output file.
 #include "remote_merge.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
+#include <memory>
 #include <mutex>
 
-#include "paths.hpp"
-#include "sortapp/cleanup.hpp"
 #include "sortapp/io_ring.hpp"
-#include "sortapp/loser_tree.hpp"
+#include "sortapp/pending_file.hpp"
+#include "sortapp/record_stream.hpp"
 #include "sortapp/sequential_writer.hpp"
+#include "sortapp/stream_merge.hpp"
 
 namespace sortapp::cluster {
 
 namespace {
 
-// One source node's range, read ahead through `depth` buffers.
-struct Stream {
+class Pull;
+class RemoteRange;
+
+// A read's completion cookie: which range and slot.
+struct Tag {
+    RemoteRange *range;
+    unsigned slot;
+};
+
+// One source node's range of its work file: blocks read with rio_read into the stream's
+// buffers. The completions land on the pull's queue, which files them here.
+class RemoteRange final : public BlockSource {
+  public:
+    RemoteRange(Pull &pull, int node, uint64_t handle)
+        : pull_(pull), node_(node), handle_(handle) {}
+
+    void set_slots(unsigned slots) override;
+    Status start_read(unsigned slot, uint8_t *buffer, uint64_t offset, size_t bytes) override;
+    Status finish_read(unsigned slot) override;
+
+    int node() const { return node_; }
+    bool waiting() const {
+        return std::any_of(slots_.begin(), slots_.end(), [](const Slot &s) { return s.pending; });
+    }
+    // Files the completion of `slot`'s read: a failed or short read is named.
+    Status complete(unsigned slot, const msg_completion_t &c);
+
+  private:
     struct Slot {
-        Buffer buf;
         size_t bytes = 0;
         bool pending = false;
         bool ready = false;
-        int status = 0;
     };
-    int node = 0;
-    uint64_t handle = 0;
-    uint64_t next = 0, end = 0;  // byte offsets still to request
-    std::vector<Slot> slots;
-    unsigned cur = 0;  // slot being consumed
-    size_t pos = 0;    // byte offset in it
-    bool exhausted = false;
-};
-
-// A completion's cookie: which stream and slot.
-struct Tag {
-    Stream *stream;
-    unsigned slot;
+    Pull &pull_;
+    int node_;
+    uint64_t handle_;
+    std::vector<Slot> slots_;
+    std::vector<Tag> tags_;  // sized once, before any read: cookies of reads in flight
 };
 
 // The streams, their buffers and the completion queue their reads land on. Every read issued
 // is waited for before its buffer is freed, whatever went wrong; reads that never complete (a
 // node that stopped answering) keep their buffers and the queue until the process ends.
-struct Pull {
-    Pull(msg_cq_t *q, int stall) : cq(q), stall_ms(stall) {}
+class Pull {
+  public:
+    Pull(rio_t *rio, msg_cq_t *cq, int self, int stall_ms)
+        : rio(rio), cq(cq), self(self), stall_ms(stall_ms) {}
     Pull(const Pull &) = delete;
     Pull &operator=(const Pull &) = delete;
-    ~Pull() {
-        msg_completion_t c;
-        while (in_flight > 0 && msg_cq_wait(cq, stall_ms, &c) == MSG_OK) --in_flight;
-        if (in_flight == 0) {
-            msg_cq_destroy(cq);
-            return;
-        }
-        // Deliberately kept: freeing them would let a late read write into freed memory.
-        static std::mutex mu;
-        static std::vector<std::vector<Stream>> *abandoned = new std::vector<std::vector<Stream>>;
-        std::lock_guard<std::mutex> lk(mu);
-        abandoned->push_back(std::move(streams));
-    }
-    msg_cq_t *cq;
-    int stall_ms;
-    std::vector<Stream> streams;
-    std::vector<std::vector<Tag>> tags;
-    unsigned in_flight = 0;
-};
+    ~Pull();
 
-// The output under a temporary name beside its final path, tracked by cleanup; removed unless
-// the merge succeeded, in which case the node renames it when the job commits.
-class PendingFile {
-  public:
-    ~PendingFile() {
-        file.close();
-        if (!temp_.empty() && !kept_) cleanup::remove(temp_);
+    // One stream per source node over records [first[i], last[i]) of its work file, started.
+    Status open(const RecordFormat &format, const MergeOrder &order, size_t block, unsigned depth);
+    // Waits for one read and files it. A node silent for stall_ms is named as stopped.
+    Status reap();
+    // Waits for every read still in flight.
+    Status drain() {
+        while (in_flight > 0) SORTAPP_TRY(reap());
+        return Status::ok();
     }
-    Status create(const std::string &path, const std::string &tag) {
-        const auto [dir, base] = split_path(path);
-        std::string tmpl = dir + "/." + base + ".sortapp-" + tag + "-XXXXXX";
-        std::vector<char> name(tmpl.begin(), tmpl.end());
-        name.push_back('\0');
-        int fd = ::mkstemp(name.data());
-        if (fd < 0) return Status::from_errno("cannot create the output in " + dir, errno);
-        ::fchmod(fd, 0644);
-        ::close(fd);
-        temp_ = name.data();
-        cleanup::track(temp_);
-        return File::create(temp_, true, true, file);
-    }
-    // Complete: left in place (and tracked) for the commit.
-    std::string keep() {
-        file.close();
-        kept_ = true;
-        return temp_;
-    }
-    File file;
+    rio_t *const rio;
+    msg_cq_t *const cq;
+    const int self;
+    const int stall_ms;
+    RecordStreams streams;
+    unsigned in_flight = 0;
+    uint64_t bytes_received = 0;  // from other nodes
+    uint64_t bytes_local = 0;     // from this node's own work file
 
   private:
-    std::string temp_;
-    bool kept_ = false;
+    Status stalled() const;
+
+    std::vector<RemoteRange *> ranges_;  // the streams' sources, in node order
 };
+
+void RemoteRange::set_slots(unsigned slots) {
+    slots_.resize(slots);
+    for (unsigned k = 0; k < slots; ++k) tags_.push_back({this, k});
+}
+
+Status RemoteRange::start_read(unsigned slot, uint8_t *buffer, uint64_t offset, size_t bytes) {
+    Slot &s = slots_[slot];
+    s.ready = false;
+    s.bytes = bytes;
+    int rc = rio_read(pull_.rio, node_, handle_, offset, buffer, bytes, pull_.cq, &tags_[slot]);
+    if (rc != RIO_OK)
+        return Status::error("remote read from node " + std::to_string(node_) + ": " +
+                             rio_strerror(rc));
+    s.pending = true;
+    ++pull_.in_flight;
+    return Status::ok();
+}
+
+Status RemoteRange::finish_read(unsigned slot) {
+    while (!slots_[slot].ready) {
+        if (!slots_[slot].pending)
+            return Status::error("remote read from node " + std::to_string(node_) +
+                                 ": waited for a read never issued");
+        SORTAPP_TRY(pull_.reap());
+    }
+    return Status::ok();
+}
+
+Status RemoteRange::complete(unsigned slot, const msg_completion_t &c) {
+    Slot &s = slots_[slot];
+    s.pending = false;
+    if (c.status != RIO_OK || c.bytes != s.bytes)
+        return Status::error("remote read from node " + std::to_string(node_) + " failed: " +
+                             (c.status == MSG_ERR_PEER_FAILED ? "the node exited or was killed"
+                                                              : rio_strerror(c.status)));
+    s.ready = true;
+    return Status::ok();
+}
+
+Pull::~Pull() {
+    msg_completion_t c;
+    while (in_flight > 0 && msg_cq_wait(cq, stall_ms, &c) == MSG_OK) --in_flight;
+    if (in_flight == 0) {
+        msg_cq_destroy(cq);
+        return;
+    }
+    // Deliberately kept: freeing them would let a late read write into freed memory.
+    static std::mutex mu;
+    static std::vector<RecordStreams> *abandoned = new std::vector<RecordStreams>;
+    std::lock_guard<std::mutex> lk(mu);
+    abandoned->push_back(std::move(streams));
+}
+
+Status Pull::open(const RecordFormat &format, const MergeOrder &order, size_t block,
+                  unsigned depth) {
+    const size_t R = format.record_size, sources = order.handles.size();
+    for (size_t i = 0; i < sources; ++i) {
+        auto range = std::make_unique<RemoteRange>(*this, int(i), order.handles[i]);
+        ranges_.push_back(range.get());
+        streams.push_back(std::make_unique<RecordStream>(
+            std::move(range), format, order.first[i] * R, order.last[i] * R, block, depth));
+    }
+    return start_streams(streams);
+}
+
+Status Pull::reap() {
+    msg_completion_t c;
+    int rc = msg_cq_wait(cq, stall_ms, &c);
+    if (rc == MSG_ERR_TIMEOUT) return stalled();
+    if (rc != MSG_OK)
+        return Status::error(std::string("waiting for remote reads: ") + msg_strerror(rc));
+    auto *t = static_cast<Tag *>(c.cookie);
+    --in_flight;
+    SORTAPP_TRY(t->range->complete(t->slot, c));
+    if (t->range->node() == self)
+        bytes_local += c.bytes;
+    else
+        bytes_received += c.bytes;
+    return Status::ok();
+}
+
+Status Pull::stalled() const {
+    std::string who;
+    for (const RemoteRange *r : ranges_)
+        if (r->waiting()) who.append(who.empty() ? "" : ", ").append(std::to_string(r->node()));
+    return Status::error("no remote read completed for " + std::to_string(stall_ms / 1000) +
+                         " s; waiting on node(s) " + who + " (stopped or unreachable?)");
+}
+
+// Merges the pull's started streams into `out`, written through a ring of buffers.
+Status merge_into(const RecordFormat &format, const MergeOrder &order, Pull &pull, File &out,
+                  uint64_t &merged, const std::function<void(uint64_t, uint64_t)> &progress) {
+    IoRing ring;
+    SORTAPP_TRY(ring.init(8));
+    SequentialWriter writer(ring, out, 4u << 20, 3);
+    const size_t R = format.record_size;
+    uint64_t total = 0;
+    for (size_t i = 0; i < order.handles.size(); ++i) total += (order.last[i] - order.first[i]) * R;
+    std::function<void(uint64_t)> report;
+    if (progress) report = [&](uint64_t bytes) { progress(bytes, total); };
+    SORTAPP_TRY(merge_streams(format, pull.streams, writer, uint64_t(0x4000) * R, report, merged));
+    return writer.finish(true);
+}
 
 }  // namespace
 
@@ -111,133 +202,22 @@ Status remote_merge(rio_t *rio, msg_context_t *msg, int self, const RecordFormat
                     const MergeOrder &order, const MergeSettings &settings,
                     RemoteMergeResult &result,
                     const std::function<void(uint64_t, uint64_t)> &progress) {
-    const size_t R = format.record_size;
-    size_t block = settings.block / R * R;
-    if (block == 0) block = R;
-    const unsigned depth = std::max(2u, settings.depth);
-    const size_t sources = order.handles.size();
-
     msg_cq_t *cq = nullptr;
     if (msg_cq_create(msg, &cq) != MSG_OK) return Status::error("cannot create a completion queue");
-    Pull pull(cq, settings.stall_ms);
-    std::vector<Stream> &streams = pull.streams;
-    streams.resize(sources);
-    pull.tags.resize(sources);
-    auto issue = [&](Stream &s, unsigned slot) -> Status {
-        Stream::Slot &sl = s.slots[slot];
-        sl.ready = false;
-        if (s.next >= s.end) {
-            sl.bytes = 0;
-            return Status::ok();
-        }
-        sl.bytes = static_cast<size_t>(std::min<uint64_t>(block, s.end - s.next));
-        int rc = rio_read(rio, s.node, s.handle, s.next, sl.buf.data(), sl.bytes, cq,
-                          &pull.tags[static_cast<size_t>(&s - streams.data())][slot]);
-        if (rc != RIO_OK)
-            return Status::error("remote read from node " + std::to_string(s.node) + ": " +
-                                 rio_strerror(rc));
-        sl.pending = true;
-        s.next += sl.bytes;
-        ++pull.in_flight;
-        return Status::ok();
-    };
-    // Waits for one read and files it. A node silent for stall_ms is named as stopped.
-    auto reap = [&]() -> Status {
-        msg_completion_t c;
-        int rc = msg_cq_wait(cq, settings.stall_ms, &c);
-        if (rc == MSG_ERR_TIMEOUT) {
-            std::string who;
-            for (const Stream &s : streams) {
-                bool waiting = false;
-                for (const Stream::Slot &sl : s.slots) waiting = waiting || sl.pending;
-                if (waiting) who.append(who.empty() ? "" : ", ").append(std::to_string(s.node));
-            }
-            return Status::error("no remote read completed for " +
-                                 std::to_string(settings.stall_ms / 1000) +
-                                 " s; waiting on node(s) " + who + " (stopped or unreachable?)");
-        }
-        if (rc != MSG_OK)
-            return Status::error(std::string("waiting for remote reads: ") + msg_strerror(rc));
-        auto *t = static_cast<Tag *>(c.cookie);
-        Stream::Slot &sl = t->stream->slots[t->slot];
-        --pull.in_flight;
-        sl.pending = false;
-        if (c.status != RIO_OK || c.bytes != sl.bytes)
-            return Status::error("remote read from node " + std::to_string(t->stream->node) +
-                                 " failed: " +
-                                 (c.status == MSG_ERR_PEER_FAILED ? "the node exited or was killed"
-                                                                  : rio_strerror(c.status)));
-        sl.ready = true;
-        if (t->stream->node == self)
-            result.bytes_local += c.bytes;
-        else
-            result.bytes_received += c.bytes;
-        return Status::ok();
-    };
-
-    Status st;
-    for (size_t i = 0; i < sources && st; ++i) {
-        Stream &s = streams[i];
-        s.node = static_cast<int>(i);
-        s.handle = order.handles[i];
-        s.next = order.first[i] * R;
-        s.end = order.last[i] * R;
-        s.exhausted = s.next >= s.end;
-        s.slots.resize(depth);
-        for (unsigned k = 0; k < depth; ++k) {
-            s.slots[k].buf = Buffer(block);
-            pull.tags[i].push_back({&s, k});
-        }
-        for (unsigned k = 0; k < depth && st; ++k) st = issue(s, k);
-    }
-    // Every stream's first block in hand before the tree is built.
-    auto wait_ready = [&](Stream &s) -> Status {
-        while (!s.exhausted && !s.slots[s.cur].ready) {
-            if (!s.slots[s.cur].pending) {
-                s.exhausted = true;  // nothing more was requested: the range is done
-                break;
-            }
-            SORTAPP_TRY(reap());
-        }
-        return Status::ok();
-    };
-    for (size_t i = 0; i < sources && st; ++i) st = wait_ready(streams[i]);
+    // Declared first, so destroyed last: its destructor waits for the reads still in flight.
+    Pull pull(rio, cq, self, settings.stall_ms);
+    // Returns with every source's first block in hand (the streams round the block down to
+    // whole records and read through two buffers at least).
+    SORTAPP_TRY(pull.open(format, order, settings.block, settings.depth));
 
     PendingFile out;
-    IoRing ring;
-    if (st) st = out.create(settings.output, settings.temp_tag);
-    if (st) st = ring.init(8);
-    if (!st) return st;  // pull's destructor waits for the reads still in flight
-    {
-        SequentialWriter writer(ring, out.file, 4u << 20, 3);
-        auto record = [&](size_t i) {
-            const Stream &s = streams[i];
-            return s.slots[s.cur].buf.data() + s.pos;
-        };
-        auto less = [&](size_t a, size_t b) { return format.compare(record(a), record(b)) < 0; };
-        auto exhausted = [&](size_t i) { return streams[i].exhausted; };
-        LoserTree<decltype(less), decltype(exhausted)> tree(sources, less, exhausted);
-        uint64_t total = 0;
-        for (size_t i = 0; i < sources; ++i) total += (order.last[i] - order.first[i]) * R;
-        for (size_t w = tree.winner(); w < sources && st; w = tree.winner()) {
-            Stream &s = streams[w];
-            st = writer.append(record(w), R);
-            ++result.records;
-            s.pos += R;
-            if (progress && (result.records & 0x3fff) == 0) progress(result.records * R, total);
-            if (s.pos == s.slots[s.cur].bytes) {
-                // This block is used up: refill it with the stream's next, move on.
-                st = st ? issue(s, s.cur) : st;
-                s.cur = (s.cur + 1) % depth;
-                s.pos = 0;
-                if (st) st = wait_ready(s);
-            }
-            tree.replay();
-        }
-        if (st) st = writer.finish(true);
-    }
-    while (st && pull.in_flight > 0) st = reap();
-    if (!st) return st;
+    SORTAPP_TRY(out.create(settings.output, true, settings.temp_tag));
+    uint64_t merged = 0;
+    SORTAPP_TRY(merge_into(format, order, pull, out.file, merged, progress));
+    SORTAPP_TRY(pull.drain());
+    result.records = merged / format.record_size;
+    result.bytes_received = pull.bytes_received;
+    result.bytes_local = pull.bytes_local;
     result.pending_output = out.keep();
     return Status::ok();
 }

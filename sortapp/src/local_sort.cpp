@@ -14,6 +14,7 @@
 
 #include "sortapp/cleanup.hpp"
 #include "sortapp/merger.hpp"
+#include "sortapp/pending_file.hpp"
 #include "sortapp/run_former.hpp"
 
 namespace sortapp {
@@ -44,47 +45,6 @@ class ScratchDir {
 
   private:
     std::string path_;
-};
-
-// The output under a temporary name beside its final path; removed unless committed.
-class PendingOutput {
-  public:
-    PendingOutput() = default;
-    PendingOutput(const PendingOutput &) = delete;
-    PendingOutput &operator=(const PendingOutput &) = delete;
-    ~PendingOutput() {
-        file.close();
-        if (!temp_.empty() && !committed_) cleanup::remove(temp_);
-    }
-    Status create(const std::string &final_path, bool direct) {
-        final_ = final_path;
-        auto slash = final_path.rfind('/');
-        std::string dir = slash == std::string::npos ? std::string(".")
-                          : slash == 0               ? std::string("/")
-                                                     : final_path.substr(0, slash);
-        std::string base = slash == std::string::npos ? final_path : final_path.substr(slash + 1);
-        std::vector<char> buf(dir.size() + base.size() + 32);
-        std::snprintf(buf.data(), buf.size(), "%s/.%s.sortapp-XXXXXX", dir.c_str(), base.c_str());
-        int fd = ::mkstemp(buf.data());
-        if (fd < 0) return Status::from_errno("cannot create the output in " + dir, errno);
-        ::fchmod(fd, 0644);  // mkstemp's 0600 is for the name, not for the sorted file
-        ::close(fd);
-        temp_ = buf.data();
-        cleanup::track(temp_);
-        return File::create(temp_, direct, true, file);
-    }
-    Status commit() {
-        file.close();
-        // The output stays tracked: the caller untracks it once nothing can fail any more.
-        SORTAPP_TRY(cleanup::commit(temp_, final_));
-        committed_ = true;
-        return Status::ok();
-    }
-    File file;
-
-  private:
-    std::string temp_, final_;
-    bool committed_ = false;
 };
 
 double expected_io_seconds(const DiskBandwidth &disk, std::uint64_t bytes) {
@@ -142,7 +102,7 @@ Status local_sort(const SortOptions &options_in, const std::string &input,
     SORTAPP_TRY(plan_memory(o, records, result.memory));
     if (!aligned_runs) o.direct_io = false;
 
-    PendingOutput out;
+    PendingFile out;
     SORTAPP_TRY(out.create(output, o.direct_io));
     ScratchDir scratch;
     if (!result.memory.one_pass && records > 0) SORTAPP_TRY(scratch.create(o.scratch_dir));

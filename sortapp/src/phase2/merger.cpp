@@ -4,12 +4,11 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <cstring>
 #include <memory>
 
-#include "phase2/merge_stream.hpp"
-#include "sortapp/loser_tree.hpp"
+#include "sortapp/record_stream.hpp"
 #include "sortapp/sequential_writer.hpp"
+#include "sortapp/stream_merge.hpp"
 
 namespace sortapp {
 
@@ -21,43 +20,35 @@ struct MergeProgress {
     std::uint64_t done = 0;
 };
 
+// Opens the runs as record streams read through `ring` and starts them.
+Status open_runs(const SortOptions &o, const MergePlan &plan, IoRing &ring,
+                 const std::vector<Run> &runs, RecordStreams &streams) {
+    for (const Run &run : runs) {
+        auto file = std::make_unique<FileSource>(ring);
+        SORTAPP_TRY(file->open(run.path, o.direct_io));
+        const std::uint64_t size = file->file().size();
+        if (size % o.format.record_size != 0)
+            return Status::error(run.path + ": run has a partial record");
+        streams.push_back(std::make_unique<RecordStream>(std::move(file), o.format, 0, size,
+                                                         plan.stream_buffer, plan.stream_depth));
+    }
+    return start_streams(streams);
+}
+
 // Merges `runs` into `out`; the run files are removed once merged.
 Status merge_group(const SortOptions &o, const MemoryPlan &memory, const MergePlan &plan,
                    const std::vector<Run> &runs, File &out, bool sync, MergeProgress &progress) {
-    const std::size_t rs = o.format.record_size, ks = o.format.key_size;
     IoRing ring;
     SORTAPP_TRY(ring.init(unsigned(plan.stream_depth * runs.size() + memory.write_buffers + 2)));
-    std::vector<std::unique_ptr<MergeStream>> streams;
-    for (const Run &run : runs) {
-        streams.push_back(
-            std::make_unique<MergeStream>(ring, o.format, plan.stream_buffer, plan.stream_depth));
-        SORTAPP_TRY(streams.back()->open(run.path, o.direct_io));
-    }
+    RecordStreams streams;
+    SORTAPP_TRY(open_runs(o, plan, ring, runs, streams));
     SequentialWriter writer(ring, out, memory.write_buffer, memory.write_buffers);
-    MergeStream **s = nullptr;
-    std::vector<MergeStream *> raw;
-    for (auto &p : streams) raw.push_back(p.get());
-    s = raw.data();
-    auto less = [s, ks](std::size_t a, std::size_t b) {
-        if (s[a]->prefix() != s[b]->prefix()) return s[a]->prefix() < s[b]->prefix();
-        return ks > 8 && std::memcmp(s[a]->record() + 8, s[b]->record() + 8, ks - 8) < 0;
+    auto report = [&](std::uint64_t merged) {
+        if (o.progress) o.progress("phase 2", progress.done + merged, progress.total);
     };
-    auto exhausted = [s](std::size_t a) { return s[a]->record() == nullptr; };
-    LoserTree tree(raw.size(), less, exhausted);
-    const std::uint64_t report_every = 8u << 20;
-    std::uint64_t since_report = 0;
-    for (std::size_t w; (w = tree.winner()) < raw.size();) {
-        SORTAPP_TRY(writer.append(s[w]->record(), rs));
-        SORTAPP_TRY(s[w]->advance());
-        tree.replay();
-        since_report += rs;
-        if (since_report >= report_every) {
-            progress.done += since_report;
-            since_report = 0;
-            if (o.progress) o.progress("phase 2", progress.done, progress.total);
-        }
-    }
-    progress.done += since_report;
+    std::uint64_t merged = 0;
+    SORTAPP_TRY(merge_streams(o.format, streams, writer, 8u << 20, report, merged));
+    progress.done += merged;
     if (o.progress) o.progress("phase 2", progress.done, progress.total);
     SORTAPP_TRY(writer.finish(sync));
     for (const Run &run : runs) ::unlink(run.path.c_str());

@@ -1,0 +1,59 @@
+// A file that appears only when complete (see pending_file.hpp).
+#include "sortapp/pending_file.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <vector>
+
+#include "sortapp/cleanup.hpp"
+
+namespace sortapp {
+
+namespace {
+
+// The directory of `path` ("." for a bare name, "/" at the root) and its last component.
+std::pair<std::string, std::string> split(const std::string &path) {
+    const auto slash = path.rfind('/');
+    if (slash == std::string::npos) return {".", path};
+    return {slash == 0 ? "/" : path.substr(0, slash), path.substr(slash + 1)};
+}
+
+}  // namespace
+
+PendingFile::~PendingFile() {
+    file.close();
+    if (!temp_.empty() && !done_) cleanup::remove(temp_);
+}
+
+Status PendingFile::create(const std::string &final_path, bool direct, const std::string &tag) {
+    final_ = final_path;
+    const auto [dir, base] = split(final_path);
+    std::string templ = dir + "/." + base + ".sortapp-" + (tag.empty() ? "" : tag + "-") + "XXXXXX";
+    std::vector<char> name(templ.begin(), templ.end());
+    name.push_back('\0');
+    int fd = ::mkstemp(name.data());
+    if (fd < 0) return Status::from_errno("cannot create the output in " + dir, errno);
+    ::fchmod(fd, 0644);  // mkstemp's 0600 is for the name, not for the sorted file
+    ::close(fd);
+    temp_ = name.data();
+    cleanup::track(temp_);
+    return File::create(temp_, direct, true, file);
+}
+
+Status PendingFile::commit() {
+    file.close();
+    SORTAPP_TRY(cleanup::commit(temp_, final_));
+    done_ = true;
+    return Status::ok();
+}
+
+std::string PendingFile::keep() {
+    file.close();
+    done_ = true;
+    return temp_;
+}
+
+}  // namespace sortapp
