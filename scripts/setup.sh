@@ -16,6 +16,8 @@ packages=(
   libsodium-dev
   # scripts/fuzz.sh: clang, whose runtime package carries libFuzzer and the sanitizers.
   clang libclang-rt-14-dev
+  # scripts/format-check.sh (a stage of scripts/test.sh).
+  clang-format
   # The Soft-RoCE guest (scripts/softroce-run): qemu boots Debian's kernel with rxe.
   qemu-system-x86 busybox-static xz-utils ibverbs-providers rdmacm-utils perftest
 )
