@@ -15,6 +15,8 @@
 #include "bootstrap/coordinator.hpp"
 #include "bootstrap/frame.hpp"
 #include "bootstrap/job_key.hpp"
+#include "common/config.hpp"
+#include "common/log.hpp"
 #include "supervise.hpp"
 
 namespace {
@@ -78,6 +80,18 @@ void remove_shm_regions(pid_t pid) {
     if (glob(pattern.c_str(), 0, nullptr, &g) == 0)
         for (size_t k = 0; k < g.gl_pathc; ++k) unlink(g.gl_pathv[k]);
     globfree(&g);
+}
+
+// The coordinator follows the VIADUCT_* settings its ranks run with: the
+// heartbeat period on its links and debug lines. A variable that does not
+// parse is left to the ranks to report.
+msg::boot::CoordinatorLimits coordinator_limits() {
+    msg_config_t config;
+    msg::config_from_environment(&config, false);
+    msg::log_set_debug(config.debug != 0);
+    msg::boot::CoordinatorLimits limits;
+    limits.heartbeat_ms = msg::boot::heartbeat_ms(config.timeout_ms, config.heartbeat_ms);
+    return limits;
 }
 
 }  // namespace
@@ -170,8 +184,9 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "msgrun: --serve %s: expected HOST:PORT\n", serve.c_str());
         return 2;
     }
-    auto coord = msg::boot::Coordinator::listen(host, port, static_cast<int>(n),
-                                                static_cast<int>(join_ms), key, &error);
+    auto coord =
+        msg::boot::Coordinator::listen(host, port, static_cast<int>(n), static_cast<int>(join_ms),
+                                       key, &error, coordinator_limits());
     if (!coord) {
         std::fprintf(stderr, "msgrun: %s\n", error.c_str());
         return 1;

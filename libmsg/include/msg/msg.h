@@ -82,13 +82,52 @@ typedef struct msg_config {
      * it has CPUs, the poller yields the CPU between polls (the thread it
      * waits for may need that core). VIADUCT_SPIN_US (a number or "auto") */
     int spin_us;
+    /* Transport: "ofi" (libfabric, the default) or "verbs" (rdma-core RC
+     * queue pairs; only in a libmsg built with rdma-core). NULL or "": ofi.
+     * VIADUCT_TRANSPORT */
+    const char *transport;
+    /* How to join the job: "auto" (the default: the first of tcp, pmix and
+     * single that the environment describes), "tcp", "pmix" or "single".
+     * NULL or "": auto. VIADUCT_BOOTSTRAP */
+    const char *bootstrap;
+    /* The silence after which the other end of a coordinator link counts as
+     * gone, ms (at least 100; heartbeats go every quarter of it); 0, the
+     * default: the larger of timeout_ms and 10 s. VIADUCT_HEARTBEAT_MS */
+    int heartbeat_ms;
+    /* What one peer's unexpected messages (arrived before a matching
+     * receive) may hold here before that peer's credit is held back until
+     * the application receives: eager payload bytes (default 1 MiB) and
+     * messages (default 1024), each at least 1.
+     * VIADUCT_UNEXPECTED_BYTES, VIADUCT_UNEXPECTED_COUNT */
+    size_t unexpected_bytes;
+    size_t unexpected_count;
+    /* ofi on shm: nonzero (the default) lets long messages move by
+     * cross-memory copies (process_vm_readv/writev) instead of the
+     * provider's RDMA. VIADUCT_SHM_CMA=0 turns them off (any other value
+     * leaves them on). */
+    int shm_cma;
+    /* verbs: the RDMA device (e.g. "rxe0", "mlx5_0") and the IPv4 address to
+     * listen on; NULL: the first device with an IPv4 address.
+     * VIADUCT_VERBS_DEVICE, VIADUCT_VERBS_ADDR */
+    const char *verbs_device;
+    const char *verbs_addr;
+    /* verbs: long messages' registrations kept for reuse: at most this many
+     * (default 64; 0 keeps none) and this many bytes (default 1 GiB).
+     * VIADUCT_VERBS_MR_CACHE, VIADUCT_VERBS_MR_CACHE_BYTES */
+    size_t verbs_mr_cache;
+    size_t verbs_mr_cache_bytes;
+    /* Nonzero: debug lines on stderr. Process-wide: msg_init turns them on
+     * or off for the whole process. VIADUCT_DEBUG (unset or 0: off; any
+     * other value: on) */
+    int debug;
 } msg_config_t;
 
 #define MSG_SPIN_AUTO (-1)
 
 /* Fills *config with the defaults, then applies VIADUCT_* variables.
  * Returns MSG_ERR_CONFIG (and keeps the default) for a variable it cannot
- * parse. */
+ * parse. The string fields then point into the environment. Besides these
+ * settings libmsg reads only what describes the job (see msg_init). */
 int msg_config_init(msg_config_t *config);
 
 /* ---- context ---- */
@@ -136,6 +175,19 @@ typedef struct msg_info {
     /* How long a blocking call waits for a peer before reporting it failed
      * (msg_config_t.timeout_ms as this context uses it). */
     int timeout_ms;
+    /* The other settings as this context uses them (msg_config_t). */
+    char transport[16]; /* "ofi" or "verbs" (a job of one opens none) */
+    char bootstrap[16]; /* how the job was joined: "tcp", "pmix" or "single" */
+    int credits;
+    int spin_us;    /* MSG_SPIN_AUTO resolved */
+    int spin_yield; /* nonzero: more ranks than CPUs here, waiters yield */
+    int heartbeat_ms; /* the coordinator link's period, 0 resolved */
+    size_t unexpected_bytes;
+    size_t unexpected_count;
+    int shm_cma;
+    size_t verbs_mr_cache;
+    size_t verbs_mr_cache_bytes;
+    int debug;
 } msg_info_t;
 
 int msg_get_info(const msg_context_t *context, msg_info_t *info);

@@ -1,11 +1,14 @@
 // What stands behind the C handles: the shared core of a context (lock,
 // engine, transport, bootstrap, progress thread) and the completion queue.
+// Its life: setup.cpp builds it (msg_init), progress.cpp drives the fabric
+// (the progress thread and how waiters poll), context.cpp locks and ends it.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -22,16 +25,34 @@ struct msg_cq;
 
 namespace msg {
 
+// How an application thread waits for a completion (progress.cpp).
+struct WaitPolicy {
+    int spin_us = 50;    // it polls the fabric itself this long, then sleeps
+    bool yield = false;  // more ranks than CPUs here: yield between polls
+};
+// spin_us: msg_config_t.spin_us (MSG_SPIN_AUTO allowed); ranks_here: the
+// job's ranks on this host.
+WaitPolicy choose_wait_policy(int spin_us, int ranks_here);
+
 // Shared by the context handle and every CQ, so a CQ outlives msg_destroy
 // safely. `mu` serializes the engine and the transport.
 struct Core {
+    using clock = std::chrono::steady_clock;
+
     ~Core();
+    // progress.cpp
     void start_progress_thread();
     void stop_progress_thread();
     void progress_loop();
     void step_aside();
     // One progress pass if nobody else is making progress right now.
     bool try_progress();
+    // A waiter's first phase (the wait began at `start`): it drives the
+    // fabric itself until take() succeeds or the policy's spin time has
+    // passed (one look if just_look), the progress thread napping meanwhile.
+    bool poll_as_waiter(clock::time_point start, bool just_look, const std::function<bool()> &take);
+
+    // context.cpp
     // Closes the endpoint, then the engine's buffers, then the fabric.
     void release_fabric();
 
@@ -51,8 +72,7 @@ struct Core {
     std::atomic<bool> finalized{false};
     msg_info_t info{};
     int timeout_ms = 10000;
-    int spin_us = 50;
-    bool spin_yield = false;  // more ranks than CPUs here: yield between polls
+    WaitPolicy wait;
 
     std::mutex cqs_mu;
     std::vector<msg_cq *> cqs;  // guarded by cqs_mu; woken at finalize
@@ -77,6 +97,9 @@ struct msg_cq final : public msg::CompletionSink {
     void deliver(const msg_completion_t &c) override;
     void push(const msg_completion_t &c);
     int wait(int timeout_ms, msg_completion_t *out);
+    // A wait's second phase: sleeps until an entry, finalize, a wedged core
+    // or the deadline.
+    int sleep(msg::Core::clock::time_point start, int timeout_ms, msg_completion_t *out);
 
     std::shared_ptr<msg::Core> core;
     std::mutex mu;

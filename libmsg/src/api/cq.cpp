@@ -1,8 +1,6 @@
 // Completion queues: a locked deque and a condition variable. A waiter polls
-// the fabric itself for spin_us (low latency), then sleeps while the progress
-// thread works (no core burnt).
-#include <sched.h>
-
+// the fabric itself first (progress.cpp's policy: low latency), then sleeps
+// while the progress thread works (no core burnt).
 #include "api/core.hpp"
 
 void msg_cq::deliver(const msg_completion_t &c) {
@@ -22,40 +20,24 @@ void msg_cq::push(const msg_completion_t &c) {
 }
 
 int msg_cq::wait(int timeout_ms, msg_completion_t *out) {
-    using clock = std::chrono::steady_clock;
-    auto start = clock::now();
-    auto spin_until = start + std::chrono::microseconds(core->spin_us);
-    auto pop = [&] {
+    const auto start = msg::Core::clock::now();
+    auto take = [&] {
+        std::lock_guard<std::mutex> lk(mu);
+        if (entries.empty()) return false;
         *out = entries.front();
         entries.pop_front();
-        return MSG_OK;
+        return true;
     };
-    {
-        std::lock_guard<std::mutex> lk(mu);
-        if (!entries.empty()) return pop();
-    }
+    if (take()) return MSG_OK;
     if (core->finalized) return MSG_ERR_FINALIZED;
     // Poll the fabric ourselves for a short while: the answer to a message
     // just sent often arrives within microseconds.
-    ++core->spinners;
-    for (int round = 0;; ++round) {
-        core->try_progress();
-        {
-            std::lock_guard<std::mutex> lk(mu);
-            if (!entries.empty()) {
-                --core->spinners;
-                return pop();
-            }
-        }
-        if (timeout_ms == 0 || core->finalized || clock::now() >= spin_until) break;
-        // On an oversubscribed host, hand the core to any runnable thread
-        // between polls: it is likely the one we wait for.
-        if (core->spin_yield)
-            sched_yield();
-        else
-            __builtin_ia32_pause();
-    }
-    if (--core->spinners == 0) core->wake_progress();
+    if (core->poll_as_waiter(start, timeout_ms == 0, take)) return MSG_OK;
+    return sleep(start, timeout_ms, out);
+}
+
+int msg_cq::sleep(msg::Core::clock::time_point start, int timeout_ms, msg_completion_t *out) {
+    using clock = msg::Core::clock;
     std::unique_lock<std::mutex> lk(mu);
     auto ready = [&] { return !entries.empty() || core->finalized || core->wedged; };
     auto deadline =
@@ -74,7 +56,11 @@ int msg_cq::wait(int timeout_ms, msg_completion_t *out) {
         probe = {};
         lk.lock();
     }
-    if (!entries.empty()) return pop();
+    if (!entries.empty()) {
+        *out = entries.front();
+        entries.pop_front();
+        return MSG_OK;
+    }
     if (core->wedged) return MSG_ERR_TRANSPORT;
     return core->finalized ? MSG_ERR_FINALIZED : MSG_ERR_TIMEOUT;
 }

@@ -22,6 +22,7 @@ class SingletonBootstrap final : public Bootstrap {
     int barrier(int, std::string *) override { return MSG_OK; }
     void on_peer_failed(std::function<void(int)>) override {}
     void leave() override {}
+    const char *method() const override { return "single"; }
 };
 
 bool set(const char *name) {
@@ -31,25 +32,27 @@ bool set(const char *name) {
 
 }  // namespace
 
-int make_bootstrap(int timeout_ms, std::unique_ptr<Bootstrap> *out, std::string *error) {
-    const char *forced = std::getenv("VIADUCT_BOOTSTRAP");
-    std::string_view how = forced != nullptr && *forced != '\0' ? forced : "auto";
-    if (how == "tcp") return make_tcp_bootstrap(timeout_ms, out, error);
+int make_bootstrap(const BootstrapSettings &settings, std::unique_ptr<Bootstrap> *out,
+                   std::string *error) {
+    const int timeout_ms = settings.timeout_ms;
+    std::string_view how = settings.method.empty() ? "auto" : settings.method;
+    if (how == "tcp") return make_tcp_bootstrap(settings, out, error);
     if (how == "pmix") return make_pmix_bootstrap(timeout_ms, out, error);
     if (how == "single") {
         *out = std::make_unique<SingletonBootstrap>();
         return MSG_OK;
     }
     if (how != "auto") {
-        *error = "VIADUCT_BOOTSTRAP=" + std::string(how) + " is not auto, tcp, pmix or single";
+        *error = "bootstrap method " + std::string(how) + " is not auto, tcp, pmix or single";
         return MSG_ERR_CONFIG;
     }
-    if (set("VIADUCT_COORDINATOR")) return make_tcp_bootstrap(timeout_ms, out, error);
+    if (set("VIADUCT_COORDINATOR")) return make_tcp_bootstrap(settings, out, error);
     if (set("VIADUCT_RANK") || set("VIADUCT_SIZE")) {
         *error = "VIADUCT_RANK/VIADUCT_SIZE are set but VIADUCT_COORDINATOR is not";
         return MSG_ERR_CONFIG;
     }
-    if (set("PMIX_NAMESPACE") && set("PMIX_RANK")) return make_pmix_bootstrap(timeout_ms, out, error);
+    if (set("PMIX_NAMESPACE") && set("PMIX_RANK"))
+        return make_pmix_bootstrap(timeout_ms, out, error);
     *out = std::make_unique<SingletonBootstrap>();
     return MSG_OK;
 }

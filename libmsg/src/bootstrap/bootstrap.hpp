@@ -28,19 +28,30 @@ class Bootstrap {
     virtual void on_peer_failed(std::function<void(int)> callback) = 0;
     // Leaves the job in order: peers will not see this rank as failed.
     virtual void leave() = 0;
+    // How the job was joined: "tcp", "pmix" or "single".
+    virtual const char *method() const = 0;
 };
 
-// Builds the bootstrap the environment describes (VIADUCT_BOOTSTRAP=auto,
-// the default, picks the first that applies):
+// What joining a job takes from msg_config_t.
+struct BootstrapSettings {
+    std::string method = "auto";  // auto, tcp, pmix or single
+    int timeout_ms = 10000;
+    int heartbeat_ms = 0;  // the coordinator link's; 0: from timeout_ms (frame.hpp)
+};
+
+// Builds the bootstrap settings.method names; auto picks the first that the
+// launcher's environment describes:
 //   tcp     VIADUCT_COORDINATOR (host:port) with VIADUCT_RANK and VIADUCT_SIZE,
 //           optionally hosting the coordinator on rank 0
 //           (VIADUCT_COORDINATOR_HOST=1): msgrun, or processes started by hand
 //   pmix    PMIX_NAMESPACE and PMIX_RANK from a PMIx server: mpirun, srun
 //   single  a job of one
 // Returns a msg_status code.
-int make_bootstrap(int timeout_ms, std::unique_ptr<Bootstrap> *out, std::string *error);
+int make_bootstrap(const BootstrapSettings &settings, std::unique_ptr<Bootstrap> *out,
+                   std::string *error);
 
-int make_tcp_bootstrap(int timeout_ms, std::unique_ptr<Bootstrap> *out, std::string *error);
+int make_tcp_bootstrap(const BootstrapSettings &settings, std::unique_ptr<Bootstrap> *out,
+                       std::string *error);
 
 // A rank of a TCP-coordinated job, described by value instead of by the environment.
 struct TcpJob {
@@ -48,6 +59,7 @@ struct TcpJob {
     int rank = 0, size = 1;
     bool host_coordinator = false;  // rank 0 serves the coordinator itself
     boot::JobKey key{};             // the job's secret (job_key.hpp)
+    int heartbeat_ms = 0;           // the coordinator link's; 0: from the timeout
 };
 int connect_tcp_bootstrap(const TcpJob &job, int timeout_ms, std::unique_ptr<Bootstrap> *out,
                           std::string *error);

@@ -106,24 +106,9 @@ void set_send_timeout(int fd, int timeout_ms) {
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 }
 
-namespace {
-// A whole number of milliseconds in [1, 24 h], or -1.
-long env_ms(const char *name) {
-    const char *v = std::getenv(name);
-    if (v == nullptr || *v == '\0') return -1;
-    char *end = nullptr;
-    errno = 0;
-    long n = std::strtol(v, &end, 10);
-    if (errno != 0 || end == v || *end != '\0' || n < 1 || n > 86400000L) return -1;
-    return n;
-}
-}  // namespace
-
-int heartbeat_ms(int timeout_ms) {
-    long hb = env_ms("VIADUCT_HEARTBEAT_MS");
-    if (hb > 0) return static_cast<int>(std::max(hb, 100L));
-    long t = timeout_ms > 0 ? timeout_ms : env_ms("VIADUCT_TIMEOUT_MS");
-    return static_cast<int>(std::max(t, 10000L));
+int heartbeat_ms(int timeout_ms, int heartbeat_setting) {
+    if (heartbeat_setting > 0) return std::max(heartbeat_setting, 100);
+    return std::max(timeout_ms, 10000);
 }
 
 int connect_with_retry(const std::string &host, const std::string &port, int timeout_ms,

@@ -122,6 +122,7 @@ class PmixBootstrap final : public Bootstrap {
         PMIx_Finalize(nullptr, 0);
         initialized_ = false;
     }
+    const char *method() const override { return "pmix"; }
 
   private:
     int fence(bool collect, int timeout_ms, std::string *error) {

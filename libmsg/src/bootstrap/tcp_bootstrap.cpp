@@ -44,9 +44,13 @@ class TcpBootstrap final : public Bootstrap {
     }
 
     int start(const std::string &host, const std::string &port, bool host_coordinator,
-              const boot::JobKey &key, int timeout_ms, std::string *error) {
+              const boot::JobKey &key, int timeout_ms, int heartbeat_setting, std::string *error) {
+        heartbeat_ms_ = boot::heartbeat_ms(timeout_ms, heartbeat_setting);
         if (host_coordinator && rank_ == 0) {
-            hosted_ = boot::Coordinator::listen(host, port, size_, timeout_ms, key, error);
+            // The coordinator we serve watches the ranks as we watch it.
+            boot::CoordinatorLimits limits;
+            limits.heartbeat_ms = heartbeat_ms_;
+            hosted_ = boot::Coordinator::listen(host, port, size_, timeout_ms, key, error, limits);
             if (!hosted_) return MSG_ERR_BOOTSTRAP;
             hosted_->start();
         }
@@ -92,7 +96,6 @@ class TcpBootstrap final : public Bootstrap {
         // out before anything else, so a rank stopped at any later moment is
         // noticed. A send the coordinator does not take within our own
         // heartbeat period fails rather than blocks.
-        heartbeat_ms_ = boot::heartbeat_ms(timeout_ms);
         silence_ms_ = heartbeat_ms_;
         boot::set_send_timeout(fd_, heartbeat_ms_);
         if (!boot::write_frame(fd_, FrameType::Heartbeat, boot::encode_heartbeat(heartbeat_ms_))) {
@@ -105,6 +108,7 @@ class TcpBootstrap final : public Bootstrap {
         return MSG_OK;
     }
 
+    const char *method() const override { return "tcp"; }
     int rank() const override { return rank_; }
     int size() const override { return size_; }
 
@@ -444,7 +448,8 @@ bool env_int(const char *name, long lo, long hi, int *out, std::string *error) {
 
 }  // namespace
 
-int make_tcp_bootstrap(int timeout_ms, std::unique_ptr<Bootstrap> *out, std::string *error) {
+int make_tcp_bootstrap(const BootstrapSettings &settings, std::unique_ptr<Bootstrap> *out,
+                       std::string *error) {
     const char *coord = std::getenv("VIADUCT_COORDINATOR");
     if (coord == nullptr || *coord == '\0') {
         *error = "VIADUCT_COORDINATOR is not set";
@@ -460,13 +465,15 @@ int make_tcp_bootstrap(int timeout_ms, std::unique_ptr<Bootstrap> *out, std::str
     const char *hostflag = std::getenv("VIADUCT_COORDINATOR_HOST");
     job.host_coordinator = hostflag != nullptr && std::string(hostflag) == "1";
     if (!boot::load_job_key(&job.key, error)) return MSG_ERR_CONFIG;
-    return connect_tcp_bootstrap(job, timeout_ms, out, error);
+    job.heartbeat_ms = settings.heartbeat_ms;
+    return connect_tcp_bootstrap(job, settings.timeout_ms, out, error);
 }
 
 int connect_tcp_bootstrap(const TcpJob &job, int timeout_ms, std::unique_ptr<Bootstrap> *out,
                           std::string *error) {
     auto b = std::make_unique<TcpBootstrap>(job.rank, job.size);
-    int rc = b->start(job.host, job.port, job.host_coordinator, job.key, timeout_ms, error);
+    int rc = b->start(job.host, job.port, job.host_coordinator, job.key, timeout_ms,
+                      job.heartbeat_ms, error);
     if (rc != MSG_OK) return rc;
     *out = std::move(b);
     return MSG_OK;

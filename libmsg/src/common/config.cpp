@@ -1,12 +1,33 @@
-// msg_config_t defaults and their VIADUCT_* environment overrides.
+// msg_config_t defaults and their VIADUCT_* environment overrides: the one
+// place libmsg reads its settings from the environment.
+//
+// Bootstrap code still reads, itself, the variables that describe the job
+// rather than how libmsg runs in it. They are the launcher's contract with
+// each process it starts (msgrun, a job started by hand, mpirun or srun),
+// differ from rank to rank, and a msg_config_t that every rank shares could
+// not carry them:
+//   VIADUCT_COORDINATOR, VIADUCT_RANK, VIADUCT_SIZE, VIADUCT_COORDINATOR_HOST
+//     (bootstrap/tcp_bootstrap.cpp, bootstrap/bootstrap.cpp): where the
+//     coordinator listens, this process's place in the job, and whether
+//     rank 0 serves the coordinator itself;
+//   VIADUCT_JOB_KEY, VIADUCT_JOB_KEY_FILE (bootstrap/job_key.cpp): the job's
+//     secret, which msgrun hands its ranks (a secret is no setting to copy
+//     into a struct, and msgrun reads it too);
+//   PMIX_NAMESPACE, PMIX_RANK (bootstrap/bootstrap.cpp, and libpmix itself):
+//     set by the PMIx server for the process it starts.
+#include "common/config.hpp"
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
+#include <limits>
 
 #include "common/log.hpp"
-#include "msg/msg.h"
 
 namespace {
+
+constexpr unsigned long long kNoLimit = std::numeric_limits<unsigned long long>::max();
 
 // Parses a non-negative integer with an optional K/M/G (binary) suffix.
 bool parse_size(const char *text, unsigned long long *out) {
@@ -28,15 +49,83 @@ bool parse_size(const char *text, unsigned long long *out) {
     return true;
 }
 
-int bad(const char *name, const char *value) {
-    msg::log_error("%s=%s is not valid; using the default", name, value);
-    return MSG_ERR_CONFIG;
-}
+// Reads variables, remembering whether any failed to parse.
+class Environment {
+  public:
+    explicit Environment(bool report) : report_(report) {}
+    int status() const { return status_; }
 
-}  // namespace
+    // The variable's text; null when unset, and when empty if empty_is_unset.
+    static const char *get(const char *name, bool empty_is_unset) {
+        const char *v = std::getenv(name);
+        return v != nullptr && empty_is_unset && *v == '\0' ? nullptr : v;
+    }
 
-extern "C" int msg_config_init(msg_config_t *c) {
-    if (c == nullptr) return MSG_ERR_INVALID_ARG;
+    // A variable that does not parse: MSG_ERR_CONFIG, and the default stays.
+    void bad(const char *name, const char *value) {
+        if (report_) msg::log_error("%s=%s is not valid; using the default", name, value);
+        status_ = MSG_ERR_CONFIG;
+    }
+
+    // A number in [lo, hi] (parse_size's syntax).
+    template <typename T>
+    void number(const char *name, unsigned long long lo, unsigned long long hi, T *out,
+                bool empty_is_unset = false) {
+        const char *v = get(name, empty_is_unset);
+        if (v == nullptr) return;
+        unsigned long long n = 0;
+        if (parse_size(v, &n) && n >= lo && n <= hi)
+            *out = static_cast<T>(n);
+        else
+            bad(name, v);
+    }
+
+    struct Choice {
+        const char *text;
+        int value;
+    };
+    // One of a fixed set of words.
+    void choice(const char *name, std::initializer_list<Choice> choices, int *out) {
+        const char *v = get(name, false);
+        if (v == nullptr) return;
+        for (const Choice &c : choices)
+            if (std::strcmp(v, c.text) == 0) {
+                *out = c.value;
+                return;
+            }
+        bad(name, v);
+    }
+
+    // One of a fixed set of names; *out then points at the name in `names`
+    // (a string literal), so it outlives any change to the environment.
+    void one_of(const char *name, std::initializer_list<const char *> names, const char **out) {
+        const char *v = get(name, true);
+        if (v == nullptr) return;
+        for (const char *n : names)
+            if (std::strcmp(v, n) == 0) {
+                *out = n;
+                return;
+            }
+        bad(name, v);
+    }
+
+    // Free text; unset and empty keep the default.
+    static void text(const char *name, const char **out) {
+        if (const char *v = get(name, true)) *out = v;
+    }
+
+    // On/off: "0" is off, any other value on.
+    static void on_off(const char *name, int *out) {
+        if (const char *v = get(name, false)) *out = std::strcmp(v, "0") != 0;
+    }
+
+  private:
+    bool report_;
+    int status_ = MSG_OK;
+};
+
+void set_defaults(msg_config_t *c) {
+    *c = msg_config_t{};
     c->provider = nullptr;
     c->long_protocol = MSG_PROTOCOL_RDMA;
     c->restricted = 0;
@@ -45,60 +134,69 @@ extern "C" int msg_config_init(msg_config_t *c) {
     c->credits = 8;
     c->timeout_ms = 10000;
     c->spin_us = MSG_SPIN_AUTO;
+    c->transport = "ofi";
+    c->bootstrap = "auto";
+    c->heartbeat_ms = 0;
+    c->unexpected_bytes = 1u << 20;
+    c->unexpected_count = 1024;
+    c->shm_cma = 1;
+    c->verbs_device = nullptr;
+    c->verbs_addr = nullptr;
+    c->verbs_mr_cache = 64;
+    c->verbs_mr_cache_bytes = 1u << 30;
+    c->debug = 0;
+}
 
-    int rc = MSG_OK;
-    const char *v;
-    unsigned long long n;
-    if ((v = std::getenv("VIADUCT_PROVIDER")) && *v) c->provider = v;
-    if ((v = std::getenv("VIADUCT_PROTOCOL"))) {
-        if (!std::strcmp(v, "sendrecv"))
-            c->long_protocol = MSG_PROTOCOL_SENDRECV;
-        else if (!std::strcmp(v, "rdma"))
-            c->long_protocol = MSG_PROTOCOL_RDMA;
-        else if (!std::strcmp(v, "rdma-write"))
-            c->long_protocol = MSG_PROTOCOL_RDMA_WRITE;
-        else
-            rc = bad("VIADUCT_PROTOCOL", v);
-    }
-    if ((v = std::getenv("VIADUCT_RESTRICTED"))) {
-        if (!std::strcmp(v, "1") || !std::strcmp(v, "restricted"))
-            c->restricted = 1;
-        else if (!std::strcmp(v, "0") || !std::strcmp(v, "unrestricted"))
-            c->restricted = 0;
-        else
-            rc = bad("VIADUCT_RESTRICTED", v);
-    }
-    if ((v = std::getenv("VIADUCT_EAGER_MAX"))) {
-        if (parse_size(v, &n))
-            c->eager_max = n;
-        else
-            rc = bad("VIADUCT_EAGER_MAX", v);
-    }
-    if ((v = std::getenv("VIADUCT_BUFFER_SIZE"))) {
-        if (parse_size(v, &n))
-            c->buffer_size = n;
-        else
-            rc = bad("VIADUCT_BUFFER_SIZE", v);
-    }
-    if ((v = std::getenv("VIADUCT_CREDITS"))) {
-        if (parse_size(v, &n) && n >= 1 && n <= 1024)
-            c->credits = static_cast<int>(n);
-        else
-            rc = bad("VIADUCT_CREDITS", v);
-    }
-    if ((v = std::getenv("VIADUCT_TIMEOUT_MS"))) {
-        if (parse_size(v, &n) && n >= 1 && n <= 86400000ull)
-            c->timeout_ms = static_cast<int>(n);
-        else
-            rc = bad("VIADUCT_TIMEOUT_MS", v);
-    }
-    if ((v = std::getenv("VIADUCT_SPIN_US"))) {
-        if (!std::strcmp(v, "auto"))
-            c->spin_us = MSG_SPIN_AUTO;
-        else if (parse_size(v, &n) && n <= 1000000ull)
-            c->spin_us = static_cast<int>(n);
-        else
-            rc = bad("VIADUCT_SPIN_US", v);
-    }
-    return rc;
+// The engine: protocol, mode, buffers, flow control, waiting.
+void read_messaging(Environment &env, msg_config_t *c) {
+    Environment::text("VIADUCT_PROVIDER", &c->provider);
+    env.choice("VIADUCT_PROTOCOL",
+               {{"sendrecv", MSG_PROTOCOL_SENDRECV},
+                {"rdma", MSG_PROTOCOL_RDMA},
+                {"rdma-write", MSG_PROTOCOL_RDMA_WRITE}},
+               &c->long_protocol);
+    env.choice("VIADUCT_RESTRICTED", {{"1", 1}, {"restricted", 1}, {"0", 0}, {"unrestricted", 0}},
+               &c->restricted);
+    env.number("VIADUCT_EAGER_MAX", 0, kNoLimit, &c->eager_max);
+    env.number("VIADUCT_BUFFER_SIZE", 0, kNoLimit, &c->buffer_size);
+    env.number("VIADUCT_CREDITS", 1, 1024, &c->credits);
+    env.number("VIADUCT_TIMEOUT_MS", 1, 86400000, &c->timeout_ms);
+    if (const char *v = Environment::get("VIADUCT_SPIN_US", false); v && !std::strcmp(v, "auto"))
+        c->spin_us = MSG_SPIN_AUTO;
+    else
+        env.number("VIADUCT_SPIN_US", 0, 1000000, &c->spin_us);
+    env.number("VIADUCT_UNEXPECTED_BYTES", 1, kNoLimit, &c->unexpected_bytes, true);
+    env.number("VIADUCT_UNEXPECTED_COUNT", 1, kNoLimit, &c->unexpected_count, true);
+}
+
+// Joining the job, the transport under the engine, diagnostics.
+void read_fabric(Environment &env, msg_config_t *c) {
+    env.one_of("VIADUCT_TRANSPORT", {"ofi", "verbs"}, &c->transport);
+    env.one_of("VIADUCT_BOOTSTRAP", {"auto", "tcp", "pmix", "single"}, &c->bootstrap);
+    env.number("VIADUCT_HEARTBEAT_MS", 1, 86400000, &c->heartbeat_ms, true);
+    Environment::on_off("VIADUCT_SHM_CMA", &c->shm_cma);
+    Environment::text("VIADUCT_VERBS_DEVICE", &c->verbs_device);
+    Environment::text("VIADUCT_VERBS_ADDR", &c->verbs_addr);
+    env.number("VIADUCT_VERBS_MR_CACHE", 0, kNoLimit, &c->verbs_mr_cache, true);
+    env.number("VIADUCT_VERBS_MR_CACHE_BYTES", 0, kNoLimit, &c->verbs_mr_cache_bytes, true);
+    Environment::on_off("VIADUCT_DEBUG", &c->debug);
+}
+
+}  // namespace
+
+namespace msg {
+
+int config_from_environment(msg_config_t *c, bool report) {
+    if (c == nullptr) return MSG_ERR_INVALID_ARG;
+    set_defaults(c);
+    Environment env(report);
+    read_messaging(env, c);
+    read_fabric(env, c);
+    return env.status();
+}
+
+}  // namespace msg
+
+extern "C" int msg_config_init(msg_config_t *c) {
+    return msg::config_from_environment(c, true);
 }

@@ -2,12 +2,11 @@
 #include "common/log.hpp"
 
 #include <atomic>
-#include <cstdlib>
-#include <cstring>
 
 namespace msg {
 namespace {
 std::atomic<int> g_rank{-1};
+std::atomic<bool> g_debug{false};
 
 void vlog(const char *level, const char *fmt, va_list ap) {
     char line[1024];
@@ -22,12 +21,12 @@ void log_set_rank(int rank) {
     g_rank = rank;
 }
 
+void log_set_debug(bool on) {
+    g_debug = on;
+}
+
 bool log_debug_enabled() {
-    static const bool enabled = [] {
-        const char *v = std::getenv("VIADUCT_DEBUG");
-        return v != nullptr && std::strcmp(v, "0") != 0;
-    }();
-    return enabled;
+    return g_debug.load(std::memory_order_relaxed);
 }
 
 void log_error(const char *fmt, ...) {

@@ -15,20 +15,6 @@ namespace msg {
 namespace {
 constexpr int kTxSlab = 256;
 
-// A positive whole number from the environment, or `fallback`.
-size_t env_size(const char *name, size_t fallback) {
-    const char *v = std::getenv(name);
-    if (v == nullptr || *v == '\0') return fallback;
-    char *end = nullptr;
-    errno = 0;
-    unsigned long long n = std::strtoull(v, &end, 10);
-    if (errno != 0 || *end != '\0' || n == 0 || v[0] == '-') {
-        log_error("%s=%s is not a positive whole number; using %zu", name, v, fallback);
-        return fallback;
-    }
-    return static_cast<size_t>(n);
-}
-
 // Packets that open a message: the receiver may have to hold them.
 bool opens_message(PacketType t) {
     return t == PacketType::Eager || t == PacketType::Rts;
@@ -78,8 +64,6 @@ const char *validate_header(const WireHeader &h, size_t bytes, int size, int sel
 
 Engine::Engine(Transport *transport, int rank, int size, const EngineOptions &opts)
     : transport_(transport), rank_(rank), size_(size), opts_(opts) {
-    opts_.unexpected_bytes = env_size("VIADUCT_UNEXPECTED_BYTES", opts_.unexpected_bytes);
-    opts_.unexpected_count = env_size("VIADUCT_UNEXPECTED_COUNT", opts_.unexpected_count);
     peers_.resize(static_cast<size_t>(size));
     for (auto &p : peers_) p.credits = opts_.credits;
 }

@@ -32,8 +32,8 @@ struct EngineOptions {
     int credits = 8;
     // What one peer's unexpected messages (arrived before a matching receive)
     // may hold here before that peer is slowed: past either bound its credit
-    // is held back until the application receives (VIADUCT_UNEXPECTED_BYTES,
-    // VIADUCT_UNEXPECTED_COUNT override these).
+    // is held back until the application receives (msg_config_t's
+    // unexpected_bytes and unexpected_count).
     size_t unexpected_bytes = 1u << 20;
     size_t unexpected_count = 1024;
 };

@@ -115,9 +115,24 @@ class Transport {
 // a kill into exit status 1 and a *.btr file). Returns how many.
 int keep_default_crash_signals();
 
-// Opens a libfabric RDM endpoint. provider: a libfabric provider name
-// ("shm", "tcp;ofi_rxm", "verbs;ofi_rxm", ...). On failure returns null and
-// fills *error with a readable reason.
-std::unique_ptr<Transport> open_ofi_transport(const std::string &provider, std::string *error);
+// What opening a transport takes from msg_config_t, resolved for the job.
+struct TransportSettings {
+    // ofi: the libfabric provider ("shm", "tcp;ofi_rxm", "verbs;ofi_rxm", ...).
+    std::string provider{};
+    // ofi on shm: long messages may move by cross-memory copies.
+    bool shm_cma = true;
+    // verbs: the bound on connecting every peer.
+    int connect_timeout_ms = 10000;
+    // verbs: the RDMA device and the IPv4 address to listen on; "": any.
+    std::string verbs_device{}, verbs_addr{};
+    // verbs: long messages' registrations kept for reuse (count, bytes).
+    size_t mr_cache_entries = 64;
+    size_t mr_cache_bytes = size_t{1} << 30;
+};
+
+// Opens a libfabric RDM endpoint on settings.provider. On failure returns
+// null and fills *error with a readable reason.
+std::unique_ptr<Transport> open_ofi_transport(const TransportSettings &settings,
+                                              std::string *error);
 
 }  // namespace msg

@@ -104,8 +104,8 @@ TEST_CASE("an ofi transport refuses a peer address too short for its provider", 
     const std::string provider = GENERATE(as<std::string>{}, "tcp;ofi_rxm", "shm");
     INFO("provider " << provider);
     std::string why;
-    auto a = msg::open_ofi_transport(provider, &why);
-    auto b = msg::open_ofi_transport(provider, &why);
+    auto a = msg::open_ofi_transport({.provider = provider}, &why);
+    auto b = msg::open_ofi_transport({.provider = provider}, &why);
     if (!a || !b) {
         WARN("provider " << provider << " unavailable here: " << why);
         return;
@@ -113,7 +113,7 @@ TEST_CASE("an ofi transport refuses a peer address too short for its provider", 
     // A well-formed pair connects.
     REQUIRE(a->connect({a->address(), b->address()}) == 0);
     // The peer's fabric name cut short, its framing made consistent with the cut.
-    auto c = msg::open_ofi_transport(provider, &why);
+    auto c = msg::open_ofi_transport({.provider = provider}, &why);
     REQUIRE(c);
     const Bytes real = b->address();
     const size_t len = real[0] | (static_cast<size_t>(real[1]) << 8);

@@ -117,6 +117,11 @@ TEST_CASE("msg_init rejects a config that cannot work", "[bad_args]") {
         {"zero buffer size", [](msg_config_t &c) { c.buffer_size = 0; }},
         {"zero timeout", [](msg_config_t &c) { c.timeout_ms = 0; }},
         {"negative spin", [](msg_config_t &c) { c.spin_us = -5; }},
+        {"unknown transport", [](msg_config_t &c) { c.transport = "carrier-pigeon"; }},
+        {"unknown bootstrap", [](msg_config_t &c) { c.bootstrap = "carrier-pigeon"; }},
+        {"negative heartbeat", [](msg_config_t &c) { c.heartbeat_ms = -1; }},
+        {"no unexpected bytes", [](msg_config_t &c) { c.unexpected_bytes = 0; }},
+        {"no unexpected messages", [](msg_config_t &c) { c.unexpected_count = 0; }},
     };
     for (const Case &k : cases) {
         INFO(k.what);

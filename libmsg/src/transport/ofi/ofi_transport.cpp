@@ -85,7 +85,7 @@ class OfiTransport final : public Transport {
         wait_fd_ = -1;
     }
 
-    int open(const std::string &provider, std::string *error);
+    int open(const TransportSettings &settings, std::string *error);
 
     std::string name() const override { return name_; }
     std::vector<uint8_t> address() const override { return address_; }
@@ -128,6 +128,13 @@ class OfiTransport final : public Transport {
 
   private:
     static int to_errno(ssize_t rc) { return rc == -FI_EAGAIN ? -EAGAIN : static_cast<int>(rc); }
+    int failed(const char *what, int code, std::string *error) const {
+        *error = std::string(what) + " failed on provider " + name_ + ": " + fi_strerror(-code);
+        return code;
+    }
+    void take_attributes(const fi_info &info);
+    // After fi_enable: our fabric name, the doorbell, cross-memory copies.
+    int publish_address(bool shm_cma, std::string *error);
 
     fid_fabric *fabric_ = nullptr;
     fid_domain *domain_ = nullptr;
@@ -161,7 +168,10 @@ class OfiTransport final : public Transport {
     int cma_done(OpContext *ctx, OpKind kind, int peer, size_t len, int err);
 };
 
-int OfiTransport::open(const std::string &provider, std::string *error) {
+// The provider's richest offer: each protocol that needs a missing capability
+// falls back to send/recv in the engine.
+int find_provider(const std::string &provider, std::unique_ptr<fi_info, InfoDeleter> *out,
+                  std::string *error) {
     std::unique_ptr<fi_info, InfoDeleter> hints(fi_allocinfo());
     if (!hints) return *error = "fi_allocinfo failed", -ENOMEM;
     hints->ep_attr->type = FI_EP_RDM;
@@ -169,8 +179,7 @@ int OfiTransport::open(const std::string &provider, std::string *error) {
     hints->domain_attr->threading = FI_THREAD_DOMAIN;
     hints->fabric_attr->prov_name = strdup(provider.c_str());
 
-    // From the most to the least a provider may offer: each protocol that
-    // needs a missing capability falls back to send/recv in the engine. Only
+    // From the most to the least a provider may offer. Only
     // send-after-send order is asked for: shm grants send-after-write too,
     // but then without FI_MR_VIRT_ADDR, which the cross-memory copies need.
     // What order the provider gives unasked is read from its answer.
@@ -196,29 +205,37 @@ int OfiTransport::open(const std::string &provider, std::string *error) {
                  fi_strerror(-rc);
         return rc;
     }
-    std::unique_ptr<fi_info, InfoDeleter> info(raw);
-    if ((info->caps & FI_SOURCE) == 0) {
+    out->reset(raw);
+    if ((raw->caps & FI_SOURCE) == 0) {
         *error = "libfabric provider '" + provider + "' cannot name a packet's source (FI_SOURCE)";
         return -FI_ENODATA;
     }
-    name_ = info->fabric_attr->prov_name;
-    addr_format_ = info->addr_format;
-    // FI_RMA with no direction named means every direction.
-    const uint64_t dirs = info->caps & (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE);
-    rma_ = (info->caps & FI_RMA) != 0 && (dirs == 0 || (dirs & FI_READ) != 0);
-    rma_write_ = (info->caps & FI_RMA) != 0 && (dirs == 0 || (dirs & FI_WRITE) != 0);
-    send_after_write_ = (info->tx_attr->msg_order & FI_ORDER_SAW) != 0;
-    local_mr_ = (info->domain_attr->mr_mode & FI_MR_LOCAL) != 0;
-    virt_addr_ = (info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
-    prov_key_ = (info->domain_attr->mr_mode & FI_MR_PROV_KEY) != 0;
-    max_msg_ = info->ep_attr->max_msg_size;
-    max_iov_ = info->tx_attr->iov_limit == 0 ? 1 : info->tx_attr->iov_limit;
-    rx_size_ = info->rx_attr->size;
+    return 0;
+}
 
-    auto fail = [&](const char *what, int code) {
-        *error = std::string(what) + " failed on provider " + name_ + ": " + fi_strerror(-code);
-        return code;
-    };
+void OfiTransport::take_attributes(const fi_info &info) {
+    name_ = info.fabric_attr->prov_name;
+    addr_format_ = info.addr_format;
+    // FI_RMA with no direction named means every direction.
+    const uint64_t dirs = info.caps & (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE);
+    rma_ = (info.caps & FI_RMA) != 0 && (dirs == 0 || (dirs & FI_READ) != 0);
+    rma_write_ = (info.caps & FI_RMA) != 0 && (dirs == 0 || (dirs & FI_WRITE) != 0);
+    send_after_write_ = (info.tx_attr->msg_order & FI_ORDER_SAW) != 0;
+    local_mr_ = (info.domain_attr->mr_mode & FI_MR_LOCAL) != 0;
+    virt_addr_ = (info.domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
+    prov_key_ = (info.domain_attr->mr_mode & FI_MR_PROV_KEY) != 0;
+    max_msg_ = info.ep_attr->max_msg_size;
+    max_iov_ = info.tx_attr->iov_limit == 0 ? 1 : info.tx_attr->iov_limit;
+    rx_size_ = info.rx_attr->size;
+}
+
+int OfiTransport::open(const TransportSettings &settings, std::string *error) {
+    std::unique_ptr<fi_info, InfoDeleter> info;
+    int rc = find_provider(settings.provider, &info, error);
+    if (rc != 0) return rc;
+    take_attributes(*info);
+
+    auto fail = [&](const char *what, int code) { return failed(what, code, error); };
     if ((rc = fi_fabric(info->fabric_attr, &fabric_, nullptr))) return fail("fi_fabric", rc);
     if ((rc = fi_domain(fabric_, info.get(), &domain_, nullptr))) return fail("fi_domain", rc);
 
@@ -252,11 +269,14 @@ int OfiTransport::open(const std::string &provider, std::string *error) {
             return fail("fi_setname", rc);
     }
     if ((rc = fi_enable(ep_))) return fail("fi_enable", rc);
+    return publish_address(settings.shm_cma, error);
+}
 
+int OfiTransport::publish_address(bool shm_cma, std::string *error) {
     size_t len = 0;
     fi_getname(&ep_->fid, nullptr, &len);
     std::vector<uint8_t> name(len);
-    if ((rc = fi_getname(&ep_->fid, name.data(), &len))) return fail("fi_getname", rc);
+    if (int rc = fi_getname(&ep_->fid, name.data(), &len)) return failed("fi_getname", rc, error);
     name.resize(len);
     if (wait_fd_ < 0) {
         auto bell = std::make_unique<Doorbell>();
@@ -266,11 +286,9 @@ int OfiTransport::open(const std::string &provider, std::string *error) {
         else
             log_debug("no doorbell (%s): the progress thread will poll", why.c_str());
     }
-    const char *cma = std::getenv("VIADUCT_SHM_CMA");
-    if (name_ == "shm" && (rma_ || rma_write_) && virt_addr_ &&
-        !(cma != nullptr && std::strcmp(cma, "0") == 0))
+    if (name_ == "shm" && (rma_ || rma_write_) && virt_addr_ && shm_cma)
         cma_ = std::make_unique<CrossMemory>();
-    if (len == 0 || len > 0xffff) return fail("fi_getname (length)", -FI_EINVAL);
+    if (len == 0 || len > 0xffff) return failed("fi_getname (length)", -FI_EINVAL, error);
     name_len_ = len;
     address_ = pack_address(name, cma_ ? cma_->blob() : std::vector<uint8_t>{},
                             doorbell_ ? doorbell_->name() : std::vector<uint8_t>{});
@@ -474,9 +492,10 @@ int keep_default_crash_signals() {
     return restore_psm_signal_defaults();
 }
 
-std::unique_ptr<Transport> open_ofi_transport(const std::string &provider, std::string *error) {
+std::unique_ptr<Transport> open_ofi_transport(const TransportSettings &settings,
+                                              std::string *error) {
     auto t = std::make_unique<OfiTransport>();
-    if (t->open(provider, error) != 0) return nullptr;
+    if (t->open(settings, error) != 0) return nullptr;
     return t;
 }
 

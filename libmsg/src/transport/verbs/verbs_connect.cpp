@@ -33,18 +33,6 @@ void set_nonblocking(int fd) {
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
-size_t env_size(const char *name, size_t fallback) {
-    const char *v = std::getenv(name);
-    if (v == nullptr || *v == '\0') return fallback;
-    char *end = nullptr;
-    unsigned long long n = std::strtoull(v, &end, 10);
-    if (end == v || *end != '\0') {
-        log_error("%s=%s is not a number; using %zu", name, v, fallback);
-        return fallback;
-    }
-    return static_cast<size_t>(n);
-}
-
 }  // namespace
 
 VerbsTransport::~VerbsTransport() {
@@ -58,10 +46,8 @@ VerbsTransport::~VerbsTransport() {
 }
 
 int VerbsTransport::open_listener(std::string *error) {
-    const char *want_dev = std::getenv("VIADUCT_VERBS_DEVICE");
-    const char *want_addr = std::getenv("VIADUCT_VERBS_ADDR");
-    if (want_dev != nullptr && *want_dev == '\0') want_dev = nullptr;
-    if (want_addr != nullptr && *want_addr == '\0') want_addr = nullptr;
+    const char *want_dev = want_device_.empty() ? nullptr : want_device_.c_str();
+    const char *want_addr = want_addr_.empty() ? nullptr : want_addr_.c_str();
     ifaddrs *ifs = nullptr;
     if (getifaddrs(&ifs) != 0) return *error = "getifaddrs failed", -errno;
     std::string tried;
@@ -149,8 +135,7 @@ int VerbsTransport::open(std::string *error) {
         if (epoll_fd_ < 0 || epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0)
             return *error = "epoll set-up failed", -errno;
     }
-    mrs_ = std::make_unique<RegistrationCache>(pd_, env_size("VIADUCT_VERBS_MR_CACHE", 64),
-                                               env_size("VIADUCT_VERBS_MR_CACHE_BYTES", 1u << 30));
+    mrs_ = std::make_unique<RegistrationCache>(pd_, mr_cache_entries_, mr_cache_bytes_);
 
     address_ = pack_verbs_address(local_);
     char text[INET_ADDRSTRLEN];

@@ -52,8 +52,9 @@ int errno_of(ibv_wc_status s) {
 
 }  // namespace
 
-std::unique_ptr<Transport> open_verbs_transport(int connect_timeout_ms, std::string *error) {
-    auto t = std::make_unique<VerbsTransport>(connect_timeout_ms);
+std::unique_ptr<Transport> open_verbs_transport(const TransportSettings &settings,
+                                                std::string *error) {
+    auto t = std::make_unique<VerbsTransport>(settings);
     if (t->open(error) != 0) return nullptr;
     return t;
 }

@@ -18,14 +18,20 @@
 namespace msg {
 
 // Opens the device that carries this host's RDMA-capable IPv4 address
-// (VIADUCT_VERBS_DEVICE / VIADUCT_VERBS_ADDR choose one) and listens on it.
-// connect_timeout_ms bounds connection setup. On failure returns null and
-// fills *error with a readable reason.
-std::unique_ptr<Transport> open_verbs_transport(int connect_timeout_ms, std::string *error);
+// (settings.verbs_device / verbs_addr choose one) and listens on it.
+// settings.connect_timeout_ms bounds connection setup. On failure returns
+// null and fills *error with a readable reason.
+std::unique_ptr<Transport> open_verbs_transport(const TransportSettings &settings,
+                                                std::string *error);
 
 class VerbsTransport final : public Transport {
   public:
-    explicit VerbsTransport(int connect_timeout_ms) : connect_timeout_ms_(connect_timeout_ms) {}
+    explicit VerbsTransport(const TransportSettings &settings)
+        : connect_timeout_ms_(settings.connect_timeout_ms),
+          want_device_(settings.verbs_device),
+          want_addr_(settings.verbs_addr),
+          mr_cache_entries_(settings.mr_cache_entries),
+          mr_cache_bytes_(settings.mr_cache_bytes) {}
     ~VerbsTransport() override;
     VerbsTransport(const VerbsTransport &) = delete;
     VerbsTransport &operator=(const VerbsTransport &) = delete;
@@ -95,6 +101,8 @@ class VerbsTransport final : public Transport {
     int peer_of_qp(uint32_t qp_num) const;
 
     int connect_timeout_ms_;
+    std::string want_device_, want_addr_;  // "": any
+    size_t mr_cache_entries_, mr_cache_bytes_;
     rdma_event_channel *cm_channel_ = nullptr;
     rdma_cm_id *listener_ = nullptr;
     ibv_context *verbs_ = nullptr;  // the listener's device; every QP must be on it

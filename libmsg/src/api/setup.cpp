@@ -1,0 +1,335 @@
+// msg_init, step by step: read the configuration, join the job and agree on
+// its settings, open the transport, create the engine, connect every peer,
+// and report what is in effect.
+#include <sched.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "api/core.hpp"
+#include "bootstrap/frame.hpp"
+#include "common/log.hpp"
+#include "transport/registry.hpp"
+
+namespace msg {
+
+namespace {
+
+using clock = Core::clock;
+
+// What every rank must agree on, exchanged in the first bootstrap round.
+struct JobParams {
+    char host[64];
+    char provider[64];
+    char transport[16];
+    int32_t protocol;
+    int32_t restricted;
+    uint64_t eager_max;
+    uint64_t buffer_size;
+    int32_t credits;
+};
+
+// Where the job's ranks run, as this rank sees it after the first round.
+struct Placement {
+    bool one_host = true;  // every rank on this host
+    int ranks_here = 0;    // this one included
+};
+
+std::vector<uint8_t> to_bytes(const JobParams &p) {
+    const auto *b = reinterpret_cast<const uint8_t *>(&p);
+    return std::vector<uint8_t>(b, b + sizeof p);
+}
+
+double seconds_since(clock::time_point t0) {
+    return std::chrono::duration<double>(clock::now() - t0).count();
+}
+
+const char *transport_name(const msg_config_t &c) {
+    return c.transport != nullptr && *c.transport != '\0' ? c.transport : "ofi";
+}
+
+// The protocol engine's settings.
+int check_messaging(const msg_config_t &c, std::string *why) {
+    if (c.long_protocol != MSG_PROTOCOL_SENDRECV && c.long_protocol != MSG_PROTOCOL_RDMA &&
+        c.long_protocol != MSG_PROTOCOL_RDMA_WRITE)
+        *why =
+            "long_protocol must be MSG_PROTOCOL_SENDRECV, MSG_PROTOCOL_RDMA or "
+            "MSG_PROTOCOL_RDMA_WRITE";
+    else if (c.buffer_size < 1024 || c.buffer_size > (64u << 20))
+        *why = "buffer_size must be between 1 KiB and 64 MiB";
+    else if (c.eager_max > c.buffer_size - sizeof(WireHeader))
+        *why = "eager_max must fit in a buffer: at most buffer_size - " +
+               std::to_string(sizeof(WireHeader));
+    else if (c.credits < 1 || c.credits > 1024)
+        *why = "credits must be between 1 and 1024";
+    else if (c.unexpected_bytes < 1 || c.unexpected_count < 1)
+        *why = "unexpected_bytes and unexpected_count must be at least 1";
+    else
+        return MSG_OK;
+    return MSG_ERR_CONFIG;
+}
+
+// Time limits, waiting and the transport.
+int check_running(const msg_config_t &c, std::string *why) {
+    if (c.timeout_ms < 1)
+        *why = "timeout_ms must be positive";
+    else if (c.spin_us < 0 && c.spin_us != MSG_SPIN_AUTO)
+        *why = "spin_us must be MSG_SPIN_AUTO or not negative";
+    else if (c.heartbeat_ms < 0)
+        *why = "heartbeat_ms must not be negative";
+    else if (!transport_known(transport_name(c)))
+        *why = "transport must be ofi or verbs, not " + std::string(transport_name(c));
+    else
+        return MSG_OK;
+    return MSG_ERR_CONFIG;
+}
+
+// Step 1: the caller's configuration, or the defaults and the environment.
+int read_config(const msg_config_t *given, msg_config_t *cfg) {
+    if (given != nullptr) {
+        *cfg = *given;
+    } else {
+        int rc = msg_config_init(cfg);
+        if (rc != MSG_OK) return rc;
+    }
+    log_set_debug(cfg->debug != 0);
+    std::string why;
+    if (check_messaging(*cfg, &why) != MSG_OK || check_running(*cfg, &why) != MSG_OK) {
+        log_error("bad configuration: %s", why.c_str());
+        return MSG_ERR_CONFIG;
+    }
+    return MSG_OK;
+}
+
+// Step 2: the job's bootstrap, which knows this rank and the job's size.
+int join_job(const msg_config_t &cfg, Core &core) {
+    BootstrapSettings settings;
+    if (cfg.bootstrap != nullptr) settings.method = cfg.bootstrap;
+    settings.timeout_ms = cfg.timeout_ms;
+    settings.heartbeat_ms = cfg.heartbeat_ms;
+    std::string why;
+    int rc = make_bootstrap(settings, &core.boot, &why);
+    if (rc != MSG_OK) {
+        log_error("cannot join the job: %s", why.c_str());
+        return rc;
+    }
+    log_set_rank(core.boot->rank());
+    return MSG_OK;
+}
+
+JobParams job_params(const msg_config_t &cfg) {
+    JobParams mine{};
+    gethostname(mine.host, sizeof mine.host - 1);
+    if (cfg.provider != nullptr)
+        std::strncpy(mine.provider, cfg.provider, sizeof mine.provider - 1);
+    std::strncpy(mine.transport, transport_name(cfg), sizeof mine.transport - 1);
+    mine.protocol = cfg.long_protocol;
+    mine.restricted = cfg.restricted != 0;
+    mine.eager_max = cfg.eager_max;
+    mine.buffer_size = cfg.buffer_size;
+    mine.credits = cfg.credits;
+    return mine;
+}
+
+bool same_settings(const JobParams &a, const JobParams &b) {
+    return std::strncmp(a.provider, b.provider, sizeof a.provider) == 0 &&
+           std::strncmp(a.transport, b.transport, sizeof a.transport) == 0 &&
+           a.protocol == b.protocol && a.restricted == b.restricted && a.eager_max == b.eager_max &&
+           a.buffer_size == b.buffer_size && a.credits == b.credits;
+}
+
+// Round 1 of the bootstrap: every rank runs with the same settings, and
+// learns where the others run.
+int agree_on_settings(const msg_config_t &cfg, Core &core, Placement *where) {
+    const JobParams mine = job_params(cfg);
+    std::vector<std::vector<uint8_t>> all;
+    std::string why;
+    int rc = core.boot->allgather(to_bytes(mine), all, cfg.timeout_ms, &why);
+    if (rc != MSG_OK) {
+        log_error("job start-up failed: %s", why.c_str());
+        return rc == MSG_ERR_TIMEOUT ? MSG_ERR_BOOTSTRAP : rc;
+    }
+    for (int r = 0; r < core.boot->size(); ++r) {
+        JobParams p{};
+        if (all[static_cast<size_t>(r)].size() != sizeof p) return MSG_ERR_BOOTSTRAP;
+        std::memcpy(&p, all[static_cast<size_t>(r)].data(), sizeof p);
+        if (std::strncmp(p.host, mine.host, sizeof p.host) != 0)
+            where->one_host = false;
+        else
+            ++where->ranks_here;
+        if (!same_settings(p, mine)) {
+            log_error(
+                "rank %d runs with different settings (transport, provider, protocol, mode, "
+                "eager_max, buffer_size or credits); every rank must use the same",
+                r);
+            return MSG_ERR_CONFIG;
+        }
+    }
+    return MSG_OK;
+}
+
+TransportSettings transport_settings(const msg_config_t &cfg, const Placement &where) {
+    TransportSettings s;
+    s.provider = cfg.provider != nullptr ? cfg.provider : where.one_host ? "shm" : "tcp;ofi_rxm";
+    s.shm_cma = cfg.shm_cma != 0;
+    s.connect_timeout_ms = cfg.timeout_ms;
+    if (cfg.verbs_device != nullptr) s.verbs_device = cfg.verbs_device;
+    if (cfg.verbs_addr != nullptr) s.verbs_addr = cfg.verbs_addr;
+    s.mr_cache_entries = cfg.verbs_mr_cache;
+    s.mr_cache_bytes = cfg.verbs_mr_cache_bytes;
+    return s;
+}
+
+// Step 3: the transport the configuration names (none for a job of one).
+int open_transport(const msg_config_t &cfg, const Placement &where, Core &core) {
+    if (core.boot->size() == 1) return MSG_OK;
+    std::string why;
+    const TransportEntry *entry = find_transport(transport_name(cfg), &why);
+    if (entry != nullptr) core.transport = entry->open(transport_settings(cfg, where), &why);
+    if (!core.transport) {
+        log_error("%s", why.c_str());
+        return MSG_ERR_TRANSPORT;
+    }
+    return MSG_OK;
+}
+
+// Step 4: the protocol engine over the transport, its receive buffers posted.
+int create_engine(const msg_config_t &cfg, Core &core) {
+    EngineOptions opts;
+    opts.long_protocol = cfg.long_protocol;
+    opts.restricted = cfg.restricted != 0;
+    opts.eager_max = cfg.eager_max;
+    opts.buffer_size = cfg.buffer_size;
+    opts.credits = cfg.credits;
+    opts.unexpected_bytes = cfg.unexpected_bytes;
+    opts.unexpected_count = cfg.unexpected_count;
+    core.engine =
+        std::make_unique<Engine>(core.transport.get(), core.boot->rank(), core.boot->size(), opts);
+    return core.engine->init();
+}
+
+// Round 2 of the bootstrap: fabric addresses; then peer failures reach the
+// engine.
+int exchange_addresses(const msg_config_t &cfg, Core &core) {
+    std::vector<std::vector<uint8_t>> all;
+    std::string why;
+    int rc = core.boot->allgather(core.transport->address(), all, cfg.timeout_ms, &why);
+    if (rc != MSG_OK) {
+        log_error("address exchange failed: %s", why.c_str());
+        return rc == MSG_ERR_TIMEOUT ? MSG_ERR_BOOTSTRAP : rc;
+    }
+    if (core.transport->connect(all) != 0) return MSG_ERR_TRANSPORT;
+    Core *raw = &core;
+    core.boot->on_peer_failed([raw](int r) {
+        std::unique_lock<msg::TimedMutex> lk;
+        if (raw->lock(lk) && raw->engine) raw->engine->fail_peer(r);
+    });
+    return MSG_OK;
+}
+
+// Every connection is up before msg_init returns.
+int handshake(const msg_config_t &cfg, Core &core) {
+    auto deadline = clock::now() + std::chrono::milliseconds(cfg.timeout_ms);
+    {
+        std::unique_lock<msg::TimedMutex> lk;
+        if (!core.lock(lk)) return MSG_ERR_TRANSPORT;
+        core.engine->start_handshake();
+    }
+    for (;;) {
+        std::unique_lock<msg::TimedMutex> lk;
+        if (!core.lock(lk)) return MSG_ERR_TRANSPORT;
+        core.engine->progress();
+        if (core.engine->handshake_done()) {
+            core.transport->peers_connected();
+            return MSG_OK;
+        }
+        lk.unlock();
+        if (clock::now() > deadline) {
+            log_error("could not reach every peer within %d ms", cfg.timeout_ms);
+            return MSG_ERR_TIMEOUT;
+        }
+        sched_yield();
+    }
+}
+
+// Step 5: connect every peer, then hand the fabric to the progress thread.
+int connect_peers(const msg_config_t &cfg, Core &core) {
+    if (core.boot->size() == 1) return MSG_OK;
+    int rc = exchange_addresses(cfg, core);
+    if (rc == MSG_OK) rc = handshake(cfg, core);
+    if (rc == MSG_OK) core.start_progress_thread();
+    return rc;
+}
+
+template <size_t N>
+void copy_name(char (&to)[N], const std::string &from) {
+    std::strncpy(to, from.c_str(), N - 1);
+}
+
+// Step 6: msg_info_t, the settings as this context uses them.
+void fill_info(const msg_config_t &cfg, Core &core) {
+    msg_info_t &info = core.info;
+    info.rank = core.boot->rank();
+    info.size = core.boot->size();
+    copy_name(info.provider, core.transport ? core.transport->name() : "self");
+    info.long_protocol = cfg.long_protocol;
+    info.restricted = cfg.restricted != 0;
+    info.eager_max = cfg.eager_max;
+    info.timeout_ms = cfg.timeout_ms;
+    info.buffer_size = cfg.buffer_size;
+    copy_name(info.transport, transport_name(cfg));
+    copy_name(info.bootstrap, core.boot->method());
+    info.credits = cfg.credits;
+    info.spin_us = core.wait.spin_us;
+    info.spin_yield = core.wait.yield;
+    info.heartbeat_ms = boot::heartbeat_ms(cfg.timeout_ms, cfg.heartbeat_ms);
+    info.unexpected_bytes = cfg.unexpected_bytes;
+    info.unexpected_count = cfg.unexpected_count;
+    info.shm_cma = cfg.shm_cma != 0;
+    info.verbs_mr_cache = cfg.verbs_mr_cache;
+    info.verbs_mr_cache_bytes = cfg.verbs_mr_cache_bytes;
+    info.debug = cfg.debug != 0;
+}
+
+// Steps 2 to 6 on a core whose configuration has been read.
+int start_core(const msg_config_t &cfg, Core &core, clock::time_point t0) {
+    int rc = join_job(cfg, core);
+    Placement where;
+    if (rc == MSG_OK) rc = agree_on_settings(cfg, core, &where);
+    if (rc != MSG_OK) return rc;
+    core.wait = choose_wait_policy(cfg.spin_us, where.ranks_here);
+    if ((rc = open_transport(cfg, where, core)) != MSG_OK) return rc;
+    if ((rc = create_engine(cfg, core)) != MSG_OK) return rc;
+    const auto connect_start = clock::now();
+    if ((rc = connect_peers(cfg, core)) != MSG_OK) return rc;
+    fill_info(cfg, core);
+    core.info.connect_seconds = seconds_since(connect_start);
+    core.info.init_seconds = seconds_since(t0);
+    return MSG_OK;
+}
+
+}  // namespace
+
+}  // namespace msg
+
+extern "C" int msg_init(const msg_config_t *config, msg_context_t **context) {
+    using namespace msg;
+    if (context == nullptr) return MSG_ERR_INVALID_ARG;
+    *context = nullptr;
+    // Done at load already; again here for a PSM library loaded since (PSM's
+    // handlers mask a crash or a kill as exit status 1).
+    keep_default_crash_signals();
+    const auto t0 = clock::now();
+    msg_config_t cfg;
+    int rc = read_config(config, &cfg);
+    if (rc != MSG_OK) return rc;
+    auto core = std::make_shared<Core>();
+    core->timeout_ms = cfg.timeout_ms;
+    if ((rc = start_core(cfg, *core, t0)) != MSG_OK) return rc;
+    try {
+        *context = new msg_context{std::move(core)};
+    } catch (const std::bad_alloc &) {
+        return MSG_ERR_NO_MEMORY;
+    }
+    return MSG_OK;
+}

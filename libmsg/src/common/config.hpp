@@ -1,0 +1,13 @@
+// msg_config_t from the environment, for libmsg's own tools (config.cpp).
+#pragma once
+
+#include "msg/msg.h"
+
+namespace msg {
+
+// msg_config_init, with report false logging nothing about the variables it
+// cannot parse: msgrun follows the settings its ranks use (the coordinator's
+// heartbeat period, debug lines) and leaves the ranks to report bad ones.
+int config_from_environment(msg_config_t *config, bool report);
+
+}  // namespace msg

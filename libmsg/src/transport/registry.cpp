@@ -1,0 +1,55 @@
+// The table of transports: libfabric always, native verbs when built with
+// rdma-core.
+#include "transport/registry.hpp"
+
+#ifdef VIADUCT_HAVE_VERBS
+#include "transport/verbs/verbs_transport.hpp"
+#endif
+
+namespace msg {
+namespace {
+
+const TransportEntry kTransports[] = {
+    {"ofi", open_ofi_transport},
+#ifdef VIADUCT_HAVE_VERBS
+    {"verbs", open_verbs_transport},
+#endif
+};
+
+// Transports a build may leave out, and what it then lacks.
+struct Absent {
+    const char *name;
+    const char *why;
+};
+const Absent kAbsent[] = {
+    {"verbs", "this libmsg was built without rdma-core: no verbs transport"},
+};
+
+const Absent *absent(std::string_view name) {
+    for (const Absent &a : kAbsent)
+        if (name == a.name) return &a;
+    return nullptr;
+}
+
+const TransportEntry *built_in(std::string_view name) {
+    for (const TransportEntry &e : kTransports)
+        if (name == e.name) return &e;
+    return nullptr;
+}
+
+}  // namespace
+
+bool transport_known(std::string_view name) {
+    return built_in(name) != nullptr || absent(name) != nullptr;
+}
+
+const TransportEntry *find_transport(std::string_view name, std::string *error) {
+    if (const TransportEntry *e = built_in(name)) return e;
+    if (const Absent *a = absent(name))
+        *error = a->why;
+    else
+        *error = "no transport named " + std::string(name);
+    return nullptr;
+}
+
+}  // namespace msg
