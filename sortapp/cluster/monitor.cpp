@@ -437,29 +437,40 @@ std::string Monitor::select() {
     for (const LocalDone &d : local_) sizes.push_back(d.records);
     Selector sel(sizes, static_cast<uint32_t>(n_));
     std::string why;
-    auto take = [&](const std::vector<Answer> &answers, const char *step, auto reply, auto use) {
+    // A reply that does not decode, or does not fit the round, fails the job naming the node.
+    auto take = [&](const std::vector<Answer> &answers, const char *step, auto reply, auto check,
+                    auto use) {
         why = failure(answers, step);
         for (size_t i = 0; why.empty() && i < answers.size(); ++i) {
-            if (!decode(answers[i].data.data(), answers[i].data.size(), reply))
-                why = "node " + std::to_string(i) + ", " + step + ": a malformed answer";
+            const auto node = static_cast<uint32_t>(i);
+            Status s = decode(answers[i].data.data(), answers[i].data.size(), reply)
+                           ? check(node, reply)
+                           : Status::error("not one encoding of the reply");
+            if (s)
+                use(node, reply);
             else
-                use(static_cast<uint32_t>(i), reply);
+                why = "node " + std::to_string(i) + ", " + step + ": a malformed answer (" +
+                      s.message() + ")";
         }
     };
     while (why.empty() && !sel.done()) {
         auto answers = ask_all(
             kCmdSamples, RIO_TARGET_SHADOW,
             [&](int i) { return encode(sel.sample_request(static_cast<uint32_t>(i))); }, 32u << 20);
-        take(answers, "phase 3a sampling", SampleReply{},
-             [&](uint32_t i, const SampleReply &r) { sel.take_samples(i, r); });
+        take(
+            answers, "phase 3a sampling", SampleReply{},
+            [&](uint32_t i, const SampleReply &r) { return sel.check_samples(i, r); },
+            [&](uint32_t i, const SampleReply &r) { sel.take_samples(i, r); });
         if (!why.empty()) break;
         sel.choose_pivots();
         if (sel.done()) break;
         answers = ask_all(
             kCmdCounts, RIO_TARGET_SHADOW,
             [&](int i) { return encode(sel.count_request(static_cast<uint32_t>(i))); }, 1u << 20);
-        take(answers, "phase 3a counting", CountReply{},
-             [&](uint32_t i, const CountReply &r) { sel.take_counts(i, r); });
+        take(
+            answers, "phase 3a counting", CountReply{},
+            [&](uint32_t i, const CountReply &r) { return sel.check_counts(i, r); },
+            [&](uint32_t i, const CountReply &r) { sel.take_counts(i, r); });
     }
     select_s_ = now_s() - t;
     rounds_ = sel.rounds();
