@@ -6,6 +6,7 @@
 // silence, or a signal removes everything the node created.
 #include "node.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <mutex>
 #include <string>
