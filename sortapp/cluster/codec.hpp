@@ -1,12 +1,16 @@
 // Byte encoding of the monitor's and nodes' messages: little-endian integers
 // and length-prefixed strings. A reader never trusts a length: it fails (and
-// stays failed) on anything that would read past the message.
+// stays failed) on anything that would read past the message. Encoder and
+// Decoder walk a message's field list (messages.hpp) with these.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
+#include <ranges>
 #include <string>
 #include <vector>
+
+#include "wire.hpp"
 
 namespace sortapp::cluster {
 
@@ -82,6 +86,122 @@ class Reader {
     const char *p_;
     size_t left_;
     bool ok_ = true;
+};
+
+// A field list's type, as its fields go on the wire:
+//   uint32_t, uint64_t, double   4, 8, 8 bytes, little-endian
+//   std::string                  u64 length, then the bytes
+//   uint8_t                      a flag, sent as a u32; any non-zero u32 reads as 1
+//   std::vector<T>, wire::Zip    u64 count, then each entry
+//   a struct                     its own field list (a `fields` function)
+template <typename T, typename Visitor>
+concept HasFields = requires(T &m, Visitor &v) {
+    fields(m, v);
+};
+
+// The fewest bytes a T takes on the wire: what a count of Ts in a message is checked against.
+class Measure {
+  public:
+    template <typename... T>
+    void operator()(T &&...v) {
+        (add(v), ...);
+    }
+    template <typename T>
+    static size_t min_size() {
+        T empty{};
+        Measure m;
+        m.add(empty);
+        return m.bytes_;
+    }
+
+  private:
+    void add(uint32_t) { bytes_ += 4; }
+    void add(uint64_t) { bytes_ += 8; }
+    void add(double) { bytes_ += 8; }
+    void add(uint8_t) { bytes_ += 4; }
+    void add(const std::string &) { bytes_ += 8; }
+    template <typename T>
+    void add(const std::vector<T> &) {
+        bytes_ += 8;
+    }
+    template <typename A, typename B>
+    void add(const wire::Zip<A, B> &) {
+        bytes_ += 8;
+    }
+    template <typename T>
+    requires HasFields<T, Measure>
+    void add(T &m) { fields(m, *this); }
+    size_t bytes_ = 0;
+};
+
+class Encoder {
+  public:
+    explicit Encoder(Writer &w) : w_(w) {}
+    template <typename... T>
+    void operator()(T &&...v) {
+        (put(v), ...);
+    }
+
+  private:
+    void put(uint32_t v) { w_.u32(v); }
+    void put(uint64_t v) { w_.u64(v); }
+    void put(double v) { w_.f64(v); }
+    void put(uint8_t flag) { w_.u32(flag); }
+    void put(const std::string &s) { w_.str(s); }
+    template <typename T>
+    void put(const std::vector<T> &v) {
+        w_.u64(v.size());
+        for (const T &x : v) put(x);
+    }
+    template <typename A, typename B>
+    void put(const wire::Zip<A, B> &z) {
+        w_.u64(z.first.size());
+        for (size_t j = 0; j < z.first.size(); ++j) {
+            put(z.first[j]);
+            put(j < z.second.size() ? z.second[j] : std::ranges::range_value_t<B>{});
+        }
+    }
+    template <typename T>
+    requires HasFields<const T, Encoder>
+    void put(const T &m) { fields(m, *this); }
+    Writer &w_;
+};
+
+class Decoder {
+  public:
+    explicit Decoder(Reader &r) : r_(r) {}
+    template <typename... T>
+    void operator()(T &&...v) {
+        (get(v), ...);
+    }
+
+  private:
+    void get(uint32_t &v) { v = r_.u32(); }
+    void get(uint64_t &v) { v = r_.u64(); }
+    void get(double &v) { v = r_.f64(); }
+    void get(uint8_t &flag) { flag = static_cast<uint8_t>(r_.u32() != 0); }
+    void get(std::string &s) { s = r_.str(); }
+    template <typename T>
+    void get(std::vector<T> &v) {
+        v.resize(r_.count(Measure::min_size<T>()));
+        for (T &x : v) get(x);
+    }
+    template <typename A, typename B>
+    void get(const wire::Zip<A, B> &z) {
+        using First = std::ranges::range_value_t<A>;
+        using Second = std::ranges::range_value_t<B>;
+        const uint64_t n = r_.count(Measure::min_size<First>() + Measure::min_size<Second>());
+        z.first.resize(n);
+        z.second.resize(n);
+        for (uint64_t j = 0; j < n; ++j) {
+            get(z.first[j]);
+            get(z.second[j]);
+        }
+    }
+    template <typename T>
+    requires HasFields<T, Decoder>
+    void get(T &m) { fields(m, *this); }
+    Reader &r_;
 };
 
 }  // namespace sortapp::cluster

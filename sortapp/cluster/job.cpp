@@ -167,14 +167,9 @@ int wait_for_msgrun(pid_t pid, int stall_ms) {
     }
 }
 
-}  // namespace
-
-int run_main(int argc, char **argv) {
-    JobOptions o;
-    int code = 0;
-    if (!parse_job_options(argc, argv, true, o, &code)) return code;
-    // Every input is checked before anything starts: a missing or truncated
-    // partition is reported here, not halfway through the sort.
+// Every input is checked before anything starts: a missing or truncated partition is reported
+// here, not halfway through the sort; and any alias of an input, on any node, is refused.
+bool inputs_usable(const JobOptions &o) {
     bool bad = false;
     for (int r = 0; r < o.nodes; ++r) {
         std::string in = expand(o.input, r);
@@ -192,12 +187,49 @@ int run_main(int argc, char **argv) {
             bad = true;
         }
     }
-    // Any alias of an input, on any node, is refused before anything starts.
     if (Status s = check_job_paths(o, o.nodes); !s) {
         std::fprintf(stderr, "sortapp run: %s\n", s.message().c_str());
         bad = true;
     }
-    if (bad) return 2;
+    return !bad;
+}
+
+// Starts msgrun (cmd) as a child that ends if this process dies, passes it SIGINT, SIGTERM
+// and SIGHUP, and waits for it: its wait status, or -1 if it could not start.
+int run_msgrun(std::vector<std::string> cmd, int stall_ms) {
+    std::vector<char *> cargv;
+    for (std::string &s : cmd) cargv.push_back(s.data());
+    cargv.push_back(nullptr);
+    struct sigaction sa {};
+    sa.sa_handler = forward_signal;
+    sigemptyset(&sa.sa_mask);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+    const pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        std::perror("sortapp run: fork");
+        return -1;
+    }
+    if (pid == 0) {
+        // msgrun ends the job if this process dies, however it dies.
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != parent) _exit(1);
+        for (int sig : {SIGINT, SIGTERM, SIGHUP}) signal(sig, SIG_DFL);
+        execv(cargv[0], cargv.data());
+        std::perror("sortapp run: exec msgrun");
+        _exit(127);
+    }
+    g_msgrun = pid;
+    return wait_for_msgrun(pid, stall_ms);
+}
+
+}  // namespace
+
+int run_main(int argc, char **argv) {
+    JobOptions o;
+    int code = 0;
+    if (!parse_job_options(argc, argv, true, o, &code)) return code;
+    if (!inputs_usable(o)) return 2;
     std::vector<std::string> args = o.forwarded;
     if (o.job_id.empty()) {
         o.job_id = random_job_id();
@@ -223,30 +255,8 @@ int run_main(int argc, char **argv) {
         msgrun, "-n", std::to_string(o.nodes + 1), "--timeout", std::to_string(o.timeout_s), "--",
         exe,    "job"};
     cmd.insert(cmd.end(), args.begin(), args.end());
-    std::vector<char *> cargv;
-    for (std::string &s : cmd) cargv.push_back(s.data());
-    cargv.push_back(nullptr);
-    struct sigaction sa {};
-    sa.sa_handler = forward_signal;
-    sigemptyset(&sa.sa_mask);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
-    const pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid < 0) {
-        std::perror("sortapp run: fork");
-        return 1;
-    }
-    if (pid == 0) {
-        // msgrun ends the job if this process dies, however it dies.
-        prctl(PR_SET_PDEATHSIG, SIGTERM);
-        if (getppid() != parent) _exit(1);
-        for (int sig : {SIGINT, SIGTERM, SIGHUP}) signal(sig, SIG_DFL);
-        execv(cargv[0], cargv.data());
-        std::perror("sortapp run: exec msgrun");
-        _exit(127);
-    }
-    g_msgrun = pid;
-    int status = wait_for_msgrun(pid, o.stall_ms);
+    const int status = run_msgrun(cmd, o.stall_ms);
+    if (status < 0) return 1;
     code = WIFEXITED(status) ? WEXITSTATUS(status)
                              : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
     if (code != 0) {

@@ -1,5 +1,5 @@
 // What the monitor and the sort nodes say to each other over libremoteio:
-// command codes, the job's parameters, and each message's encoding.
+// command codes, the job's parameters, and each message's fields in wire order.
 #pragma once
 
 #include <cstdint>
@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "parallel_select.hpp"
+#include "wire.hpp"
 
 namespace sortapp::cluster {
 
@@ -68,26 +69,50 @@ struct MergeOrder {
     double network_mb_s = 0;            // for the expectation
 };
 
-// decode() is false on a message that is not exactly one encoding, or whose figures
-// no sender could mean: a block or depth outside the limits above, a record range
-// that ends before it starts, a rate or time that is negative or not finite.
-std::vector<char> encode(const JobParams &p);
-bool decode(const void *data, size_t len, JobParams &p);
-std::vector<char> encode(const NodeCheck &c);
-bool decode(const void *data, size_t len, NodeCheck &c);
-std::vector<char> encode(const LocalDone &d);
-bool decode(const void *data, size_t len, LocalDone &d);
-std::vector<char> encode(const MergeOrder &m);
-bool decode(const void *data, size_t len, MergeOrder &m);
-std::vector<char> encode(const PhaseFigures &f);
-bool decode(const void *data, size_t len, PhaseFigures &f);
-std::vector<char> encode(const SampleRequest &r);
-bool decode(const void *data, size_t len, SampleRequest &r);
-std::vector<char> encode(const SampleReply &r);
-bool decode(const void *data, size_t len, SampleReply &r);
-std::vector<char> encode(const CountRequest &r);
-bool decode(const void *data, size_t len, CountRequest &r);
-std::vector<char> encode(const CountReply &r);
-bool decode(const void *data, size_t len, CountReply &r);
+// Each message's fields, once, in wire order (the encoding of each type: codec.hpp).
+void fields(wire::Is<JobParams> auto &p, auto &f) {
+    f(p.record_size, p.key_size, p.memory_budget, p.block_bytes, p.read_depth);
+}
+void fields(wire::Is<PhaseFigures> auto &p, auto &f) {
+    f(p.phase, p.seconds, p.cpu_seconds, p.expected_seconds, p.bytes_read, p.bytes_written,
+      p.bytes_sent, p.bytes_received, p.resource);
+}
+void fields(wire::Is<NodeCheck> auto &c, auto &f) {
+    f(c.records, c.disk_read_mb_s, c.disk_write_mb_s, c.disk);
+}
+void fields(wire::Is<LocalDone> auto &d, auto &f) {
+    f(d.records, d.handle, d.phases);
+}
+void fields(wire::Is<MergeOrder> auto &m, auto &f) {
+    f(m.handles, m.first, m.last, m.network_mb_s);
+}
+// Phase 3a's (parallel_select.hpp).
+void fields(wire::Is<Window> auto &w, auto &f) {
+    f(w.lo, w.hi);
+}
+void fields(wire::Is<Element> auto &e, auto &f) {
+    f(e.key, e.node, e.pos);
+}
+void fields(wire::Is<SampleRequest> auto &q, auto &f) {
+    f(q.samples, wire::zip(q.windows, q.whole));
+}
+void fields(wire::Is<SampleReply> auto &r, auto &f) {
+    f(r.per_split);
+}
+void fields(wire::Is<CountRequest> auto &q, auto &f) {
+    f(wire::zip(q.windows, q.pivots));
+}
+void fields(wire::Is<CountReply> auto &r, auto &f) {
+    f(r.counts);
+}
+
+// For JobParams, NodeCheck, LocalDone, MergeOrder, PhaseFigures, SampleRequest, SampleReply,
+// CountRequest and CountReply. decode() is false on a message that is not exactly one
+// encoding, or whose figures no sender could mean: a block or depth outside the limits above,
+// a record range that ends before it starts, a rate or time that is negative or not finite.
+template <typename Message>
+std::vector<char> encode(const Message &m);
+template <typename Message>
+bool decode(const void *data, size_t len, Message &m);
 
 }  // namespace sortapp::cluster

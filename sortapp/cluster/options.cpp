@@ -62,147 +62,183 @@ bool size_arg(const std::string &name, const char *text, uint64_t &out) {
     return true;
 }
 
-}  // namespace
+// One option of the command line: its name ("--input" also for "--input=x") and its value.
+class Arg {
+  public:
+    Arg(int argc, char **argv, int &i) : name(argv[i]), argc_(argc), argv_(argv), i_(i) {
+        eq_ = name.find('=');
+        inline_value_ = name.rfind("--", 0) == 0 && eq_ != std::string::npos;
+        if (inline_value_) name.resize(eq_);
+    }
+    // The value (after '=', or the next argument); null, with the problem printed, if none.
+    const char *take(const char *option) {
+        if (inline_value_) return argv_[i_] + eq_ + 1;
+        if (i_ + 1 >= argc_) {
+            std::fprintf(stderr, "sortapp %s: %s needs a value\n", argv_[0], option);
+            return nullptr;
+        }
+        return argv_[++i_];
+    }
 
-std::string expand(const std::string &pattern, int rank) {
-    std::string out = pattern;
-    const std::string tag = "{rank}";
-    for (size_t at = out.find(tag); at != std::string::npos; at = out.find(tag, at))
-        out.replace(at, tag.size(), std::to_string(rank));
-    return out;
+    std::string name;
+
+  private:
+    int argc_;
+    char **argv_;
+    int &i_;
+    size_t eq_ = 0;
+    bool inline_value_ = false;
+};
+
+// What an option parser made of an option: taken, refused (problem printed), or not its own.
+enum class Parsed { taken, refused, not_mine };
+
+// The options `run` hands on to every `job` process.
+void forward(JobOptions &o, const Arg &a, const char *value) {
+    o.forwarded.push_back(a.name);
+    if (value != nullptr) o.forwarded.push_back(value);
 }
 
-bool parse_job_options(int argc, char **argv, bool is_run, JobOptions &o, int *exit_code) {
-    *exit_code = 2;
-    for (int i = 1; i < argc; ++i) {
-        std::string a = argv[i];
-        std::string value;
-        auto eq = a.find('=');
-        bool inline_value = a.rfind("--", 0) == 0 && eq != std::string::npos;
-        if (inline_value) {
-            value = a.substr(eq + 1);
-            a.resize(eq);
-        }
-        auto take = [&](const char *name) -> const char * {
-            if (inline_value) return argv[i] + eq + 1;
-            if (i + 1 >= argc) {
-                std::fprintf(stderr, "sortapp %s: %s needs a value\n", argv[0], name);
-                return nullptr;
-            }
-            return argv[++i];
-        };
-        auto forward = [&](const char *v) {
-            o.forwarded.push_back(a);
-            if (v != nullptr) o.forwarded.push_back(v);
-        };
-        const char *v = nullptr;
-        uint64_t n = 0;
-        if (a == "-h" || a == "--help") {
-            std::fputs(kUsage, stdout);
-            *exit_code = 0;
-            return false;
-        } else if (a == "--json") {
-            o.json = true;
-            forward(nullptr);
-        } else if (a == "--restricted" || a == "--unrestricted") {
-            o.restricted = a == "--restricted";
-            forward(nullptr);
-        } else if ((a == "-n" || a == "--nodes") && is_run) {
-            if (!(v = take("--nodes"))) return false;
-            char *end = nullptr;
-            long k = std::strtol(v, &end, 10);
-            if (*v == '\0' || *end != '\0' || k < 1 || k > 256) {
-                std::fprintf(stderr, "sortapp run: --nodes: '%s' is not a number in [1, 256]\n", v);
-                return false;
-            }
-            o.nodes = static_cast<int>(k);
-        } else if (a == "--timeout" && is_run) {
-            if (!(v = take("--timeout"))) return false;
-            o.timeout_s = std::atol(v);
-            if (o.timeout_s < 1) {
-                std::fprintf(stderr, "sortapp run: --timeout: '%s' is not a positive number\n", v);
-                return false;
-            }
-        } else if (a == "--job-id") {
-            if (!(v = take("--job-id"))) return false;
-            o.job_id = v;
-            bool ok = !o.job_id.empty() && o.job_id.size() <= 32;
-            for (char ch : o.job_id)
-                ok = ok && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-');
-            if (!ok) {
-                std::fprintf(stderr, "sortapp: --job-id: '%s' is not 1-32 letters, digits or '-'\n",
-                             v);
-                return false;
-            }
-            forward(v);
-        } else if (a == "--same-input") {
-            o.same_input = true;
-            forward(nullptr);
-        } else if (a == "--stall-timeout") {
-            if (!(v = take("--stall-timeout"))) return false;
-            double d = std::atof(v);
-            if (!(d >= 1 && d <= 86400)) {
-                std::fprintf(stderr,
-                             "sortapp: --stall-timeout: '%s' is not a number of seconds "
-                             "in [1, 86400]\n",
-                             v);
-                return false;
-            }
-            o.stall_ms = static_cast<int>(d * 1000);
-            forward(v);
-        } else if (a == "--input" || a == "--output" || a == "--scratch" || a == "--provider" ||
-                   a == "--protocol") {
-            if (!(v = take(a.c_str()))) return false;
-            (a == "--input"      ? o.input
-             : a == "--output"   ? o.output
-             : a == "--scratch"  ? o.scratch
-             : a == "--provider" ? o.provider
-                                 : o.protocol) = v;
-            if (a == "--protocol" && o.protocol != "rdma" && o.protocol != "sendrecv" &&
-                o.protocol != "rdma-write") {
-                std::fprintf(stderr,
-                             "sortapp: --protocol: '%s' is not sendrecv, rdma or rdma-write\n", v);
-                return false;
-            }
-            forward(v);
-        } else if (a == "--memory" || a == "--record-size" || a == "--key-size" || a == "--block") {
-            if (!(v = take(a.c_str())) || !size_arg(a, v, n)) return false;
-            (a == "--memory"        ? o.params.memory_budget
-             : a == "--record-size" ? o.params.record_size
-             : a == "--key-size"    ? o.params.key_size
-                                    : o.params.block_bytes) = n;
-            forward(v);
-        } else if (a == "--depth") {
-            if (!(v = take("--depth"))) return false;
-            long k = std::atol(v);
-            if (k < 2 || k > 64) {
-                std::fprintf(stderr, "sortapp: --depth: '%s' is not a number in [2, 64]\n", v);
-                return false;
-            }
-            o.params.read_depth = static_cast<uint32_t>(k);
-            forward(v);
-        } else if (a == "--network-mb-s" || a == "--straggler") {
-            if (!(v = take(a.c_str()))) return false;
-            double d = std::atof(v);
-            if (!(d > 0)) {
-                std::fprintf(stderr, "sortapp: %s: '%s' is not a positive number\n", a.c_str(), v);
-                return false;
-            }
-            (a == "--straggler" ? o.straggler : o.network_mb_s) = d;
-            forward(v);
-        } else {
-            std::fprintf(stderr, "sortapp %s: unknown option '%s' (see --help)\n", argv[0],
-                         argv[i]);
-            return false;
-        }
+Parsed parse_flag(Arg &a, bool, JobOptions &o) {
+    if (a.name == "--json") {
+        o.json = true;
+    } else if (a.name == "--restricted" || a.name == "--unrestricted") {
+        o.restricted = a.name == "--restricted";
+    } else if (a.name == "--same-input") {
+        o.same_input = true;
+    } else {
+        return Parsed::not_mine;
     }
+    forward(o, a, nullptr);
+    return Parsed::taken;
+}
+
+// -n and --timeout: `run`'s own, never forwarded.
+Parsed parse_run_option(Arg &a, bool is_run, JobOptions &o) {
+    const char *v = nullptr;
+    if ((a.name == "-n" || a.name == "--nodes") && is_run) {
+        if (!(v = a.take("--nodes"))) return Parsed::refused;
+        char *end = nullptr;
+        long k = std::strtol(v, &end, 10);
+        if (*v == '\0' || *end != '\0' || k < 1 || k > 256) {
+            std::fprintf(stderr, "sortapp run: --nodes: '%s' is not a number in [1, 256]\n", v);
+            return Parsed::refused;
+        }
+        o.nodes = static_cast<int>(k);
+    } else if (a.name == "--timeout" && is_run) {
+        if (!(v = a.take("--timeout"))) return Parsed::refused;
+        o.timeout_s = std::atol(v);
+        if (o.timeout_s < 1) {
+            std::fprintf(stderr, "sortapp run: --timeout: '%s' is not a positive number\n", v);
+            return Parsed::refused;
+        }
+    } else {
+        return Parsed::not_mine;
+    }
+    return Parsed::taken;
+}
+
+Parsed parse_job_id(Arg &a, JobOptions &o) {
+    const char *v = a.take("--job-id");
+    if (v == nullptr) return Parsed::refused;
+    o.job_id = v;
+    bool ok = !o.job_id.empty() && o.job_id.size() <= 32;
+    for (char ch : o.job_id) ok = ok && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-');
+    if (!ok) {
+        std::fprintf(stderr, "sortapp: --job-id: '%s' is not 1-32 letters, digits or '-'\n", v);
+        return Parsed::refused;
+    }
+    forward(o, a, v);
+    return Parsed::taken;
+}
+
+// Paths, names and the job id.
+Parsed parse_text_option(Arg &a, bool, JobOptions &o) {
+    if (a.name == "--job-id") return parse_job_id(a, o);
+    std::string *field = a.name == "--input"      ? &o.input
+                         : a.name == "--output"   ? &o.output
+                         : a.name == "--scratch"  ? &o.scratch
+                         : a.name == "--provider" ? &o.provider
+                         : a.name == "--protocol" ? &o.protocol
+                                                  : nullptr;
+    if (field == nullptr) return Parsed::not_mine;
+    const char *v = a.take(a.name.c_str());
+    if (v == nullptr) return Parsed::refused;
+    *field = v;
+    if (a.name == "--protocol" && o.protocol != "rdma" && o.protocol != "sendrecv" &&
+        o.protocol != "rdma-write") {
+        std::fprintf(stderr, "sortapp: --protocol: '%s' is not sendrecv, rdma or rdma-write\n", v);
+        return Parsed::refused;
+    }
+    forward(o, a, v);
+    return Parsed::taken;
+}
+
+// Sizes (with K, M, G) and counts.
+Parsed parse_size_option(Arg &a, bool, JobOptions &o) {
+    uint64_t *field = a.name == "--memory"        ? &o.params.memory_budget
+                      : a.name == "--record-size" ? &o.params.record_size
+                      : a.name == "--key-size"    ? &o.params.key_size
+                      : a.name == "--block"       ? &o.params.block_bytes
+                                                  : nullptr;
+    const char *v = nullptr;
+    if (field != nullptr) {
+        uint64_t n = 0;
+        if (!(v = a.take(a.name.c_str())) || !size_arg(a.name, v, n)) return Parsed::refused;
+        *field = n;
+    } else if (a.name == "--depth") {
+        if (!(v = a.take("--depth"))) return Parsed::refused;
+        long k = std::atol(v);
+        if (k < 2 || k > 64) {
+            std::fprintf(stderr, "sortapp: --depth: '%s' is not a number in [2, 64]\n", v);
+            return Parsed::refused;
+        }
+        o.params.read_depth = static_cast<uint32_t>(k);
+    } else {
+        return Parsed::not_mine;
+    }
+    forward(o, a, v);
+    return Parsed::taken;
+}
+
+// Seconds and rates.
+Parsed parse_real_option(Arg &a, bool, JobOptions &o) {
+    const char *v = nullptr;
+    if (a.name == "--stall-timeout") {
+        if (!(v = a.take("--stall-timeout"))) return Parsed::refused;
+        double d = std::atof(v);
+        if (!(d >= 1 && d <= 86400)) {
+            std::fprintf(stderr,
+                         "sortapp: --stall-timeout: '%s' is not a number of seconds "
+                         "in [1, 86400]\n",
+                         v);
+            return Parsed::refused;
+        }
+        o.stall_ms = static_cast<int>(d * 1000);
+    } else if (a.name == "--network-mb-s" || a.name == "--straggler") {
+        if (!(v = a.take(a.name.c_str()))) return Parsed::refused;
+        double d = std::atof(v);
+        if (!(d > 0)) {
+            std::fprintf(stderr, "sortapp: %s: '%s' is not a positive number\n", a.name.c_str(), v);
+            return Parsed::refused;
+        }
+        (a.name == "--straggler" ? o.straggler : o.network_mb_s) = d;
+    } else {
+        return Parsed::not_mine;
+    }
+    forward(o, a, v);
+    return Parsed::taken;
+}
+
+// What every command line needs, once all its options are read.
+bool complete(const JobOptions &o, bool is_run, const char *command) {
     if (is_run && o.nodes == 0) {
         std::fprintf(stderr, "sortapp run: -n N is required (see --help)\n");
         return false;
     }
     if (o.input.empty() || o.output.empty()) {
         std::fprintf(stderr, "sortapp %s: --input and --output are required (see --help)\n",
-                     argv[0]);
+                     command);
         return false;
     }
     RecordFormat f{static_cast<size_t>(o.params.record_size),
@@ -216,6 +252,40 @@ bool parse_job_options(int argc, char **argv, bool is_run, JobOptions &o, int *e
         std::fprintf(stderr, "sortapp: --block must hold a record and be at most 64M\n");
         return false;
     }
+    return true;
+}
+
+}  // namespace
+
+std::string expand(const std::string &pattern, int rank) {
+    std::string out = pattern;
+    const std::string tag = "{rank}";
+    for (size_t at = out.find(tag); at != std::string::npos; at = out.find(tag, at))
+        out.replace(at, tag.size(), std::to_string(rank));
+    return out;
+}
+
+bool parse_job_options(int argc, char **argv, bool is_run, JobOptions &o, int *exit_code) {
+    *exit_code = 2;
+    for (int i = 1; i < argc; ++i) {
+        Arg a(argc, argv, i);
+        if (a.name == "-h" || a.name == "--help") {
+            std::fputs(kUsage, stdout);
+            *exit_code = 0;
+            return false;
+        }
+        Parsed p = Parsed::not_mine;
+        for (auto parse : {parse_flag, parse_run_option, parse_text_option, parse_size_option,
+                           parse_real_option})
+            if ((p = parse(a, is_run, o)) != Parsed::not_mine) break;
+        if (p == Parsed::refused) return false;
+        if (p == Parsed::not_mine) {
+            std::fprintf(stderr, "sortapp %s: unknown option '%s' (see --help)\n", argv[0],
+                         argv[i]);
+            return false;
+        }
+    }
+    if (!complete(o, is_run, argv[0])) return false;
     *exit_code = 0;
     return true;
 }

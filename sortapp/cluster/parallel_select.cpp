@@ -19,7 +19,9 @@ int compare(const Element &a, const Element &b) {
 
 namespace {
 
-bool less(const Element &a, const Element &b) { return compare(a, b) < 0; }
+bool less(const Element &a, const Element &b) {
+    return compare(a, b) < 0;
+}
 
 // Records of `node` in [lo, hi) that precede e, plus lo: binary search on the
 // (sorted) source, comparing in the global order.
@@ -43,7 +45,8 @@ SampleReply answer_samples(const SortedSource &src, uint32_t node, const SampleR
     reply.per_split.resize(req.windows.size());
     for (size_t j = 0; j < req.windows.size(); ++j) {
         Window w = req.windows[j];
-        if (w.hi > src.size() || w.lo > w.hi) throw std::invalid_argument("window outside the file");
+        if (w.hi > src.size() || w.lo > w.hi)
+            throw std::invalid_argument("window outside the file");
         uint64_t width = w.hi - w.lo;
         auto &out = reply.per_split[j];
         bool whole = j < req.whole.size() && req.whole[j];
@@ -66,7 +69,8 @@ CountReply answer_counts(const SortedSource &src, uint32_t node, const CountRequ
     reply.counts.resize(req.pivots.size());
     for (size_t j = 0; j < req.pivots.size(); ++j) {
         Window w = j < req.windows.size() ? req.windows[j] : Window{0, src.size()};
-        if (w.hi > src.size() || w.lo > w.hi) throw std::invalid_argument("window outside the file");
+        if (w.hi > src.size() || w.lo > w.hi)
+            throw std::invalid_argument("window outside the file");
         for (const Element &e : req.pivots[j]) {
             // The count over the whole file: below the window everything
             // precedes the pivot only if the pivot is past the window's start;
@@ -98,7 +102,9 @@ Selector::Selector(std::vector<uint64_t> sizes, uint32_t parts, uint32_t samples
     for (Split &s : splits_) resolve_exactly(s);  // trivial cases: empty nodes, targets 0 or total
 }
 
-uint64_t Selector::target(uint32_t split) const { return splits_.at(split - 1).target; }
+uint64_t Selector::target(uint32_t split) const {
+    return splits_.at(split - 1).target;
+}
 
 bool Selector::done() const {
     for (const Split &s : splits_)
@@ -117,16 +123,25 @@ SampleRequest Selector::sample_request(uint32_t node) const {
     return r;
 }
 
-void Selector::take_samples(uint32_t node, const SampleReply &reply) {
+Status Selector::check_samples(uint32_t node, const SampleReply &reply) const {
+    if (node >= sizes_.size()) return Status::error("samples from a node outside the job");
     if (reply.per_split.size() != splits_.size())
-        throw std::invalid_argument("sample reply for the wrong number of splits");
+        return Status::error("sample reply for the wrong number of splits");
+    for (size_t j = 0; j < splits_.size(); ++j) {
+        const Window &w = splits_[j].windows[node];
+        for (const Element &e : reply.per_split[j])
+            if (e.node != node || e.pos < w.lo || e.pos >= w.hi)
+                return Status::error("a sample outside its window");
+    }
+    return Status::ok();
+}
+
+void Selector::take_samples(uint32_t node, const SampleReply &reply) {
+    if (Status s = check_samples(node, reply); !s) throw std::invalid_argument(s.message());
     for (size_t j = 0; j < splits_.size(); ++j) {
         Split &s = splits_[j];
         if (s.samples.size() != sizes_.size()) s.samples.assign(sizes_.size(), {});
         s.samples[node] = reply.per_split[j];
-        for (const Element &e : s.samples[node])
-            if (e.node != node || e.pos < s.windows[node].lo || e.pos >= s.windows[node].hi)
-                throw std::invalid_argument("a sample outside its window");
     }
 }
 
@@ -180,19 +195,26 @@ CountRequest Selector::count_request(uint32_t node) const {
     return r;
 }
 
-void Selector::take_counts(uint32_t node, const CountReply &reply) {
+Status Selector::check_counts(uint32_t node, const CountReply &reply) const {
+    if (node >= sizes_.size()) return Status::error("counts from a node outside the job");
     if (reply.counts.size() != splits_.size())
-        throw std::invalid_argument("count reply for the wrong number of splits");
+        return Status::error("count reply for the wrong number of splits");
+    for (size_t j = 0; j < splits_.size(); ++j) {
+        const Split &s = splits_[j];
+        if (reply.counts[j].size() != s.pivots.size())
+            return Status::error("count reply for the wrong number of pivots");
+        for (uint64_t c : reply.counts[j])
+            if (c < s.windows[node].lo || c > s.windows[node].hi)
+                return Status::error("a count outside its window");
+    }
+    return Status::ok();
+}
+
+void Selector::take_counts(uint32_t node, const CountReply &reply) {
+    if (Status s = check_counts(node, reply); !s) throw std::invalid_argument(s.message());
     for (size_t j = 0; j < splits_.size(); ++j) {
         Split &s = splits_[j];
-        if (reply.counts[j].size() != s.pivots.size())
-            throw std::invalid_argument("count reply for the wrong number of pivots");
-        for (size_t k = 0; k < s.pivots.size(); ++k) {
-            uint64_t c = reply.counts[j][k];
-            if (c < s.windows[node].lo || c > s.windows[node].hi)
-                throw std::invalid_argument("a count outside its window");
-            s.pivot_counts[k][node] = c;
-        }
+        for (size_t k = 0; k < s.pivots.size(); ++k) s.pivot_counts[k][node] = reply.counts[j][k];
     }
     // The last node's counts close the round: move the windows.
     if (node + 1 != sizes_.size()) return;
@@ -248,8 +270,8 @@ void Selector::resolve_exactly(Split &s) {
     const uint64_t t = s.target - below;
     std::vector<uint64_t> take(sizes_.size(), 0);
     for (uint64_t r = 0; r < t; ++r) ++take[all[r].node];
-    for (size_t i = 0; i < sizes_.size(); ++i) s.windows[i].lo = s.windows[i].hi =
-        s.windows[i].lo + take[i];
+    for (size_t i = 0; i < sizes_.size(); ++i)
+        s.windows[i].lo = s.windows[i].hi = s.windows[i].lo + take[i];
     s.resolved = true;
 }
 

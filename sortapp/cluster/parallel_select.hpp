@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "sortapp/status.hpp"
+
 namespace sortapp::cluster {
 
 // One record's place in the global order.
@@ -79,11 +81,17 @@ class Selector {
     unsigned rounds() const { return rounds_; }
 
     SampleRequest sample_request(uint32_t node) const;
-    // Call once per node with its reply, then pick the pivots.
+    // Whether a node's reply fits this round (the splits, its windows, its rank): an error
+    // naming what does not, for a reply that came from outside the process.
+    Status check_samples(uint32_t node, const SampleReply &reply) const;
+    // Call once per node with its reply, then pick the pivots. Throws std::invalid_argument
+    // on a reply check_samples refuses.
     void take_samples(uint32_t node, const SampleReply &reply);
     void choose_pivots();
     CountRequest count_request(uint32_t node) const;
-    // Call once per node with its reply; then the round is over.
+    Status check_counts(uint32_t node, const CountReply &reply) const;
+    // Call once per node with its reply; then the round is over. Throws
+    // std::invalid_argument on a reply check_counts refuses.
     void take_counts(uint32_t node, const CountReply &reply);
 
     // starts[j][i]: where partition j begins in node i's file; j = 0..parts
@@ -97,9 +105,9 @@ class Selector {
         uint64_t target = 0;
         std::vector<Window> windows;  // per node
         bool resolved = false;
-        std::vector<std::vector<Element>> samples;  // this round, per node
-        std::vector<Element> pivots;                // this round
-        std::vector<uint64_t> pivot_rank;           // summed over nodes
+        std::vector<std::vector<Element>> samples;        // this round, per node
+        std::vector<Element> pivots;                      // this round
+        std::vector<uint64_t> pivot_rank;                 // summed over nodes
         std::vector<std::vector<uint64_t>> pivot_counts;  // [pivot][node]
         bool whole = false;  // a round moved nothing: ask for the windows whole
     };

@@ -2,8 +2,9 @@
 """End-to-end tests of the distributed sort (`sortapp run` / `sortapp job`).
 
 usage: cluster_test.py SCENARIO
-Scenarios: distributions, formats, bad_input, killed, disk_full, mpirun, netns.
-Binaries come from SORTAPP_BIN, SORTGEN_BIN, SORTCHECK_BIN (and VIADUCT_MSGRUN for netns).
+Scenarios: distributions, formats, bad_input, killed, disk_full, mpirun, netns, malformed.
+Binaries come from SORTAPP_BIN, SORTGEN_BIN, SORTCHECK_BIN (and VIADUCT_MSGRUN for netns and
+malformed, ROGUE_NODE_BIN for malformed).
 Every sort is validated by sortcheck: the node-order concatenation of the outputs is sorted,
 holds as many records as the inputs, and has the inputs' order-independent checksum; the
 report's partition sizes differ by at most one record. Exit 77 means skipped (meson's code).
@@ -264,6 +265,40 @@ def scenario_netns(d):
     got = summary([f"{d}/out.{k}" for k in range(3)])
     check(got["sorted"] and got["checksum"] == want["checksum"] and
           got["records"] == want["records"], f"netns: outputs {got} vs inputs {want}")
+
+
+def scenario_malformed(d):
+    """Node 1 is rogue_node, which answers phase 3a with replies the monitor must refuse: the
+    job ends the normal way for a failure (every node aborts and removes what it created) with
+    the monitor naming the node, the step and the cause."""
+    msgrun = os.environ["VIADUCT_MSGRUN"]
+    rogue = os.environ["ROGUE_NODE_BIN"]
+    generate(d, [3000, 0, 2000], "uniform")
+    cases = [("samples-outside", "phase 3a sampling", "a sample outside its window"),
+             ("samples-garbage", "phase 3a sampling", "not one encoding of the reply"),
+             ("counts-outside", "phase 3a counting", "")]
+    for mode, step, cause in cases:
+        wrapper = f"{d}/rank.sh"
+        with open(wrapper, "w") as f:
+            f.write(f'#!/bin/sh\nif [ "$VIADUCT_RANK" = 1 ]; then exec "{rogue}" {mode}; fi\n'
+                    f'exec "{SORTAPP}" job --input "{d}/in.{{rank}}" --output "{d}/out.{{rank}}" '
+                    f'--memory 16M --stall-timeout 10 --job-id malformed\n')
+        os.chmod(wrapper, 0o755)
+        r = subprocess.run([msgrun, "-n", "4", "--timeout", str(120 * SLOW), "--", wrapper],
+                           capture_output=True, text=True, timeout=200 * SLOW)
+        err = r.stderr
+        check(r.returncode not in (0, 124), f"{mode}: msgrun exit {r.returncode}")
+        named = f"the sort failed: node 1, {step}: a malformed answer"
+        check(named in err and cause in err.split(named, 1)[-1].split("\n", 1)[0],
+              f"{mode}: the monitor does not name node 1, {step} and the cause: {err[-2000:]!r}")
+        check("terminate" not in err, f"{mode}: a process ended in std::terminate: {err[-2000:]!r}")
+        check(err.count(f"the job was aborted (node 1, {step}") >= 2,
+              f"{mode}: the nodes did not hear the abort: {err[-2000:]!r}")
+        check("every node removed what it created" in err,
+              f"{mode}: the monitor did not finish the abort: {err[-2000:]!r}")
+        left = [n for n in os.listdir(d) if not n.startswith("in.") and n != "rank.sh"]
+        check(not left, f"{mode}: a failed job left files: {left}")
+        print(f"{mode}: exit {r.returncode}", flush=True)
 
 
 def main():

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <random>
+#include <stdexcept>
 
 #include "parallel_select.hpp"
 
@@ -84,8 +85,8 @@ void check(Dist d, const std::vector<size_t> &sizes, uint64_t seed, size_t key_s
     unsigned rounds = 0;
     auto got = sortapp::cluster::select_local(views, parts, &rounds);
     auto want = brute_force(nodes, parts);
-    INFO("distribution " << static_cast<int>(d) << ", " << sizes.size() << " nodes, seed "
-                         << seed << ", rounds " << rounds);
+    INFO("distribution " << static_cast<int>(d) << ", " << sizes.size() << " nodes, seed " << seed
+                         << ", rounds " << rounds);
     REQUIRE(got == want);
     CHECK(rounds <= max_rounds);
     // Partition sizes differ by at most one record.
@@ -128,4 +129,42 @@ TEST_CASE("exact selection on large inputs needs few rounds", "[select]") {
     const Dist d = GENERATE(Dist::Uniform, Dist::Skewed, Dist::FewDistinct);
     // 4 x 100,000 records: windows shrink many times per round.
     check(d, {100000, 100000, 100000, 100000}, 11, 10, 8);
+}
+
+TEST_CASE("phase 3a replies that do not fit the round are refused by name", "[select]") {
+    using sortapp::cluster::CountReply;
+    using sortapp::cluster::SampleReply;
+    using sortapp::cluster::Selector;
+    std::vector<std::string> keys;
+    for (int k = 0; k < 64; ++k) keys.push_back(std::string(1, 'k') + std::to_string(100 + k));
+    const VectorSource source(keys);
+    Selector sel({64, 64, 64}, 3, 8);
+    SampleReply good = answer_samples(source, 1, sel.sample_request(1));
+    CHECK(sel.check_samples(1, good));
+    SampleReply r = good;
+    r.per_split.pop_back();
+    CHECK(sel.check_samples(1, r).message() == "sample reply for the wrong number of splits");
+    r = good;
+    r.per_split[0].push_back({"k999", 1, 64});
+    CHECK(sel.check_samples(1, r).message() == "a sample outside its window");
+    CHECK_THROWS_AS(sel.take_samples(1, r), std::invalid_argument);
+    CHECK(sel.check_samples(0, good).message() == "a sample outside its window");  // node 1's
+    CHECK_FALSE(sel.check_samples(3, good));
+    for (uint32_t i = 0; i < 3; ++i)
+        sel.take_samples(i, answer_samples(source, i, sel.sample_request(i)));
+    sel.choose_pivots();
+    REQUIRE_FALSE(sel.done());
+    CountReply counts = answer_counts(source, 2, sel.count_request(2));
+    CHECK(sel.check_counts(2, counts));
+    CountReply c = counts;
+    c.counts.emplace_back();
+    CHECK(sel.check_counts(2, c).message() == "count reply for the wrong number of splits");
+    c = counts;
+    c.counts[0].push_back(1);
+    CHECK(sel.check_counts(2, c).message() == "count reply for the wrong number of pivots");
+    c = counts;
+    REQUIRE_FALSE(c.counts[0].empty());
+    c.counts[0][0] = 65;
+    CHECK(sel.check_counts(2, c).message() == "a count outside its window");
+    CHECK_THROWS_AS(sel.take_counts(2, c), std::invalid_argument);
 }

@@ -1,0 +1,247 @@
+// How the monitor asks every node at once: one order (or question) to each, every answer
+// awaited, while each node's shadow thread is asked whether it is still there; a node that
+// dies or stops answering settles its order as failed. Also the progress line it draws
+// from those answers, and the errors that name the node that failed a step.
+#include <unistd.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <memory>
+
+#include "liveness.hpp"
+#include "monitor/state.hpp"
+
+namespace sortapp::cluster {
+
+namespace {
+
+// Status of an answer that never came: the node stopped answering (SIGSTOP, a frozen host).
+constexpr int kStalled = -1000;
+
+}  // namespace
+
+// One question in flight: an order (or question) to a node, or the liveness question asked
+// of its shadow thread meanwhile (kCmdProgress, whose answer also feeds the progress line).
+struct Pending {
+    unsigned round = 0;
+    bool is_ping = false;
+    int node = 0;
+    bool outstanding = false;  // the transport still owes a completion
+    bool settled = false;      // an order's outcome is known (answered, failed or stalled)
+    int status = 0;
+    double asked = 0;
+    std::vector<char> data;
+};
+
+// A round's questions. If some are still unanswered when the round ends (a stopped node),
+// the round is kept to the end of the process: a late answer must not land in freed memory.
+struct Round {
+    std::vector<Pending> orders, pings;
+    std::vector<std::vector<char>> requests;
+    bool unanswered() const {
+        for (const auto *v : {&orders, &pings})
+            for (const Pending &p : *v)
+                if (p.outstanding) return true;
+        return false;
+    }
+    void settle(size_t node, int status, int &outstanding) {
+        orders[node].status = status;
+        orders[node].settled = true;
+        --outstanding;
+    }
+};
+
+std::vector<Answer> Monitor::ask_all(uint32_t command, int target,
+                                     const std::function<std::vector<char>(int)> &payload,
+                                     size_t reply_capacity) {
+    auto round = std::make_unique<Round>();
+    Round &r = *round;
+    ++round_;
+    const int outstanding = send_orders(r, command, target, payload, reply_capacity);
+    const bool show = tty_ && !o_.json && (command == kCmdLocal || command == kCmdMerge);
+    wait_for_orders(r, outstanding, show);
+    if (show) std::fputs("\r\033[K", stderr);
+    std::vector<Answer> answers(static_cast<size_t>(n_));
+    for (size_t i = 0; i < answers.size(); ++i) {
+        Pending &o = r.orders[i];
+        answers[i].status = o.status;
+        if (o.settled && !o.outstanding) answers[i].data = o.data;  // an answer or a message
+        if (o.status == kStalled || o.status == MSG_ERR_PEER_FAILED) dead_[i] = true;
+    }
+    wait_for_pings(r);
+    if (r.unanswered()) {
+        static std::vector<std::unique_ptr<Round>> kept;  // see Round
+        kept.push_back(std::move(round));
+    }
+    return answers;
+}
+
+// Issues the order to every node not known dead; returns how many are in flight.
+int Monitor::send_orders(Round &r, uint32_t command, int target,
+                         const std::function<std::vector<char>(int)> &payload,
+                         size_t reply_capacity) {
+    const auto n = static_cast<size_t>(n_);
+    r.orders.resize(n);
+    r.pings.resize(n);
+    r.requests.resize(n);
+    int outstanding = 0;
+    const double t0 = now_seconds();
+    for (size_t i = 0; i < n; ++i) {
+        Pending &o = r.orders[i];
+        o.round = round_;
+        o.node = static_cast<int>(i);
+        o.asked = t0;
+        r.pings[i] = o;
+        r.pings[i].is_ping = true;
+        r.pings[i].asked = t0;  // the order itself is the first question
+        if (dead_[i]) {
+            o.status = MSG_ERR_PEER_FAILED;
+            o.settled = true;
+            continue;
+        }
+        r.requests[i] = payload ? payload(static_cast<int>(i)) : std::vector<char>{};
+        o.data.resize(reply_capacity);
+        int rc = rio_request(rio_, o.node, target, command, r.requests[i].data(),
+                             r.requests[i].size(), o.data.data(), o.data.size(), cq_, &o);
+        if (rc != RIO_OK) {
+            o.status = rc;
+            o.settled = true;
+        } else {
+            o.outstanding = true;
+            ++outstanding;
+        }
+    }
+    return outstanding;
+}
+
+// Until every order is settled: answers, liveness answers, and the stall timeout.
+void Monitor::wait_for_orders(Round &r, int outstanding, bool show) {
+    while (outstanding > 0) {
+        msg_completion_t c;
+        int rc = msg_cq_wait(cq_, 100, &c);
+        const double t = now_seconds();
+        if (rc == MSG_OK) {
+            auto *p = static_cast<Pending *>(c.cookie);
+            if (p == nullptr || p->round != round_) continue;  // a late answer to an old round
+            p->outstanding = false;
+            const auto k = static_cast<size_t>(p->node);
+            r.pings[k].asked = t;  // heard from: the next question is due a period from now
+            if (p->is_ping) {
+                if (c.status == MSG_ERR_PEER_FAILED && !r.orders[k].settled)
+                    r.settle(k, c.status, outstanding);
+                else if (c.status == RIO_OK)
+                    decode(p->data.data(), c.bytes, seen_[k]);
+                continue;
+            }
+            if (p->settled) continue;
+            p->data.resize(c.bytes);
+            r.settle(k, c.status, outstanding);
+            continue;
+        }
+        if (rc != MSG_ERR_TIMEOUT) {
+            for (Pending &o : r.orders)
+                if (!o.settled) o.status = rc, o.settled = true;
+            return;
+        }
+        for (size_t i = 0; i < r.orders.size(); ++i)
+            if (!r.orders[i].settled) watch_node(r, i, t, outstanding);
+        if (show && t - last_draw_ >= 0.5) draw_progress();
+    }
+}
+
+// Liveness questions to live nodes are answered soon; waits for them, bounded.
+void Monitor::wait_for_pings(Round &r) {
+    const double until = now_seconds() + o_.stall_ms / 1000.0;
+    while (r.unanswered() && now_seconds() < until) {
+        bool only_dead = true;
+        for (size_t i = 0; i < r.orders.size(); ++i)
+            if ((r.orders[i].outstanding || r.pings[i].outstanding) && !dead_[i]) only_dead = false;
+        if (only_dead) break;
+        msg_completion_t c;
+        if (msg_cq_wait(cq_, 100, &c) == MSG_OK) {
+            auto *p = static_cast<Pending *>(c.cookie);
+            if (p != nullptr && p->round == round_) p->outstanding = false;
+        }
+    }
+}
+
+void Monitor::watch_node(Round &r, size_t i, double now, int &outstanding) {
+    Pending &ping = r.pings[i];
+    if (ping.outstanding) {
+        if (now - ping.asked > o_.stall_ms / 1000.0) r.settle(i, kStalled, outstanding);
+        return;
+    }
+    if (now - ping.asked < ping_period_s_) return;
+    ping.data.resize(4096);
+    ping.asked = now;
+    int rc = rio_request(rio_, ping.node, RIO_TARGET_SHADOW, kCmdProgress, nullptr, 0,
+                         ping.data.data(), ping.data.size(), cq_, &ping);
+    if (rc == RIO_OK)
+        ping.outstanding = true;
+    else if (rc == MSG_ERR_PEER_FAILED)
+        r.settle(i, rc, outstanding);
+}
+
+// One line on the terminal: each node's phase, percent and MB/s since the last look.
+void Monitor::draw_progress() {
+    const double t = now_seconds();
+    std::string line;
+    last_done_.resize(static_cast<size_t>(n_), 0);
+    last_phase_.resize(static_cast<size_t>(n_));
+    for (int i = 0; i < n_; ++i) {
+        const auto k = static_cast<size_t>(i);
+        const PhaseFigures &f = seen_[k];
+        char part[96];
+        if (f.bytes_written > 0) {
+            const bool same =
+                last_draw_ > 0 && last_phase_[k] == f.phase && f.bytes_read >= last_done_[k];
+            double mbps = same ? (f.bytes_read - last_done_[k]) / (t - last_draw_) / 1e6 : 0;
+            last_done_[k] = f.bytes_read;
+            last_phase_[k] = f.phase;
+            std::snprintf(part, sizeof part, "n%d %s %3.0f%% %5.0f MB/s", i, f.phase.c_str(),
+                          100.0 * f.bytes_read / f.bytes_written, mbps);
+        } else {
+            std::snprintf(part, sizeof part, "n%d %s", i, f.phase.empty() ? "?" : f.phase.c_str());
+        }
+        line += (i ? " | " : "") + std::string(part);
+    }
+    last_draw_ = t;
+    std::fprintf(stderr, "\r\033[K%s", line.c_str());
+}
+
+Status Monitor::failure(const std::vector<Answer> &answers, const char *step) const {
+    // A node that died or stopped is the cause; its partners' errors are consequences.
+    auto rank = [](int status) {
+        return status == MSG_ERR_PEER_FAILED || status == kStalled ? 0 : 1;
+    };
+    size_t first = answers.size();
+    for (size_t i = 0; i < answers.size(); ++i)
+        if (answers[i].status != RIO_OK &&
+            (first == answers.size() || rank(answers[i].status) < rank(answers[first].status)))
+            first = i;
+    if (first == answers.size()) return Status::ok();
+    const Answer &a = answers[first];
+    std::string why = a.status == kNodeError            ? std::string(a.data.begin(), a.data.end())
+                      : a.status == MSG_ERR_PEER_FAILED ? "the sort process exited or was killed"
+                      : a.status == kStalled ? "the sort process stopped answering for " +
+                                                   std::to_string(o_.stall_ms / 1000) + " s"
+                                             : rio_strerror(a.status);
+    return Status::error("node " + std::to_string(first) + ", " + step + ": " + why);
+}
+
+Status malformed(size_t node, const char *step, const std::string &cause) {
+    return Status::error("node " + std::to_string(node) + ", " + step + ": a malformed answer (" +
+                         cause + ")");
+}
+
+void Monitor::progress(const char *fmt, ...) {
+    if (!tty_ || o_.json) return;
+    va_list ap;
+    va_start(ap, fmt);
+    std::fputs("sortapp: ", stderr);
+    std::vfprintf(stderr, fmt, ap);
+    std::fputc('\n', stderr);
+    va_end(ap);
+}
+
+}  // namespace sortapp::cluster

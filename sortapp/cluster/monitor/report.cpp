@@ -1,0 +1,189 @@
+// The monitor's report of a job that succeeded: per node and phase, seconds, MB/s and CPU
+// against the expectation from the measured disk and network bandwidth, and the nodes slower
+// than the median of the same phase (stragglers), as text or as one JSON object.
+#include "sortapp/report.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "monitor/state.hpp"
+
+namespace sortapp::cluster {
+
+namespace {
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+struct Straggler {
+    size_t node;
+    std::string phase, resource;
+    double factor;
+};
+
+// What the report prints, gathered from the job's figures.
+struct Report {
+    uint64_t records = 0;
+    double disk_write = 0;                       // MB/s, the median node's share of its disk
+    std::vector<std::vector<PhaseFigures>> per;  // all phases per node, in order
+    std::vector<Straggler> slow;
+};
+
+double mbps(const PhaseFigures &f) {
+    uint64_t b = std::max({f.bytes_read + f.bytes_received, f.bytes_written});
+    return f.seconds > 0 ? b / f.seconds / 1e6 : 0.0;
+}
+
+// Phase 3b's expectations from the measured disk and network bandwidth. A disk shared by
+// several nodes gives each its share. Returns the median disk write share.
+double expect_merge(JobFigures &job) {
+    std::map<std::string, uint32_t> per_disk;
+    for (const NodeCheck &c : job.checks) ++per_disk[c.disk];
+    std::vector<double> dw, dr;
+    for (const NodeCheck &c : job.checks) {
+        dw.push_back(c.disk_write_mb_s / per_disk[c.disk]);
+        dr.push_back(c.disk_read_mb_s / per_disk[c.disk]);
+    }
+    const double disk_write = median(dw), disk_read = median(dr);
+    for (size_t i = 0; i < job.merge.size(); ++i) {
+        PhaseFigures &f = job.merge[i];
+        f.bytes_sent = i < job.served.size() ? job.served[i].bytes_sent : 0;
+        // The slowest of: receiving over the network, writing the output, and reading the
+        // work file for everyone who pulls from this node (itself included).
+        double net = job.network_mb_s > 0 ? f.bytes_received / (job.network_mb_s * 1e6) : 0;
+        double wr = disk_write > 0 ? f.bytes_written / (disk_write * 1e6) : 0;
+        double rd = disk_read > 0 ? f.bytes_sent / (disk_read * 1e6) : 0;
+        f.expected_seconds = std::max({net, wr, rd});
+        f.resource = f.expected_seconds == net ? "network" : "disk";
+    }
+    return disk_write;
+}
+
+// Slower than the median of the same phase by the threshold.
+std::vector<Straggler> stragglers(const std::vector<std::vector<PhaseFigures>> &per,
+                                  double threshold) {
+    std::map<std::string, std::vector<double>> times;
+    for (const auto &v : per)
+        for (const PhaseFigures &f : v) times[f.phase].push_back(f.seconds);
+    std::vector<Straggler> slow;
+    for (size_t i = 0; i < per.size(); ++i)
+        for (const PhaseFigures &f : per[i]) {
+            double m = median(times[f.phase]);
+            // Below 50 ms a phase is noise, not a straggler.
+            if (m > 0 && f.seconds > 0.05 && f.seconds > threshold * m) {
+                std::string res = f.cpu_seconds > 0.9 * f.seconds ? "cpu" : f.resource;
+                slow.push_back({i, f.phase, res, f.seconds / m});
+            }
+        }
+    return slow;
+}
+
+Report gather(const JobOptions &o, JobFigures &job) {
+    Report r;
+    for (const LocalDone &d : job.local) r.records += d.records;
+    r.disk_write = expect_merge(job);
+    r.per.resize(job.local.size());
+    for (size_t i = 0; i < job.local.size(); ++i) {
+        r.per[i] = job.local[i].phases;
+        if (i < job.merge.size()) r.per[i].push_back(job.merge[i]);
+    }
+    r.slow = stragglers(r.per, o.straggler);
+    return r;
+}
+
+void print_json_phases(const std::vector<PhaseFigures> &phases) {
+    for (size_t k = 0; k < phases.size(); ++k) {
+        const PhaseFigures &f = phases[k];
+        std::printf(
+            "%s{\"phase\": \"%s\", \"seconds\": %.4f, \"cpu_seconds\": %.4f, "
+            "\"mb_s\": %.1f, \"bytes_read\": %llu, \"bytes_written\": %llu, "
+            "\"bytes_sent\": %llu, \"bytes_received\": %llu, "
+            "\"expected_seconds\": %.4f, \"ratio\": %.3f}",
+            k ? ", " : "", json_escape(f.phase).c_str(), f.seconds, f.cpu_seconds, mbps(f),
+            static_cast<unsigned long long>(f.bytes_read),
+            static_cast<unsigned long long>(f.bytes_written),
+            static_cast<unsigned long long>(f.bytes_sent),
+            static_cast<unsigned long long>(f.bytes_received), f.expected_seconds,
+            f.expected_seconds > 0 ? f.seconds / f.expected_seconds : 0.0);
+    }
+}
+
+void print_json(const JobOptions &o, int nodes, const JobFigures &job, const Report &r,
+                double total_s) {
+    std::printf(
+        "{\"nodes\": %d, \"records\": %llu, \"record_size\": %llu, \"seconds\": %.3f, "
+        "\"phases_1_2_seconds\": %.3f, \"phase_3a\": {\"rounds\": %u, \"seconds\": %.4f}, "
+        "\"phase_3b_seconds\": %.3f, \"network_mb_s\": %.1f, \"partition_records\": [",
+        nodes, static_cast<unsigned long long>(r.records),
+        static_cast<unsigned long long>(o.params.record_size), total_s, job.local_s, job.rounds,
+        job.select_s, job.merge_s, job.network_mb_s);
+    for (size_t j = 0; j < job.partition_records.size(); ++j)
+        std::printf("%s%llu", j ? ", " : "",
+                    static_cast<unsigned long long>(job.partition_records[j]));
+    std::printf("], \"per_node\": [");
+    for (size_t i = 0; i < r.per.size(); ++i) {
+        std::printf(
+            "%s{\"node\": %zu, \"disk_read_mb_s\": %.1f, \"disk_write_mb_s\": %.1f, "
+            "\"phases\": [",
+            i ? ", " : "", i, job.checks[i].disk_read_mb_s, job.checks[i].disk_write_mb_s);
+        print_json_phases(r.per[i]);
+        std::printf("]}");
+    }
+    std::printf("], \"stragglers\": [");
+    for (size_t k = 0; k < r.slow.size(); ++k)
+        std::printf(
+            "%s{\"node\": %zu, \"phase\": \"%s\", \"resource\": \"%s\", "
+            "\"vs_median\": %.2f}",
+            k ? ", " : "", r.slow[k].node, json_escape(r.slow[k].phase).c_str(),
+            r.slow[k].resource.c_str(), r.slow[k].factor);
+    std::printf("]}\n");
+}
+
+void print_text(const JobOptions &o, int nodes, const JobFigures &job, const Report &r,
+                double total_s) {
+    const double bytes = static_cast<double>(r.records * o.params.record_size);
+    std::printf("sortapp run: %d nodes, %llu records of %llu bytes (%.1f MB), %.3f s, %.1f MB/s\n",
+                nodes, static_cast<unsigned long long>(r.records),
+                static_cast<unsigned long long>(o.params.record_size), bytes / 1e6, total_s,
+                total_s > 0 ? bytes / total_s / 1e6 : 0.0);
+    std::printf(
+        "phases 1+2 %.3f s | phase 3a %.4f s in %u rounds | phase 3b %.3f s | "
+        "network %.1f MB/s per node (measured), disk write %.1f MB/s per node (median share)\n",
+        job.local_s, job.select_s, job.rounds, job.merge_s, job.network_mb_s, r.disk_write);
+    std::printf("%4s %-10s %8s %8s %6s %9s %6s %9s %9s %9s %9s\n", "node", "phase", "seconds",
+                "MB/s", "CPU%", "expected", "ratio", "read MB", "write MB", "sent MB", "recv MB");
+    for (size_t i = 0; i < r.per.size(); ++i)
+        for (const PhaseFigures &f : r.per[i])
+            std::printf("%4zu %-10s %8.3f %8.1f %6.0f %9.3f %6.2f %9.1f %9.1f %9.1f %9.1f\n", i,
+                        f.phase.c_str(), f.seconds, mbps(f),
+                        f.seconds > 0 ? 100 * f.cpu_seconds / f.seconds : 0.0, f.expected_seconds,
+                        f.expected_seconds > 0 ? f.seconds / f.expected_seconds : 0.0,
+                        f.bytes_read / 1e6, f.bytes_written / 1e6, f.bytes_sent / 1e6,
+                        f.bytes_received / 1e6);
+    std::printf("partition records:");
+    for (uint64_t c : job.partition_records)
+        std::printf(" %llu", static_cast<unsigned long long>(c));
+    std::printf("\n");
+    if (r.slow.empty()) std::printf("stragglers: none (threshold %.2fx the median)\n", o.straggler);
+    for (const Straggler &s : r.slow)
+        std::printf("straggler: node %zu, %s, %.2fx the median, lagging on %s\n", s.node,
+                    s.phase.c_str(), s.factor, s.resource.c_str());
+}
+
+}  // namespace
+
+void print_report(const JobOptions &o, int nodes, JobFigures &job, double total_s) {
+    const Report r = gather(o, job);
+    if (o.json)
+        print_json(o, nodes, job, r, total_s);
+    else
+        print_text(o, nodes, job, r, total_s);
+}
+
+}  // namespace sortapp::cluster

@@ -1,0 +1,122 @@
+// The monitor's state, shared by its steps (phases/*.cpp): the way to ask every node at once
+// (monitor/ask.cpp) and what the job has learnt so far, for the next steps and the report.
+#pragma once
+
+#include <msg/msg.h>
+#include <rio/rio.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "messages.hpp"
+#include "options.hpp"
+#include "sortapp/status.hpp"
+
+namespace sortapp::cluster {
+
+// Seconds on the monotonic clock.
+inline double now_seconds() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+// A node's answer: RIO_OK and the reply, kNodeError and its message, or why none came.
+struct Answer {
+    int status = 0;
+    std::vector<char> data;
+};
+
+// What the steps learn, in order.
+struct JobFigures {
+    std::vector<NodeCheck> checks;
+    std::vector<LocalDone> local;
+    std::vector<PhaseFigures> merge, served;
+    double local_s = 0, select_s = 0, merge_s = 0, network_mb_s = 0;
+    unsigned rounds = 0;
+    std::vector<uint64_t> partition_records;
+    std::vector<std::vector<uint64_t>> starts;  // phase 3a's answer: [partition][node]
+};
+
+struct Round;
+
+class Monitor {
+  public:
+    Monitor(const JobOptions &o, msg_context_t *msg, int nodes) : o_(o), msg_(msg), n_(nodes) {}
+
+    int run();
+
+    const JobOptions &opts() const { return o_; }
+    int nodes() const { return n_; }
+    // Sends command (with payload(i), or nothing) to every node's target thread and waits
+    // for every answer, asking each node's shadow thread meanwhile whether it is still there.
+    std::vector<Answer> ask_all(uint32_t command, int target,
+                                const std::function<std::vector<char>(int)> &payload,
+                                size_t reply_capacity);
+    // The first failed answer (a node that died or stopped before any other cause) as an
+    // error naming the node and the step; ok when every node answered RIO_OK.
+    Status failure(const std::vector<Answer> &answers, const char *step) const;
+    // A line on the terminal (not with --json).
+    void progress(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+    JobFigures job;
+
+  private:
+    // The job failed: every node removes what it created and exits; so does the monitor.
+    [[noreturn]] void abort_job(const std::string &why);
+    int send_orders(Round &r, uint32_t command, int target,
+                    const std::function<std::vector<char>(int)> &payload, size_t reply_capacity);
+    void wait_for_orders(Round &r, int outstanding, bool show);
+    void wait_for_pings(Round &r);
+    // Sends the liveness question to `node` if it is due; declares the order stalled if the
+    // last one went unanswered for the stall timeout.
+    void watch_node(Round &r, size_t node, double now, int &outstanding);
+    void draw_progress();
+
+    const JobOptions &o_;
+    msg_context_t *msg_;
+    int n_;
+    rio_t *rio_ = nullptr;
+    msg_cq_t *cq_ = nullptr;
+    bool tty_ = false;
+    double ping_period_s_ = 1;
+    unsigned round_ = 0;
+    std::vector<PhaseFigures> seen_;  // each node's last progress answer
+    std::vector<bool> dead_;          // nodes known to have exited or stopped
+    double last_draw_ = 0;
+    std::vector<uint64_t> last_done_;
+    std::vector<std::string> last_phase_;
+};
+
+// "node N, STEP: a malformed answer (CAUSE)".
+Status malformed(size_t node, const char *step, const std::string &cause);
+
+// Every node's answer to `step` decoded into replies[i] and accepted by check(i, replies[i])
+// (a Status); else the first failure as an error naming the node, the step and the cause.
+template <typename Reply, typename Check>
+Status decode_answers(const Monitor &m, const std::vector<Answer> &answers, const char *step,
+                      std::vector<Reply> &replies, Check check) {
+    SORTAPP_TRY(m.failure(answers, step));
+    replies.assign(answers.size(), Reply{});
+    for (size_t i = 0; i < answers.size(); ++i) {
+        if (!decode(answers[i].data.data(), answers[i].data.size(), replies[i]))
+            return malformed(i, step, "not one encoding of the reply");
+        if (Status s = check(static_cast<uint32_t>(i), replies[i]); !s)
+            return malformed(i, step, s.message());
+    }
+    return Status::ok();
+}
+
+template <typename Reply>
+Status decode_answers(const Monitor &m, const std::vector<Answer> &answers, const char *step,
+                      std::vector<Reply> &replies) {
+    return decode_answers(m, answers, step, replies,
+                          [](uint32_t, const Reply &) { return Status::ok(); });
+}
+
+// The report: per node and phase, against the expectations, with stragglers (monitor/report.cpp).
+void print_report(const JobOptions &o, int nodes, JobFigures &job, double total_s);
+
+}  // namespace sortapp::cluster

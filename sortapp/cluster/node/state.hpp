@@ -1,0 +1,100 @@
+// A sort node's state, shared by its main loop (node/node.cpp) and its halves of the phases
+// (phases/*.cpp): what the monitor asked for, what the node made, and what its sorting thread
+// is doing. Everything the node creates is tracked by sortapp::cleanup.
+#pragma once
+
+#include <msg/msg.h>
+#include <rio/rio.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "liveness.hpp"
+#include "messages.hpp"
+#include "options.hpp"
+#include "parallel_select.hpp"
+#include "sortapp/cleanup.hpp"
+#include "sortapp/disk_probe.hpp"
+#include "sortapp/record_format.hpp"
+
+namespace sortapp::cluster {
+
+struct Node {
+    Node(const JobOptions &o, msg_context_t *m, int r, int mon)
+        : opts(o), msg(m), rank(r), monitor(mon) {}
+    Node(const Node &) = delete;
+    Node &operator=(const Node &) = delete;
+    ~Node() {
+        if (work_fd >= 0) close(work_fd);
+        if (!job_dir.empty()) cleanup::remove(job_dir);
+    }
+
+    const JobOptions &opts;
+    msg_context_t *msg;
+    int rank;
+    int monitor;  // the monitor's rank; the nodes are ranks 0..monitor-1
+    rio_t *rio = nullptr;
+    JobParams params;
+    RecordFormat format;
+    std::string input, output, scratch;
+    std::string job_id;
+    std::string job_dir;  // in scratch, this job's own: the work file and the runs
+    std::string work;
+    int work_fd = -1;
+    std::mutex source_mu;
+    std::unique_ptr<SortedSource> source;  // the work file, once phase 2 is done
+    DiskBandwidth disk;
+    std::string pending_output;  // phase 3b's complete output, under its temporary name
+    bool committed = false;
+    // Whether the monitor's final word has come, for a signal that arrives after the commit:
+    // the whole job keeps or loses its outputs together, so the node waits for that word.
+    struct FinalWord {
+        std::mutex mu;
+        std::condition_variable cv;
+        bool heard = false;
+    };
+    std::shared_ptr<FinalWord> final_word = std::make_shared<FinalWord>();
+    std::optional<int> exit_code;  // set by the final word: the node's orders are over
+    std::vector<char> probe_bytes;
+
+    // What the sorting thread is doing, for the monitor's progress display.
+    std::mutex progress_mu;
+    std::string progress_phase = "waiting";
+    uint64_t progress_done = 0, progress_total = 0;
+    void set_progress(const char *phase, uint64_t done, uint64_t total) {
+        bool changed = false;
+        {
+            std::lock_guard<std::mutex> lk(progress_mu);
+            changed = progress_phase != phase;
+            progress_phase = phase;
+            progress_done = done;
+            progress_total = total;
+        }
+        if (changed) set_phase(phase);  // outside the lock: the shadow thread reads progress
+    }
+};
+
+// One of the monitor's orders to the sorting thread. Its handler answers it exactly once.
+struct Order {
+    rio_incoming_t *in = nullptr;
+    rio_request_info_t info{};
+};
+using OrderHandler = void (*)(Node &, const Order &);
+
+inline int reply_error(rio_t *rio, rio_incoming_t *in, const std::string &message) {
+    return rio_reply(rio, in, kNodeError, message.data(), message.size());
+}
+
+template <typename T>
+int reply(rio_t *rio, rio_incoming_t *in, const T &value) {
+    std::vector<char> bytes = encode(value);
+    return rio_reply(rio, in, RIO_OK, bytes.data(), bytes.size());
+}
+
+}  // namespace sortapp::cluster

@@ -1,0 +1,101 @@
+// The check, before any work: the monitor sends the job's parameters; every node checks its
+// record format, its input (a regular, readable file of whole records), its output (never
+// the input) and directories, creates its job directory, and measures (or reads its cached
+// measurement of) its scratch disk. Any problem stops the job, naming the node.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+
+#include "monitor/state.hpp"
+#include "node/state.hpp"
+#include "paths.hpp"
+#include "phases/phases.hpp"
+
+namespace sortapp::cluster {
+
+namespace {
+
+Status check_input(const Node &n) {
+    struct stat st;
+    if (stat(n.input.c_str(), &st) != 0) return Status::from_errno("input " + n.input, errno);
+    if (!S_ISREG(st.st_mode)) return Status::error("input " + n.input + " is not a regular file");
+    if (access(n.input.c_str(), R_OK) != 0) return Status::from_errno("input " + n.input, errno);
+    if (static_cast<uint64_t>(st.st_size) % n.format.record_size != 0)
+        return Status::error("input " + n.input + " holds " + std::to_string(st.st_size) +
+                             " bytes, not a whole number of " +
+                             std::to_string(n.format.record_size) + "-byte records");
+    return Status::ok();
+}
+
+Status check_paths(Node &n) {
+    SORTAPP_TRY(check_input(n));
+    if (same_file(path_id(n.output), path_id(n.input)))
+        return Status::error("output " + n.output + " is the input " + n.input +
+                             ": sortapp never overwrites an input");
+    const std::string outdir = split_path(n.output).dir;
+    if (access(outdir.c_str(), W_OK) != 0)
+        return Status::from_errno("output directory " + outdir, errno);
+    if (access(n.scratch.c_str(), W_OK) != 0)
+        return Status::from_errno("scratch directory " + n.scratch, errno);
+    // A directory of the job's own: whatever is in it was made by this job, so it can all go.
+    if (n.job_dir.empty()) {
+        std::string dir = n.scratch + "/.sortapp-job-" + n.job_id + "-" + std::to_string(n.rank);
+        if (mkdir(dir.c_str(), 0700) != 0)
+            return Status::from_errno("cannot create the job's directory " + dir, errno);
+        n.job_dir = dir;
+        cleanup::track(dir);
+    }
+    return Status::ok();
+}
+
+// The input's records, the scratch disk's bandwidth and which disk it is.
+NodeCheck measure(Node &n) {
+    NodeCheck chk;
+    struct stat st;
+    stat(n.input.c_str(), &st);
+    chk.records = static_cast<uint64_t>(st.st_size) / n.format.record_size;
+    DiskProbeOptions probe;
+    probe.dir = n.scratch;
+    probe.cache_path = default_disk_cache_path();
+    probe.bytes = 64u << 20;
+    // A node that cannot measure still sorts; its expectations are unknown.
+    if (probe_disk(probe, n.disk)) {
+        chk.disk_read_mb_s = n.disk.read_mb_s;
+        chk.disk_write_mb_s = n.disk.write_mb_s;
+    }
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    struct stat sd;
+    chk.disk = std::string(host) + ":" +
+               (stat(n.scratch.c_str(), &sd) == 0 ? std::to_string(sd.st_dev) : "?");
+    return chk;
+}
+
+}  // namespace
+
+void node_check(Node &n, const Order &o) {
+    n.set_progress("checking", 0, 0);
+    if (!decode(o.info.data, o.info.len, n.params)) {
+        reply_error(n.rio, o.in, "malformed parameters");
+        return;
+    }
+    n.format = RecordFormat{static_cast<size_t>(n.params.record_size),
+                            static_cast<size_t>(n.params.key_size)};
+    Status s = n.format.validate();
+    if (s) s = check_paths(n);
+    if (!s) {
+        reply_error(n.rio, o.in, s.message());
+        return;
+    }
+    reply(n.rio, o.in, measure(n));
+}
+
+Status monitor_check(Monitor &m) {
+    auto answers = m.ask_all(
+        kCmdCheck, RIO_TARGET_WORKER, [&](int) { return encode(m.opts().params); }, 4096);
+    return decode_answers(m, answers, "checking", m.job.checks);
+}
+
+}  // namespace sortapp::cluster
