@@ -31,15 +31,16 @@ class ScratchDir {
         if (!path_.empty()) cleanup::remove(path_);
     }
     Status create(const std::string &base) {
-        std::string templ = base + "/sortapp-runs.XXXXXX";
-        std::vector<char> buf(templ.begin(), templ.end());
-        buf.push_back('\0');
-        if (::mkdtemp(buf.data()) == nullptr) {
-            return Status::from_errno("cannot create a scratch directory in " + base, errno);
-        }
-        path_ = buf.data();
-        cleanup::track(path_);  // a signal or a fatal error elsewhere removes it too
-        return Status::ok();
+        // Tracked: a signal or a fatal error elsewhere removes it too.
+        return cleanup::create([&](std::string &path) {
+            std::string templ = base + "/sortapp-runs.XXXXXX";
+            std::vector<char> buf(templ.begin(), templ.end());
+            buf.push_back('\0');
+            if (::mkdtemp(buf.data()) == nullptr)
+                return Status::from_errno("cannot create a scratch directory in " + base, errno);
+            path = path_ = buf.data();
+            return Status::ok();
+        });
     }
     const std::string &path() const { return path_; }
 

@@ -42,10 +42,13 @@ Status check_paths(Node &n) {
     // A directory of the job's own: whatever is in it was made by this job, so it can all go.
     if (n.job_dir.empty()) {
         std::string dir = n.scratch + "/.sortapp-job-" + n.job_id + "-" + std::to_string(n.rank);
-        if (mkdir(dir.c_str(), 0700) != 0)
-            return Status::from_errno("cannot create the job's directory " + dir, errno);
+        SORTAPP_TRY(cleanup::create([&](std::string &path) {
+            if (mkdir(dir.c_str(), 0700) != 0)
+                return Status::from_errno("cannot create the job's directory " + dir, errno);
+            path = dir;
+            return Status::ok();
+        }));
         n.job_dir = dir;
-        cleanup::track(dir);
     }
     return Status::ok();
 }

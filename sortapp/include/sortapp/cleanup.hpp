@@ -13,6 +13,11 @@ namespace sortapp::cleanup {
 
 // Tracks a file, or a directory removed with everything in it.
 void track(const std::string &path);
+// Runs `make` (which creates a file or directory and sets `path` to it) and tracks what it
+// made, both under the registry's lock, so that a signal arriving meanwhile cannot remove
+// everything tracked between the creation and the tracking. Refuses once the process is
+// stopping. Returns what `make` returned.
+Status create(const std::function<Status(std::string &path)> &make);
 // Stops tracking (the file is kept, or was removed by its owner).
 void untrack(const std::string &path);
 // Removes a tracked path now and stops tracking it.

@@ -32,14 +32,16 @@ Status PendingFile::create(const std::string &final_path, bool direct, const std
     final_ = final_path;
     const auto [dir, base] = split(final_path);
     std::string templ = dir + "/." + base + ".sortapp-" + (tag.empty() ? "" : tag + "-") + "XXXXXX";
-    std::vector<char> name(templ.begin(), templ.end());
-    name.push_back('\0');
-    int fd = ::mkstemp(name.data());
-    if (fd < 0) return Status::from_errno("cannot create the output in " + dir, errno);
-    ::fchmod(fd, 0644);  // mkstemp's 0600 is for the name, not for the sorted file
-    ::close(fd);
-    temp_ = name.data();
-    cleanup::track(temp_);
+    SORTAPP_TRY(cleanup::create([&](std::string &path) {
+        std::vector<char> name(templ.begin(), templ.end());
+        name.push_back('\0');
+        int fd = ::mkstemp(name.data());
+        if (fd < 0) return Status::from_errno("cannot create the output in " + dir, errno);
+        ::fchmod(fd, 0644);  // mkstemp's 0600 is for the name, not for the sorted file
+        ::close(fd);
+        path = temp_ = name.data();
+        return Status::ok();
+    }));
     return File::create(temp_, direct, true, file);
 }
 

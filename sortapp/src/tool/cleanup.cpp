@@ -51,6 +51,16 @@ void track(const std::string &path) {
     r.paths.insert(path);
 }
 
+Status create(const std::function<Status(std::string &path)> &make) {
+    Registry &r = registry();
+    std::lock_guard<std::mutex> lk(r.mu);
+    if (r.tearing_down) return Status::error("not creating files: the process is stopping");
+    std::string path;
+    Status st = make(path);
+    if (st.is_ok() && !path.empty()) r.paths.insert(path);
+    return st;
+}
+
 void untrack(const std::string &path) {
     Registry &r = registry();
     std::lock_guard<std::mutex> lk(r.mu);
