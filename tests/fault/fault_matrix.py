@@ -30,9 +30,10 @@ import sys
 import tempfile
 import time
 
-SORTAPP = os.environ["SORTAPP_BIN"]
-SORTGEN = os.environ["SORTGEN_BIN"]
-SORTCHECK = os.environ["SORTCHECK_BIN"]
+# Where the binaries are: default to a build directory's layout (meson sets these).
+SORTAPP = os.environ.get("SORTAPP_BIN", "build/sortapp/sortapp")
+SORTGEN = os.environ.get("SORTGEN_BIN", "build/sortapp/sortgen")
+SORTCHECK = os.environ.get("SORTCHECK_BIN", "build/sortapp/sortcheck")
 SLOW = int(os.environ.get("VIADUCT_TEST_SLOWDOWN", "1"))
 NODES = 4
 VICTIM_NODE = 1
@@ -255,6 +256,10 @@ def main():
     ap.add_argument("--only", default="", help="ROLE[:PHASE[:SIGNAL]]")
     ap.add_argument("--json", default="")
     args = ap.parse_args()
+    for name, path in [("SORTAPP_BIN", SORTAPP), ("SORTGEN_BIN", SORTGEN),
+                       ("SORTCHECK_BIN", SORTCHECK)]:
+        if not os.access(path, os.X_OK):
+            sys.exit(f"fault_matrix: {path} is not an executable; set {name} (and VIADUCT_MSGRUN)")
     only = args.only.split(":") if args.only else []
     cases = [(r, p, s) for r in ROLES for p in PHASES for s in SIGNALS
              if (not only or only[0] == r) and (len(only) < 2 or only[1] == p) and
