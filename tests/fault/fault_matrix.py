@@ -264,6 +264,9 @@ def main():
     cases = [(r, p, s) for r in ROLES for p in PHASES for s in SIGNALS
              if (not only or only[0] == r) and (len(only) < 2 or only[1] == p) and
              (len(only) < 3 or only[2] == s)]
+    if not cases:
+        sys.exit(f"fault_matrix: --only {args.only} matches no case (roles {', '.join(ROLES)}; "
+                 f"phases {', '.join(PHASES)}; signals {', '.join(SIGNALS)})")
     base = tempfile.mkdtemp(prefix="viaduct-fault-")
     for k in range(NODES):
         subprocess.run([SORTGEN, "--seed", str(k + 1), "--first", str(k * 20000), "20000",
