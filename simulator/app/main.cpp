@@ -33,14 +33,14 @@ std::vector<int> sweep_counts(const std::string &sweep, const Topology &topo) {
 
 int run_once(const Topology &topo, CommandLine &cl, bool restricted, Time limit) {
     cl.workload.messages.restricted = restricted;
-    const Results r = run_simulation(topo, cl.params, cl.workload, limit);
+    const Results r = run_simulation(topo, cl.params, cl.workload, limit, cl.measure);
     std::cout << (cl.json ? to_json(r, true) : to_text(r));
     if (!cl.csv_dir.empty()) write_csv(r, cl.csv_dir);
     if (!cl.plot_dir.empty()) {
         const std::string err = plot_run(r, cl.plot_dir);
         if (!err.empty()) die(err);
     }
-    return r.deadlock ? 3 : 0;
+    return r.deadlock || r.stalled ? 3 : 0;
 }
 
 void print_sweep_row(const Results &r, int n, bool restricted) {
@@ -60,8 +60,8 @@ int run_sweep(const Topology &topo, CommandLine &cl, const std::vector<int> &cou
         for (bool restricted : modes) {
             cl.workload.nodes = n;
             cl.workload.messages.restricted = restricted;
-            rows.push_back(run_simulation(topo, cl.params, cl.workload, limit));
-            deadlock |= rows.back().deadlock;
+            rows.push_back(run_simulation(topo, cl.params, cl.workload, limit, cl.measure));
+            deadlock |= rows.back().deadlock || rows.back().stalled;
             if (!cl.json) print_sweep_row(rows.back(), n, restricted);
         }
     if (cl.json) std::cout << sweep_json(rows);
@@ -73,7 +73,7 @@ int run_sweep(const Topology &topo, CommandLine &cl, const std::vector<int> &cou
     return deadlock ? 3 : 0;
 }
 
-// Exit status: 0, or 3 when a run deadlocked.
+// Exit status: 0, or 3 when a run deadlocked or stalled.
 int simulate(CommandLine &cl) {
     Topology topo = make_topology(cl.topology, cl.fabrics);
     if (!cl.routing.empty()) topo.routing = cl.routing;

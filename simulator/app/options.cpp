@@ -38,8 +38,19 @@ Workload
   --rate R               phase3b requests per second per node (default 4700)
   --trace FILE           trace: lines "time_us src dst bytes send|read|write"
   --seed S               random seed (default 1)
-  --time-limit-us T      stop after T us of simulated time (phase3b default 20000)
+  --time-limit-us T      stop after T us of simulated time (phase3b default 20000
+                         without --measure)
   --sweep-nodes LIST     run once per node count, e.g. 2,4,8,16,32,64
+
+Measurement
+  --warmup T             statistics start T us into the run (default 0)
+  --measure T            ... and count only what is injected in the next T us; the run then
+                         goes on until the window's transfers are done (default: whole run)
+  --drain-us T           at most T us after the window for that (default: the window's length)
+  --stall-us T           no packet reaching a NIC for T us with work pending stops the run as
+                         stalled, exit status 3 (default 1000; 0: never)
+  --steady-tolerance F   the window's halves may differ by this fraction in throughput and
+                         mean latency and still count as steady (default 0.1)
 
 Hardware (ServerNet I defaults)
   --symbol-mhz F (50)  --link-mbps F (50)  --link-delay-ns F (10)  --hop-latency-ns F (300)
@@ -65,6 +76,7 @@ const std::set<std::string> kValueFlags = {"--arbitration",
                                            "--csv",
                                            "--disk-burst-bytes",
                                            "--disk-mbps",
+                                           "--drain-us",
                                            "--fabric-choice",
                                            "--fabrics",
                                            "--fifo-bytes",
@@ -74,6 +86,7 @@ const std::set<std::string> kValueFlags = {"--arbitration",
                                            "--link-delay-ns",
                                            "--link-mbps",
                                            "--max-payload",
+                                           "--measure",
                                            "--message-bytes",
                                            "--nodes",
                                            "--outstanding",
@@ -90,12 +103,15 @@ const std::set<std::string> kValueFlags = {"--arbitration",
                                            "--seed",
                                            "--series-bin-us",
                                            "--setup-us",
+                                           "--stall-us",
+                                           "--steady-tolerance",
                                            "--sweep-nodes",
                                            "--symbol-mhz",
                                            "--time-limit-us",
                                            "--topology",
                                            "--trace",
                                            "--turnaround-ns",
+                                           "--warmup",
                                            "--window",
                                            "--workload"};
 
@@ -249,6 +265,23 @@ struct Parser {
         return true;
     }
 
+    bool measurement_option(const std::string &flag, const std::string &v) {
+        Measurement &m = cl.measure;
+        if (flag == "--warmup")
+            m.warmup_us = nonneg(flag, v);
+        else if (flag == "--measure")
+            m.measure_us = nonneg(flag, v);
+        else if (flag == "--drain-us")
+            m.drain_us = nonneg(flag, v);
+        else if (flag == "--stall-us")
+            cl.params.stall_us = nonneg(flag, v);
+        else if (flag == "--steady-tolerance")
+            cl.params.steady_tolerance = nonneg(flag, v);
+        else
+            return false;
+        return true;
+    }
+
     bool output_option(const std::string &flag, const std::string &v) {
         if (flag == "--csv")
             cl.csv_dir = v;
@@ -262,7 +295,7 @@ struct Parser {
     void set(const std::string &flag, const std::string &v) {
         if (!topology_option(flag, v) && !workload_option(flag, v) &&
             !link_and_router_option(flag, v) && !nic_and_bus_option(flag, v) &&
-            !output_option(flag, v))
+            !measurement_option(flag, v) && !output_option(flag, v))
             die("unknown option '" + flag + "' (see --help)");
     }
 
@@ -273,12 +306,13 @@ struct Parser {
         if (p.symbol_mhz <= 0 || p.link_mbps < 0) die("link bandwidth must be positive");
         if (w.read_fraction > 1 || w.hot_fraction > 1) die("fractions must be within [0, 1]");
         if (w.kind == "trace" && w.trace_path.empty()) die("--workload trace needs --trace FILE");
+        const bool window = cl.measure.measure_us > 0;
         if (w.kind == "phase3b") {
             if (!disk_set) p.disk_mbps = 8.0;
-            if (cl.time_limit_us < 0) cl.time_limit_us = 20000;
+            if (cl.time_limit_us < 0 && !window) cl.time_limit_us = 20000;
         }
-        if (p.disk_mbps > 0 && cl.time_limit_us < 0)
-            die("--disk-mbps keeps the PCI bus busy forever: give --time-limit-us");
+        if (p.disk_mbps > 0 && cl.time_limit_us < 0 && !window)
+            die("--disk-mbps keeps the PCI bus busy forever: give --time-limit-us or --measure");
     }
 };
 

@@ -90,6 +90,11 @@ Network::Network(const Topology &topo, const Params &params)
     for (Nic &nic : nics_)
         for (NicPort &p : nic.port) p.resp_head = p.resp_tail = p.req_head = p.req_tail = kNil;
     stats_.series_bin = std::max<Time>(1, from_us(params_.series_bin_us));
+    pair_used_.assign(static_cast<std::size_t>(topo_.nodes) * static_cast<std::size_t>(topo_.nodes),
+                      0);
+    // Past a simulated hour the stall time could overflow the clock: never.
+    if (params_.stall_us > 0 && params_.stall_us < 3.6e9)
+        stall_ = std::max(from_us(params_.stall_us), 100 * slowest_hop());
     if (params_.disk_mbps > 0 && params_.pci_mbps > 0) {
         // Reads and writes each at disk_mbps: one burst every burst / (2 * rate).
         disk_interval_ = static_cast<Time>(params_.disk_burst_bytes / (2.0 * params_.disk_mbps) *
@@ -130,7 +135,12 @@ void Network::schedule_timer(Time at, TransferClient *client, std::uint32_t arg)
 
 void Network::run(Time until) {
     while (!queue_.empty() && !stopped_) {
-        if (queue_.top().time > until) {
+        const Time next = queue_.top().time;
+        if (next > stall_deadline_ || next > until) {
+            if (std::min(next, until) > stall_deadline_) {
+                declare_stall();
+                return;
+            }
             now_ = until;
             return;
         }
@@ -171,6 +181,7 @@ void Network::dispatch(const Event &e) {
         case kNicRx: nic_receive(static_cast<int>(e.a), e.b); break;
         case kTimer: clients_[e.a]->timer(*this, e.b); break;
         case kDisk: disk_burst(static_cast<int>(e.a)); break;
+        case kWindowEdge: window_edge(e.a != 0); break;
         default:
             pci_done(static_cast<int>(e.a), static_cast<PciOp>(e.kind() - kPciDone), e.b);
             break;

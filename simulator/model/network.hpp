@@ -4,12 +4,14 @@
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "engine/event_queue.hpp"
 #include "engine/histogram.hpp"
 #include "engine/time.hpp"
+#include "engine/time_series.hpp"
 #include "model/params.hpp"
 #include "topology/routing.hpp"
 #include "topology/topology.hpp"
@@ -31,6 +33,7 @@ enum class PacketKind : std::uint8_t { write_request, read_request, write_respon
 struct Packet {
     Time tail_at = 0;     // when the tail reaches the current device
     Time created = 0;     // requests: when queued at the initiating NIC (start of RTT)
+    Time issued = 0;      // when the BTE took an outstanding-request slot for it
     std::uint32_t transfer = 0;
     std::uint32_t next = 0;  // intrusive queue link
     std::int32_t src = 0, dst = 0;
@@ -43,6 +46,7 @@ struct Transfer {
     int initiator = 0, target = 0;
     std::uint64_t bytes = 0, delivered = 0;
     bool read = false, live = false;
+    bool counted = false;  // queued inside the measurement window: its statistics count
     int fabric = 0;
     std::uint32_t packets = 0, issued = 0, answered = 0;
     Time queued = 0;
@@ -93,6 +97,27 @@ struct Nic {
     Time pci_free = 0, pci_busy = 0;
     std::uint64_t tx_payload = 0, rx_payload = 0;
     std::uint64_t requests = 0;
+    // Inside the measurement window: payload delivered from and to this node, the last such
+    // deliveries, and the latency of the transfers it initiated.
+    std::uint64_t tx_window = 0, rx_window = 0;
+    Time last_tx = -1, last_rx = -1;
+    Histogram latency;
+};
+
+constexpr Time kForever = std::numeric_limits<Time>::max();
+
+// Statistics count packets and transfers injected in [begin, end) and deliveries made in it;
+// without a window given, that is the whole run.
+struct Window {
+    Time begin = 0, end = kForever;
+    bool given = false;
+};
+
+// Busy times at an instant, open intervals included: link channels, NIC exhaustion, PCI.
+struct Snapshot {
+    bool taken = false;
+    Time at = 0;
+    std::vector<Time> channel_busy, nic_exhausted, nic_pci;
 };
 
 struct NetworkStats {
@@ -102,11 +127,19 @@ struct NetworkStats {
     std::uint64_t payload_delivered = 0;   // bytes that reached their destination
     std::uint64_t duplicate_deliveries = 0;
     std::uint64_t transfers_done = 0;
-    Histogram packet_rtt;
-    Histogram transfer_latency;  // queued at the BTE to last response
+    Histogram packet_rtt;         // request queued at the NIC port to response received
+    Histogram request_rtt;        // slot taken by the BTE (its PCI read included) to response
+    Histogram transfer_latency;   // queued at the BTE to last response
+    TimeSeries series;            // deliveries and transfer latencies over time
     std::vector<Time> or_series;  // exhausted NIC-time per bin, summed over NICs
     Time series_bin = 0;
     Time first_injection = -1, last_delivery = 0;
+    std::uint64_t payload_delivered_window = 0;
+    std::uint64_t window_transfers = 0, window_live = 0;  // queued in the window; not yet done
+    // The last packet to reach a NIC, or work arriving at an idle network: a run whose
+    // pending work sees no progress for the stall time is stopped.
+    Time last_progress = 0;
+    Snapshot window_start, window_stop;
 };
 
 class Network {
@@ -126,6 +159,19 @@ public:
     const Transfer &transfer(std::uint32_t id) const { return transfers_[id]; }
     void schedule_timer(Time at, TransferClient *client, std::uint32_t arg);
     int choose_fabric(int src, int dst) const;
+    // Payload MB/s a node's links can inject (all its fabrics, headers taken off).
+    double injection_capacity_mbps(int node) const;
+    // Pairs that ever carried a transfer.
+    bool pair_used(int src, int dst) const {
+        return pair_used_[static_cast<std::size_t>(src) * static_cast<std::size_t>(nodes()) +
+                          static_cast<std::size_t>(dst)] != 0;
+    }
+
+    // The measurement window (set before the run). Once it has ended and every transfer
+    // queued in it is done, the run stops.
+    void set_window(Time begin, Time end);
+    const Window &window() const { return window_; }
+    bool in_window(Time t) const { return t >= window_.begin && t < window_.end; }
 
     // Runs until the queue drains, stop() is called, or simulated time passes `until`.
     void run(Time until);
@@ -134,6 +180,12 @@ public:
     // Transfers queued or in flight; non-zero after run() with an empty queue is a deadlock.
     std::uint64_t live_transfers() const { return live_transfers_; }
     bool deadlocked() const { return deadlocked_; }
+    // No packet reached a NIC for stall_time() with transfers pending; the run was stopped
+    // then. deadlocked() as well when packets sat in router FIFOs with every link idle.
+    bool stalled() const { return stalled_; }
+    Time stall_time() const { return stall_; }
+    // Busy times now, open intervals included.
+    Snapshot snapshot() const;
     // Closes open exhaustion intervals so statistics cover [0, now].
     void finish_statistics();
 
@@ -146,7 +198,9 @@ public:
 
 private:
     // The end of a PCI transaction is event kind kPciDone + its PciOp.
-    enum EventKind : std::uint32_t { kHeadReady, kTailOut, kNicRx, kTimer, kDisk, kPciDone };
+    enum EventKind : std::uint32_t {
+        kHeadReady, kTailOut, kNicRx, kTimer, kDisk, kWindowEdge, kPciDone
+    };
     enum PciOp : std::uint32_t {
         kBteFetch, kTargetWrite, kTargetRead, kInitiatorWrite, kDiskIo,
         kTurnaround  // not on the bus: a response whose AVT processing time has elapsed
@@ -196,13 +250,26 @@ private:
     void or_release(int nic);
     void add_exhausted(Time from, Time to);
     void disk_burst(int nic);
+    void window_edge(bool end);
+    void declare_stall();
+    void progress() {
+        stats_.last_progress = now_;
+        stall_deadline_ = stall_ == kForever ? kForever : now_ + stall_;
+    }
+    Time slowest_hop() const;
 
     Topology topo_;
     Params params_;
     Routing routing_;
     EventQueue queue_;
     Time now_ = 0;
-    bool stopped_ = false, deadlocked_ = false;
+    bool stopped_ = false, deadlocked_ = false, stalled_ = false;
+    Time stall_ = kForever;
+    // last_progress + stall_ while transfers are pending, else never: the run loop's one
+    // compare per event.
+    Time stall_deadline_ = kForever;
+    Window window_;
+    std::vector<std::uint8_t> pair_used_;  // [src * nodes + dst]
 
     std::vector<Channel> channels_;
     std::vector<ChannelEnds> channel_ends_;

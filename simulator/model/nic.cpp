@@ -30,7 +30,17 @@ std::uint32_t Network::start_transfer(int initiator, int target, std::uint64_t b
     t.queued = now_;
     t.client = client;
     t.tag = tag;
+    t.counted = in_window(now_);
+    if (t.counted) {
+        ++stats_.window_transfers;
+        ++stats_.window_live;
+        stats_.series.add_injection(now_);
+    }
+    // Work arriving at an idle network starts the stall clock afresh.
+    if (live_transfers_ == 0) progress();
     ++live_transfers_;
+    pair_used_[static_cast<std::size_t>(initiator) * static_cast<std::size_t>(topo_.nodes) +
+               static_cast<std::size_t>(target)] = 1;
     stats_.payload_injected += bytes;
     nics_[static_cast<std::size_t>(initiator)].bte_queue.push_back(id);
     bte_step(initiator);
@@ -64,6 +74,7 @@ void Network::bte_step(int n) {
         p.dst = t.target;
         p.fabric = static_cast<std::uint8_t>(t.fabric);
         p.payload = chunk;
+        p.issued = now_;
         if (t.read) {
             // The payload comes back in the response; the request is header only.
             p.kind = PacketKind::read_request;
@@ -109,6 +120,7 @@ void Network::nic_enqueue(int n, std::uint32_t pkt, bool response) {
 
 void Network::nic_receive(int n, std::uint32_t pkt) {
     Packet &p = packets_[pkt];
+    progress();
     switch (p.kind) {
         case PacketKind::write_request:
             deliver(pkt);
@@ -127,7 +139,10 @@ void Network::nic_receive(int n, std::uint32_t pkt) {
             break;
         case PacketKind::write_response:
         case PacketKind::read_response: {
-            stats_.packet_rtt.add(now_ - p.created);
+            if (in_window(p.issued)) {
+                stats_.packet_rtt.add(now_ - p.created);
+                stats_.request_rtt.add(now_ - p.issued);
+            }
             or_release(n);
             if (p.kind == PacketKind::read_response) {
                 deliver(pkt);
@@ -169,18 +184,34 @@ void Network::deliver(std::uint32_t pkt) {
     t.delivered += p.payload;
     if (t.delivered > t.bytes) ++stats_.duplicate_deliveries;
     stats_.payload_delivered += p.payload;
-    nics_[static_cast<std::size_t>(p.dst)].rx_payload += p.payload;
-    nics_[static_cast<std::size_t>(p.src)].tx_payload += p.payload;
+    Nic &to = nics_[static_cast<std::size_t>(p.dst)];
+    Nic &from = nics_[static_cast<std::size_t>(p.src)];
+    to.rx_payload += p.payload;
+    from.tx_payload += p.payload;
     stats_.last_delivery = now_;
+    stats_.series.add_bytes(now_, p.payload);
+    if (in_window(now_)) {
+        stats_.payload_delivered_window += p.payload;
+        to.rx_window += p.payload;
+        from.tx_window += p.payload;
+        to.last_rx = from.last_tx = now_;
+    }
 }
 
 void Network::answered(std::uint32_t tid) {
     Transfer &t = transfers_[tid];
     if (++t.answered < t.packets) return;
     t.live = false;
-    --live_transfers_;
+    if (--live_transfers_ == 0) stall_deadline_ = kForever;
     ++stats_.transfers_done;
-    stats_.transfer_latency.add(now_ - t.queued);
+    if (t.counted) {
+        const Time latency = now_ - t.queued;
+        stats_.transfer_latency.add(latency);
+        nics_[static_cast<std::size_t>(t.initiator)].latency.add(latency);
+        stats_.series.add_latency(t.queued, latency);
+        // The window's work is done: nothing more to measure.
+        if (--stats_.window_live == 0 && now_ >= window_.end) stop();
+    }
     free_transfers_.push_back(tid);
     if (t.client != nullptr) t.client->transfer_done(*this, tid, t.tag);
 }

@@ -38,6 +38,12 @@ struct Params {
 
     // Statistics.
     double series_bin_us = 100.0;   // time-series bin for outstanding-request exhaustion
+    // A run with work pending and no packet reaching any NIC for this long has stalled and is
+    // stopped (0: never). Never less than 100 times the slowest packet's hop.
+    double stall_us = 1000.0;
+    // Throughput or mean latency differing by more than this fraction between the halves of
+    // the measurement window: the run did not reach a steady state.
+    double steady_tolerance = 0.1;
 };
 
 const char *arbitration_name(Arbitration a);

@@ -32,6 +32,9 @@ public:
     virtual void start(Network &net) = 0;
     // Messages or transfers still expected; non-zero at the end means the run was cut short.
     virtual bool finished() const = 0;
+    // Sources that never finish by themselves (phase3b): a run ends at its time limit or
+    // once its measurement window is drained.
+    virtual bool open_loop() const { return false; }
     const MessageLayer *messages() const { return layer_.get(); }
     void transfer_done(Network &, std::uint32_t, std::uint64_t) override {}
     void message_done(Network &, std::uint32_t, const Message &) override {}
