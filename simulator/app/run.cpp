@@ -6,6 +6,15 @@
 namespace sansim {
 namespace {
 
+// Every pair the workload may use must be connected, both ways for the responses; other
+// pairs may be unreachable (a butterfly's sinks need not reach each other).
+void check_pairs(const Network &net, const Workload &work) {
+    work.each_pair([&](int src, int dst) {
+        const std::string why = unreachable_pair(net.topology(), net.routing(), src, dst, true);
+        if (!why.empty()) throw TopologyError(why);
+    });
+}
+
 // Sets the window; returns the time limit the run needs (0: none).
 Time apply_window(Network &net, const Measurement &m, Time time_limit) {
     if (!m.given()) return time_limit;
@@ -22,6 +31,7 @@ Results run_simulation(const Topology &topo, const Params &params, const Workloa
                        Time time_limit, const Measurement &measure) {
     Network net(topo, params);
     auto wl = make_workload(work, net);
+    check_pairs(net, *wl);
     const Time limit = apply_window(net, measure, time_limit);
     const auto t0 = std::chrono::steady_clock::now();
     wl->start(net);

@@ -110,12 +110,17 @@ Time Network::payload_time(int bytes) const {
     return ps_per_byte(mbps) * bytes;
 }
 
+bool Network::connects(int fabric, int src, int dst) const {
+    return routing_.hop_count(fabric, src, dst) != Routing::kUnreachable &&
+           routing_.hop_count(fabric, dst, src) != Routing::kUnreachable;  // the responses
+}
+
 int Network::choose_fabric(int src, int dst) const {
     if (topo_.fabrics == 1) return 0;
     const int hx = routing_.hop_count(0, src, dst);
     const int hy = routing_.hop_count(1, src, dst);
-    if (hx == Routing::kUnreachable) return 1;
-    if (hy == Routing::kUnreachable) return 0;
+    if (!connects(0, src, dst)) return 1;
+    if (!connects(1, src, dst)) return 0;
     switch (params_.fabric_choice) {
         case FabricChoice::x_only: return 0;
         case FabricChoice::y_only: return 1;

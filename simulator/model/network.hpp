@@ -158,7 +158,9 @@ public:
                                  TransferClient *client, std::uint64_t tag);
     const Transfer &transfer(std::uint32_t id) const { return transfers_[id]; }
     void schedule_timer(Time at, TransferClient *client, std::uint32_t arg);
+    // The fabric a transfer from src to dst takes: one that connects them both ways.
     int choose_fabric(int src, int dst) const;
+    bool connects(int fabric, int src, int dst) const;
     // Payload MB/s a node's links can inject (all its fabrics, headers taken off).
     double injection_capacity_mbps(int node) const;
     // Pairs that ever carried a transfer.

@@ -25,6 +25,8 @@ std::uint32_t Network::start_transfer(int initiator, int target, std::uint64_t b
     t.read = read;
     t.live = true;
     t.fabric = choose_fabric(initiator, target);
+    if (!connects(t.fabric, initiator, target))  // workloads declare their pairs; this is a slip
+        throw TopologyError(unreachable_pair(topo_, routing_, initiator, target, true));
     const auto mp = static_cast<std::uint64_t>(params_.max_payload);
     t.packets = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, (bytes + mp - 1) / mp));
     t.queued = now_;

@@ -5,6 +5,12 @@
 
 namespace sansim {
 
+void all_pairs(int nodes, const std::function<void(int, int)> &visit) {
+    for (int s = 0; s < nodes; ++s)
+        for (int d = 0; d < nodes; ++d)
+            if (s != d) visit(s, d);
+}
+
 std::unique_ptr<Workload> make_workload(const WorkloadOptions &opt, Network &net) {
     if (opt.nodes > net.nodes())
         throw std::invalid_argument("workload asks for " + std::to_string(opt.nodes) +

@@ -2,6 +2,7 @@
 // topology and stops the network when it is done (or runs until the time limit).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -35,6 +36,11 @@ public:
     // Sources that never finish by themselves (phase3b): a run ends at its time limit or
     // once its measurement window is drained.
     virtual bool open_loop() const { return false; }
+    // Every (source, destination) pair the workload may send between: the fabric must
+    // connect these, and only these.
+    virtual void each_pair(const std::function<void(int, int)> &visit) const = 0;
+    // Whether it issues reads (whose data returns on the fabric whatever the acknowledgements).
+    virtual bool reads() const { return false; }
     const MessageLayer *messages() const { return layer_.get(); }
     void transfer_done(Network &, std::uint32_t, std::uint64_t) override {}
     void message_done(Network &, std::uint32_t, const Message &) override {}
@@ -42,6 +48,9 @@ public:
 protected:
     std::unique_ptr<MessageLayer> layer_;
 };
+
+// Every ordered pair of distinct nodes among 0..nodes-1.
+void all_pairs(int nodes, const std::function<void(int, int)> &visit);
 
 // Throws std::invalid_argument on bad options (unknown kind, too many nodes, bad trace file).
 std::unique_ptr<Workload> make_workload(const WorkloadOptions &opt, Network &net);

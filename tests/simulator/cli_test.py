@@ -50,6 +50,17 @@ r = run("--topology", "/nonexistent/fabric.topo")
 expect(r.returncode == 2 and "/nonexistent/fabric.topo" in r.stderr,
        "a missing topology file is named", r)
 
+r = run("--topology", "file:" + ring4, "--message-bytes", "4096", "--json")
+try:
+    d = json.loads(r.stdout)
+    expect(r.returncode == 0 and d["complete"] and d["nodes"] == 8,
+           "--topology file:PATH reads the file", r)
+except (ValueError, KeyError) as e:
+    expect(False, f"--topology file:PATH runs ({e})", r)
+r = run("--topology", ring4, "--routing", "xy")
+expect(r.returncode == 2 and "routing 'xy' needs coordinates" in r.stderr
+       and f"{ring4}:5:" in r.stderr, "--routing xy on a file without coordinates is refused", r)
+
 # Shortest-path routing around a ring deadlocks under phase3b at 20,000 requests/s: the run
 # must stop, say so and fail, not average the frozen delivery count down to a throughput.
 stall = ["--topology", ring4, "--routing", "shortest", "--workload", "phase3b", "--rate", "20000",

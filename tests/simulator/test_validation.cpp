@@ -1,6 +1,7 @@
 // The paper's ServerNet I figures (§5.2.1) reproduced by the model: link-limited payload
 // bandwidth on one link, and outstanding-request-limited bandwidth 4*64/RTT.
 #include <catch2/catch.hpp>
+#include <cstdlib>
 
 #include "model/network.hpp"
 
@@ -109,5 +110,37 @@ TEST_CASE("outstanding-request-limited bandwidth is 4*64/RTT", "[validation]") {
         CHECK(net.stats().packet_rtt.mean() / kNs == Approx(rtt_ns).epsilon(0.02));
         CHECK(mbps(net, bytes) == Approx(or_limit).epsilon(0.02));
         CHECK(net.stats().packet_rtt.min() == from_ns(rtt_ns));
+    }
+}
+
+TEST_CASE("with the PCI bus, request-limited bandwidth is 4*64/RTT with the BTE's PCI read in it",
+          "[validation]") {
+    // The BTE takes an outstanding-request slot, reads the payload over PCI (first-byte latency
+    // plus 64 bytes at 132 MB/s), then sends; the slot is held until the response, which the
+    // target's AVT sends after its PCI write. The packet RTT starts after the read, so limit *
+    // 64 / packet RTT overstates what the slots allow.
+    for (const int hops : {4, 8, 12}) {
+        INFO("hops " << hops);
+        Params p;  // ServerNet I with the PCI bus
+        Network net(make_chain(hops), p);
+        Sink sink;
+        const std::uint64_t bytes = 64 * 1024;
+        net.start_transfer(0, 1, bytes, false, &sink, 0);
+        net.run(kMs * 1000);
+        REQUIRE(sink.done == 1);
+        const double ser_ns = 20.0;
+        const double pci_data_ns = 64 * 1e3 / 132.0;  // 485 ns
+        const double wire_ns = 2 * (hops + 1) * 10.0 + 2 * hops * 300.0 + (64 + 16 + 16) * ser_ns;
+        const double packet_rtt_ns = wire_ns + 940 + pci_data_ns;  // + the target's PCI write
+        const double request_rtt_ns = packet_rtt_ns + 1450 + pci_data_ns;  // + the BTE's read
+        const double limit = 4 * 64 / (request_rtt_ns * 1e-3);
+        REQUIRE(limit < 33.0);  // request-limited, not PCI-limited
+        // Exact but for each PCI transaction's rounding to a picosecond.
+        CHECK(std::llabs(net.stats().request_rtt.min() - from_ns(request_rtt_ns)) <= 2);
+        CHECK(std::llabs(net.stats().packet_rtt.min() - from_ns(packet_rtt_ns)) <= 2);
+        CHECK(net.stats().request_rtt.mean() / kNs == Approx(request_rtt_ns).epsilon(0.02));
+        CHECK(mbps(net, bytes) == Approx(limit).epsilon(0.02));
+        // The packet RTT alone predicts more than the slots allow (12 hops: 23.7 vs 20.1 MB/s).
+        CHECK(4 * 64 / (packet_rtt_ns * 1e-3) > 1.1 * mbps(net, bytes));
     }
 }
