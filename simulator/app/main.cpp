@@ -73,6 +73,41 @@ int run_sweep(const Topology &topo, CommandLine &cl, const std::vector<int> &cou
     return deadlock ? 3 : 0;
 }
 
+std::vector<double> sweep_loads(const std::string &list) {
+    std::vector<double> loads;
+    std::stringstream ss(list);
+    for (std::string item; std::getline(ss, item, ',');) {
+        double load = 0;
+        try {
+            std::size_t used = 0;
+            load = std::stod(item, &used);
+            if (used != item.size()) load = 0;
+        } catch (const std::exception &) {
+        }
+        if (!(load > 0 && load <= 100)) die("--sweep-load: '" + item + "' is not a load in (0, 100]");
+        loads.push_back(load);
+    }
+    return loads;
+}
+
+// One open-loop run per offered load: the latency-versus-load table and the saturation point.
+int run_load_sweep(const Topology &topo, CommandLine &cl, Time limit) {
+    std::vector<Results> rows;
+    bool stopped = false;
+    for (double load : sweep_loads(cl.sweep_load)) {
+        cl.workload.load = load;
+        rows.push_back(run_simulation(topo, cl.params, cl.workload, limit, cl.measure));
+        stopped |= rows.back().deadlock || rows.back().stalled;
+    }
+    std::cout << (cl.json ? load_sweep_json(rows) : load_sweep_text(rows));
+    if (!cl.csv_dir.empty()) write_load_sweep_csv(rows, cl.csv_dir + "/load_sweep.csv");
+    if (!cl.plot_dir.empty()) {
+        const std::string err = plot_load_sweep(rows, cl.plot_dir);
+        if (!err.empty()) die(err);
+    }
+    return stopped ? 3 : 0;
+}
+
 // Exit status: 0, or 3 when a run deadlocked or stalled.
 int simulate(CommandLine &cl) {
     Topology topo = make_topology(cl.topology, cl.fabrics);
@@ -83,6 +118,7 @@ int simulate(CommandLine &cl) {
     for (const std::string &dir : {cl.csv_dir, cl.plot_dir})
         if (!dir.empty()) std::filesystem::create_directories(dir);
 
+    if (!cl.sweep_load.empty()) return run_load_sweep(topo, cl, limit);
     std::vector<int> counts = sweep_counts(cl.sweep, topo);
     if (counts.empty() && modes.size() == 1) return run_once(topo, cl, modes[0], limit);
     // Both protocols without a sweep: one node count, two rows.

@@ -9,8 +9,9 @@ namespace {
 // Every pair the workload may use must be connected, both ways for the responses; other
 // pairs may be unreachable (a butterfly's sinks need not reach each other).
 void check_pairs(const Network &net, const Workload &work) {
+    const bool back = net.needs_return(work.reads());
     work.each_pair([&](int src, int dst) {
-        const std::string why = unreachable_pair(net.topology(), net.routing(), src, dst, true);
+        const std::string why = unreachable_pair(net.topology(), net.routing(), src, dst, back);
         if (!why.empty()) throw TopologyError(why);
     });
 }

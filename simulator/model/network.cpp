@@ -14,6 +14,10 @@ const char *arbitration_name(Arbitration a) {
     return a == Arbitration::round_robin ? "round_robin" : "oldest_first";
 }
 
+const char *ack_path_name(AckPath a) {
+    return a == AckPath::inband ? "inband" : a == AckPath::separate ? "separate" : "none";
+}
+
 const char *fabric_choice_name(FabricChoice f) {
     switch (f) {
         case FabricChoice::shortest: return "shortest";
@@ -110,17 +114,19 @@ Time Network::payload_time(int bytes) const {
     return ps_per_byte(mbps) * bytes;
 }
 
-bool Network::connects(int fabric, int src, int dst) const {
+bool Network::needs_return(bool read) const { return read || params_.acks == AckPath::inband; }
+
+bool Network::connects(int fabric, int src, int dst, bool read) const {
     return routing_.hop_count(fabric, src, dst) != Routing::kUnreachable &&
-           routing_.hop_count(fabric, dst, src) != Routing::kUnreachable;  // the responses
+           (!needs_return(read) || routing_.hop_count(fabric, dst, src) != Routing::kUnreachable);
 }
 
-int Network::choose_fabric(int src, int dst) const {
+int Network::choose_fabric(int src, int dst, bool read) const {
     if (topo_.fabrics == 1) return 0;
     const int hx = routing_.hop_count(0, src, dst);
     const int hy = routing_.hop_count(1, src, dst);
-    if (!connects(0, src, dst)) return 1;
-    if (!connects(1, src, dst)) return 0;
+    if (!connects(0, src, dst, read)) return 1;
+    if (!connects(1, src, dst, read)) return 0;
     switch (params_.fabric_choice) {
         case FabricChoice::x_only: return 0;
         case FabricChoice::y_only: return 1;

@@ -135,6 +135,7 @@ struct NetworkStats {
     Time series_bin = 0;
     Time first_injection = -1, last_delivery = 0;
     std::uint64_t payload_delivered_window = 0;
+    std::uint64_t payload_injected_window = 0;  // bytes of the transfers queued in the window
     std::uint64_t window_transfers = 0, window_live = 0;  // queued in the window; not yet done
     // The last packet to reach a NIC, or work arriving at an idle network: a run whose
     // pending work sees no progress for the stall time is stopped.
@@ -158,9 +159,11 @@ public:
                                  TransferClient *client, std::uint64_t tag);
     const Transfer &transfer(std::uint32_t id) const { return transfers_[id]; }
     void schedule_timer(Time at, TransferClient *client, std::uint32_t arg);
-    // The fabric a transfer from src to dst takes: one that connects them both ways.
-    int choose_fabric(int src, int dst) const;
-    bool connects(int fabric, int src, int dst) const;
+    // The fabric a transfer from src to dst takes: one that connects them, and back when its
+    // responses travel on the fabric (reads always; writes with in-band acknowledgements).
+    int choose_fabric(int src, int dst, bool read = false) const;
+    bool connects(int fabric, int src, int dst, bool read) const;
+    bool needs_return(bool read) const;
     // Payload MB/s a node's links can inject (all its fabrics, headers taken off).
     double injection_capacity_mbps(int node) const;
     // Pairs that ever carried a transfer.
@@ -246,6 +249,8 @@ private:
     Time pci_read_time(int bytes) const;
     Time pci_write_time(int bytes) const;
     void make_response(int nic, std::uint32_t request);
+    void write_arrived(int nic, std::uint32_t request);
+    Time separate_ack_time(const Packet &response) const;
     void deliver(std::uint32_t pkt);
     void answered(std::uint32_t transfer);
     void or_acquire(int nic);

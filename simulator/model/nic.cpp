@@ -24,9 +24,10 @@ std::uint32_t Network::start_transfer(int initiator, int target, std::uint64_t b
     t.bytes = bytes;
     t.read = read;
     t.live = true;
-    t.fabric = choose_fabric(initiator, target);
-    if (!connects(t.fabric, initiator, target))  // workloads declare their pairs; this is a slip
-        throw TopologyError(unreachable_pair(topo_, routing_, initiator, target, true));
+    t.fabric = choose_fabric(initiator, target, read);
+    if (!connects(t.fabric, initiator, target, read))  // workloads declare their pairs: a slip
+        throw TopologyError(
+            unreachable_pair(topo_, routing_, initiator, target, needs_return(read)));
     const auto mp = static_cast<std::uint64_t>(params_.max_payload);
     t.packets = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, (bytes + mp - 1) / mp));
     t.queued = now_;
@@ -36,6 +37,7 @@ std::uint32_t Network::start_transfer(int initiator, int target, std::uint64_t b
     if (t.counted) {
         ++stats_.window_transfers;
         ++stats_.window_live;
+        stats_.payload_injected_window += bytes;
         stats_.series.add_injection(now_);
     }
     // Work arriving at an idle network starts the stall clock afresh.
@@ -68,7 +70,8 @@ void Network::bte_step(int n) {
                                     t.bytes > offset ? t.bytes - offset : 0));
         if (++t.issued == t.packets)
             nic.bte_active.erase(nic.bte_active.begin() + static_cast<std::ptrdiff_t>(slot));
-        or_acquire(n);
+        // Without acknowledgements nothing would free a write's slot: it takes none.
+        if (t.read || params_.acks != AckPath::none) or_acquire(n);
         const std::uint32_t pkt = alloc_packet();
         Packet &p = packets_[pkt];
         p.transfer = tid;
@@ -124,14 +127,7 @@ void Network::nic_receive(int n, std::uint32_t pkt) {
     Packet &p = packets_[pkt];
     progress();
     switch (p.kind) {
-        case PacketKind::write_request:
-            deliver(pkt);
-            if (params_.pci_mbps > 0) {
-                pci(n, pci_write_time(p.payload), kTargetWrite, pkt);
-            } else {
-                make_response(n, pkt);
-            }
-            break;
+        case PacketKind::write_request: write_arrived(n, pkt); break;
         case PacketKind::read_request:
             if (params_.pci_mbps > 0) {
                 pci(n, pci_read_time(p.payload), kTargetRead, pkt);
@@ -162,6 +158,29 @@ void Network::nic_receive(int n, std::uint32_t pkt) {
     }
 }
 
+// The AVT writes the payload over PCI and answers; without acknowledgements the write is done
+// as its data arrives.
+void Network::write_arrived(int n, std::uint32_t pkt) {
+    deliver(pkt);
+    const std::uint32_t tid = packets_[pkt].transfer;
+    if (params_.pci_mbps > 0)
+        pci(n, pci_write_time(packets_[pkt].payload), kTargetWrite, pkt);
+    else if (params_.acks != AckPath::none)
+        make_response(n, pkt);
+    if (params_.acks != AckPath::none) return;
+    if (params_.pci_mbps <= 0) free_packet(pkt);
+    answered(tid);  // may start transfers: nothing of the packet is used after it
+}
+
+// An acknowledgement on the ideal separate path: the zero-load time of a header-only packet
+// over as many routers as the request crossed, at the default link figures.
+Time Network::separate_ack_time(const Packet &response) const {
+    const Time hops = routing_.hop_count(response.fabric, response.dst, response.src);
+    const double mbps = params_.link_mbps > 0 ? params_.link_mbps : params_.symbol_mhz;
+    const Time delay = from_ns(params_.link_delay_ns);
+    return ps_per_byte(mbps) * response.length + (hops + 1) * delay + hops * hop_latency_;
+}
+
 void Network::make_response(int n, std::uint32_t request_pkt) {
     Packet &rq = packets_[request_pkt];
     const bool read = rq.kind == PacketKind::read_request;
@@ -170,6 +189,11 @@ void Network::make_response(int n, std::uint32_t request_pkt) {
     std::swap(rq.src, rq.dst);
     rq.phase = 0;
     rq.length = static_cast<std::uint16_t>(params_.header_bytes + (read ? rq.payload : 0));
+    if (!read && params_.acks == AckPath::separate) {
+        queue_.push(now_ + turnaround_ + separate_ack_time(rq), kNicRx,
+                    static_cast<std::uint32_t>(rq.dst), request_pkt);
+        return;
+    }
     if (turnaround_ > 0) {
         queue_.push(now_ + turnaround_, pci_event(kTurnaround), static_cast<std::uint32_t>(n),
                     request_pkt);
@@ -244,6 +268,11 @@ void Network::pci_done(int n, PciOp op, std::uint32_t pkt) {
             bte_step(n);
             break;
         case kTargetWrite:
+            if (params_.acks == AckPath::none)
+                free_packet(pkt);
+            else
+                make_response(n, pkt);
+            break;
         case kTargetRead: make_response(n, pkt); break;
         case kInitiatorWrite: {
             const std::uint32_t tid = packets_[pkt].transfer;

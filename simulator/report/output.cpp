@@ -50,8 +50,12 @@ nlohmann::json measurement_json(const Results &r) {
             {"transfers_pending", r.transfers_pending},
             {"injection_capacity_mbps", r.capacity_mbps},
             {"throughput_fraction", r.throughput_fraction},
+            {"injected_fraction", r.injected_fraction},
             {"request_rtt", dist_json(r.request_rtt)},
-            {"request_limited_mbps", r.request_limited_mbps}};
+            {"request_limited_mbps", r.request_limited_mbps},
+            {"offered_load", r.offered_load},
+            {"zero_load_latency_us", r.zero_load_latency_us},
+            {"acks", r.acks}};
 }
 
 nlohmann::json summary_json(const Results &r) {
@@ -139,6 +143,12 @@ std::string rates_text(const Results &r) {
       << fmt("%.2f", r.min_bidir_mbps) << "  p50 " << fmt("%.2f", r.p50_bidir_mbps) << "  p99 "
       << fmt("%.2f", r.p99_bidir_mbps) << "  max " << fmt("%.2f", r.max_bidir_mbps) << "  ("
       << r.active_nodes << " of " << r.nodes << " nodes active)\n";
+    if (r.offered_load >= 0)
+        o << "open loop: offered load " << fmt("%.3f", r.offered_load) << ", injected "
+          << fmt("%.3f", r.injected_fraction) << ", accepted " << fmt("%.3f", r.throughput_fraction)
+          << " of injection capacity; zero-load transfer "
+          << "latency " << fmt("%.3f", r.zero_load_latency_us) << " us, measured mean "
+          << fmt("%.3f", r.transfer_latency.mean_us) << " us\n";
     if (!r.steady_known) {
         o << "steady state: unknown (a half of the span delivered or queued nothing)\n";
     } else {

@@ -87,6 +87,8 @@ void fill_run(Results &r, const Network &net, const Workload &work, double wall_
     if (r.stalled) r.stalled_at_us = r.sim_time_us;
     r.transfers_pending = net.live_transfers();
     r.open_loop = work.open_loop();
+    r.offered_load = work.offered_load();
+    r.acks = ack_path_name(net.params().acks);
     const Window &w = net.window();
     r.window_given = w.given;
     r.window_transfers = s.window_transfers;
@@ -164,6 +166,9 @@ void fill_nodes(Results &r, const Network &net, int nodes, const Span &span, con
     r.capacity_mbps =
         r.senders > 0 ? capacity / r.senders : (nodes > 0 ? net.injection_capacity_mbps(0) : 0);
     r.throughput_fraction = capacity > 0 ? r.aggregate_mbps / capacity : 0;
+    const double injected_mbps =
+        static_cast<double>(net.stats().payload_injected_window) / span.secs() / 1e6;
+    r.injected_fraction = capacity > 0 ? injected_mbps / capacity : 0;
 }
 
 void fill_links(Results &r, const Network &net, const Busy &busy) {
@@ -181,16 +186,42 @@ void fill_links(Results &r, const Network &net, const Busy &busy) {
     }
 }
 
-void fill_hops(Results &r, const Network &net, int nodes) {
-    double hops = 0;
+// A one-packet write of `bytes` over `hops` routers with nothing else in the network: the
+// BTE's PCI read, the request's wire time, and unless acknowledgements are dropped, the AVT's
+// PCI write and the response's (the same on the separate path).
+double zero_load_us(const Params &p, std::uint64_t bytes, int hops) {
+    const double mbps = p.link_mbps > 0 ? p.link_mbps : p.symbol_mhz;
+    const double ns_per_byte = 1e3 / mbps;
+    auto wire_ns = [&](double length) {
+        return length * ns_per_byte + (hops + 1) * p.link_delay_ns + hops * p.hop_latency_ns;
+    };
+    const double data_ns = p.pci_mbps > 0 ? static_cast<double>(bytes) * 1e3 / p.pci_mbps : 0;
+    double ns = wire_ns(static_cast<double>(bytes) + p.header_bytes);
+    if (p.pci_mbps > 0) ns += p.pci_read_latency_ns + data_ns;
+    if (p.acks != AckPath::none) {
+        ns += wire_ns(p.header_bytes) + p.nic_turnaround_ns;
+        if (p.pci_mbps > 0) ns += p.pci_write_overhead_ns + data_ns;
+    }
+    return ns / 1e3;
+}
+
+// Mean hops and zero-load latency over the pairs that carried traffic.
+void fill_hops(Results &r, const Network &net, const Workload &work, int nodes) {
+    const std::uint64_t bytes = work.transfer_bytes();
+    const bool one_packet =
+        bytes > 0 && bytes <= static_cast<std::uint64_t>(net.params().max_payload);
+    double hops = 0, zero_load = 0;
     int pairs = 0;
     for (int a = 0; a < nodes; ++a)
         for (int b = 0; b < nodes; ++b)
-            if (a != b && net.pair_used(a, b)) {
-                hops += net.routing().hop_count(net.choose_fabric(a, b), a, b);
+            if (net.pair_used(a, b)) {
+                const int h = net.routing().hop_count(net.choose_fabric(a, b), a, b);
+                hops += h;
+                if (one_packet) zero_load += zero_load_us(net.params(), bytes, h);
                 ++pairs;
             }
     r.mean_hops = pairs ? hops / pairs : 0;
+    r.zero_load_latency_us = pairs ? zero_load / pairs : 0;
 }
 
 // Steady state: the span's halves deliver at the same rate, their transfers see the same mean
@@ -235,7 +266,7 @@ Results collect(const Network &net, const Workload &work, int nodes, double wall
     const Busy busy = busy_times(net);
     fill_nodes(r, net, nodes, span, busy);
     fill_links(r, net, busy);
-    fill_hops(r, net, nodes);
+    fill_hops(r, net, work, nodes);
     fill_steady(r, net, span);
     for (const auto &[lo, count] : s.packet_rtt.buckets()) r.rtt_histogram.emplace_back(to_us(lo), count);
     r.series_bin_us = to_us(s.series_bin);

@@ -49,6 +49,11 @@ struct Results {
     double stall_us = 0, stalled_at_us = 0;
     std::uint64_t transfers_pending = 0;  // queued or in flight at the end
     bool open_loop = false;               // the workload never finishes by itself
+    double offered_load = -1;             // open loop: fraction of injection capacity
+    // Transfer latency with no other traffic, over the pairs that carried traffic, for
+    // one-packet transfers (0 otherwise); at the default link figures.
+    double zero_load_latency_us = 0;
+    std::string acks;  // inband, separate or none
 
     // The span rates cover: the window (after --warmup, for --measure) or the run from the
     // first injection; the window's transfers and those still in flight at the end.
@@ -70,6 +75,7 @@ struct Results {
     int active_nodes = 0, senders = 0, receivers = 0;
     double capacity_mbps = 0;        // a sender's injection capacity (mean over senders)
     double throughput_fraction = 0;  // aggregate over the senders' injection capacity
+    double injected_fraction = 0;    // what the window's transfers asked for, likewise
     double mean_or_exhausted = 0;
     double mean_hops = 0;  // over the pairs that carried traffic
     Distribution packet_rtt, message_latency, transfer_latency;
@@ -95,5 +101,22 @@ void write_sweep_csv(const std::vector<Results> &rows, const std::string &path);
 // PNGs through gnuplot; returns an error message, empty on success.
 std::string plot_run(const Results &r, const std::string &dir);
 std::string plot_sweep(const std::vector<Results> &rows, const std::string &dir);
+
+// A load sweep (report/load_sweep.cpp): one open-loop run per offered load.
+struct Saturation {
+    // Saturated: accepted fell below `threshold` of what the window injected (the offered load
+    // as it came out of the random sources), or the run stalled.
+    bool reached = false;
+    double last_below = 0;     // the highest offered load still below saturation (0: none)
+    double first_at = 0;       // the first offered load at or past it
+    double max_accepted = 0;   // the highest accepted throughput, and where
+    double max_accepted_at = 0;
+    double threshold = 0.95;
+};
+Saturation find_saturation(const std::vector<Results> &rows, double threshold = 0.95);
+std::string load_sweep_text(const std::vector<Results> &rows);
+std::string load_sweep_json(const std::vector<Results> &rows);
+void write_load_sweep_csv(const std::vector<Results> &rows, const std::string &path);
+std::string plot_load_sweep(const std::vector<Results> &rows, const std::string &dir);
 
 }  // namespace sansim

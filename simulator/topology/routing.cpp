@@ -251,8 +251,7 @@ void fill_next_hops(const Topology &t, Routing &rt, int d, const std::vector<int
 void hops_from_distances(const Topology &t, Routing &rt, int d, const std::vector<int> &dist) {
     const int N = t.nodes;
     for (int f = 0; f < t.fabrics; ++f)
-        for (int s = 0; s < N; ++s) {
-            if (s == d) continue;
+        for (int s = 0; s < N; ++s) {  // s == d too: self traffic turns round at its router
             const PortPeer &first =
                 rt.peers[static_cast<std::size_t>(s)][static_cast<std::size_t>(f)];
             if (t.is_node(first.dev)) {
@@ -299,7 +298,6 @@ void hops_by_walking(const Topology &t, Routing &rt) {
     for (int f = 0; f < t.fabrics; ++f)
         for (int s = 0; s < t.nodes; ++s)
             for (int d = 0; d < t.nodes; ++d) {
-                if (d == s) continue;
                 const int hops = walk_tables(t, rt, f, s, d);
                 if (hops >= 0) set_hops(rt, f, s, d, hops);
             }
@@ -332,7 +330,8 @@ std::string unreachable_pair(const Topology &t, const Routing &rt, int src, int 
                "from " + s + " to " + d;
     return "node " + s + " is unreachable from node " + d + " on the fabric" +
            (t.fabrics > 1 ? "s" : "") + " that lead" + (t.fabrics > 1 ? "" : "s") + " from " + s +
-           " to " + d + rule + ", and the responses to " + s + "'s requests need that path";
+           " to " + d + rule + ", and the responses to " + s + "'s requests need that path " +
+           "(--acks separate or none keeps write acknowledgements off it)";
 }
 
 Routing compute_routing(const Topology &t) {

@@ -61,6 +61,27 @@ r = run("--topology", ring4, "--routing", "xy")
 expect(r.returncode == 2 and "routing 'xy' needs coordinates" in r.stderr
        and f"{ring4}:5:" in r.stderr, "--routing xy on a file without coordinates is refused", r)
 
+# A load sweep of open-loop uniform traffic with self-traffic on an 8-port crossbar without
+# acknowledgements: head-of-line blocking saturates it near 62% of the link.
+sweep = ["--topology", "crossbar:8", "--sweep-load", "0.2,0.5,0.9", "--self", "--acks", "none",
+         "--pci-mbps", "0"]
+r = run(*sweep)
+expect(r.returncode == 0 and "saturation: accepted falls below 95% of injected between offered "
+       "0.500 and 0.900" in r.stdout, "--sweep-load prints the table and the saturation point", r)
+r = run(*sweep, "--json")
+try:
+    d = json.loads(r.stdout)
+    expect(r.returncode == 0 and len(d["points"]) == 3 and d["saturation"]["reached"]
+           and 0.58 < d["saturation"]["max_accepted"] < 0.66
+           and d["points"][0]["run"]["acks"] == "none", "--sweep-load --json", r)
+except (ValueError, KeyError) as e:
+    expect(False, f"--sweep-load --json prints the sweep ({e})", r)
+r = run("--topology", "crossbar:8", "--workload", "openloop", "--acks", "sometimes")
+expect(r.returncode == 2 and "--acks" in r.stderr, "a bad --acks value is named", r)
+r = run("--topology", "crossbar:8", "--workload", "pingpong", "--sweep-load", "0.1")
+expect(r.returncode == 2 and "--sweep-load runs the openloop workload" in r.stderr,
+       "--sweep-load with another workload is refused", r)
+
 # Shortest-path routing around a ring deadlocks under phase3b at 20,000 requests/s: the run
 # must stop, say so and fail, not average the frozen delivery count down to a throughput.
 stall = ["--topology", ring4, "--routing", "shortest", "--workload", "phase3b", "--rate", "20000",
