@@ -114,13 +114,6 @@ Time Network::payload_time(int bytes) const {
     return ps_per_byte(mbps) * bytes;
 }
 
-bool Network::needs_return(bool read) const { return read || params_.acks == AckPath::inband; }
-
-bool Network::connects(int fabric, int src, int dst, bool read) const {
-    return routing_.hop_count(fabric, src, dst) != Routing::kUnreachable &&
-           (!needs_return(read) || routing_.hop_count(fabric, dst, src) != Routing::kUnreachable);
-}
-
 int Network::choose_fabric(int src, int dst, bool read) const {
     if (topo_.fabrics == 1) return 0;
     const int hx = routing_.hop_count(0, src, dst);
@@ -145,9 +138,11 @@ void Network::schedule_timer(Time at, TransferClient *client, std::uint32_t arg)
 }
 
 void Network::run(Time until) {
+    until_ = until;
+    horizon_ = std::min(until_, stall_deadline_);
     while (!queue_.empty() && !stopped_) {
         const Time next = queue_.top().time;
-        if (next > stall_deadline_ || next > until) {
+        if (next > horizon_) {
             if (std::min(next, until) > stall_deadline_) {
                 declare_stall();
                 return;

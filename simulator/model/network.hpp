@@ -2,6 +2,7 @@
 // FIFOs and output arbitration, NICs with outstanding-request limits, a block transfer
 // engine (BTE) and a PCI bus. Workloads drive it through transfers and timers.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <limits>
@@ -162,8 +163,12 @@ public:
     // The fabric a transfer from src to dst takes: one that connects them, and back when its
     // responses travel on the fabric (reads always; writes with in-band acknowledgements).
     int choose_fabric(int src, int dst, bool read = false) const;
-    bool connects(int fabric, int src, int dst, bool read) const;
-    bool needs_return(bool read) const;
+    bool connects(int fabric, int src, int dst, bool read) const {
+        return routing_.hop_count(fabric, src, dst) != Routing::kUnreachable &&
+               (!needs_return(read) ||
+                routing_.hop_count(fabric, dst, src) != Routing::kUnreachable);
+    }
+    bool needs_return(bool read) const { return read || params_.acks == AckPath::inband; }
     // Payload MB/s a node's links can inject (all its fabrics, headers taken off).
     double injection_capacity_mbps(int node) const;
     // Pairs that ever carried a transfer.
@@ -262,6 +267,7 @@ private:
     void progress() {
         stats_.last_progress = now_;
         stall_deadline_ = stall_ == kForever ? kForever : now_ + stall_;
+        horizon_ = std::min(until_, stall_deadline_);
     }
     Time slowest_hop() const;
 
@@ -272,9 +278,10 @@ private:
     Time now_ = 0;
     bool stopped_ = false, deadlocked_ = false, stalled_ = false;
     Time stall_ = kForever;
-    // last_progress + stall_ while transfers are pending, else never: the run loop's one
-    // compare per event.
+    // last_progress + stall_ while transfers are pending, else never; the run loop compares
+    // each event's time with the earlier of it and the time limit, once.
     Time stall_deadline_ = kForever;
+    Time until_ = kForever, horizon_ = kForever;
     Window window_;
     std::vector<std::uint8_t> pair_used_;  // [src * nodes + dst]
 

@@ -228,7 +228,10 @@ void Network::answered(std::uint32_t tid) {
     Transfer &t = transfers_[tid];
     if (++t.answered < t.packets) return;
     t.live = false;
-    if (--live_transfers_ == 0) stall_deadline_ = kForever;
+    if (--live_transfers_ == 0) {
+        stall_deadline_ = kForever;
+        horizon_ = until_;
+    }
     ++stats_.transfers_done;
     if (t.counted) {
         const Time latency = now_ - t.queued;
