@@ -33,14 +33,14 @@ std::vector<int> sweep_counts(const std::string &sweep, const Topology &topo) {
 
 int run_once(const Topology &topo, CommandLine &cl, bool restricted, Time limit) {
     cl.workload.messages.restricted = restricted;
-    const Results r = run_simulation(topo, cl.params, cl.workload, limit);
+    const Results r = run_simulation(topo, cl.params, cl.workload, limit, cl.measure);
     std::cout << (cl.json ? to_json(r, true) : to_text(r));
     if (!cl.csv_dir.empty()) write_csv(r, cl.csv_dir);
     if (!cl.plot_dir.empty()) {
         const std::string err = plot_run(r, cl.plot_dir);
         if (!err.empty()) die(err);
     }
-    return r.deadlock ? 3 : 0;
+    return r.deadlock || r.stalled ? 3 : 0;
 }
 
 void print_sweep_row(const Results &r, int n, bool restricted) {
@@ -60,8 +60,8 @@ int run_sweep(const Topology &topo, CommandLine &cl, const std::vector<int> &cou
         for (bool restricted : modes) {
             cl.workload.nodes = n;
             cl.workload.messages.restricted = restricted;
-            rows.push_back(run_simulation(topo, cl.params, cl.workload, limit));
-            deadlock |= rows.back().deadlock;
+            rows.push_back(run_simulation(topo, cl.params, cl.workload, limit, cl.measure));
+            deadlock |= rows.back().deadlock || rows.back().stalled;
             if (!cl.json) print_sweep_row(rows.back(), n, restricted);
         }
     if (cl.json) std::cout << sweep_json(rows);
@@ -73,7 +73,42 @@ int run_sweep(const Topology &topo, CommandLine &cl, const std::vector<int> &cou
     return deadlock ? 3 : 0;
 }
 
-// Exit status: 0, or 3 when a run deadlocked.
+std::vector<double> sweep_loads(const std::string &list) {
+    std::vector<double> loads;
+    std::stringstream ss(list);
+    for (std::string item; std::getline(ss, item, ',');) {
+        double load = 0;
+        try {
+            std::size_t used = 0;
+            load = std::stod(item, &used);
+            if (used != item.size()) load = 0;
+        } catch (const std::exception &) {
+        }
+        if (!(load > 0 && load <= 100)) die("--sweep-load: '" + item + "' is not a load in (0, 100]");
+        loads.push_back(load);
+    }
+    return loads;
+}
+
+// One open-loop run per offered load: the latency-versus-load table and the saturation point.
+int run_load_sweep(const Topology &topo, CommandLine &cl, Time limit) {
+    std::vector<Results> rows;
+    bool stopped = false;
+    for (double load : sweep_loads(cl.sweep_load)) {
+        cl.workload.load = load;
+        rows.push_back(run_simulation(topo, cl.params, cl.workload, limit, cl.measure));
+        stopped |= rows.back().deadlock || rows.back().stalled;
+    }
+    std::cout << (cl.json ? load_sweep_json(rows) : load_sweep_text(rows));
+    if (!cl.csv_dir.empty()) write_load_sweep_csv(rows, cl.csv_dir + "/load_sweep.csv");
+    if (!cl.plot_dir.empty()) {
+        const std::string err = plot_load_sweep(rows, cl.plot_dir);
+        if (!err.empty()) die(err);
+    }
+    return stopped ? 3 : 0;
+}
+
+// Exit status: 0, or 3 when a run deadlocked or stalled.
 int simulate(CommandLine &cl) {
     Topology topo = make_topology(cl.topology, cl.fabrics);
     if (!cl.routing.empty()) topo.routing = cl.routing;
@@ -83,6 +118,7 @@ int simulate(CommandLine &cl) {
     for (const std::string &dir : {cl.csv_dir, cl.plot_dir})
         if (!dir.empty()) std::filesystem::create_directories(dir);
 
+    if (!cl.sweep_load.empty()) return run_load_sweep(topo, cl, limit);
     std::vector<int> counts = sweep_counts(cl.sweep, topo);
     if (counts.empty() && modes.size() == 1) return run_once(topo, cl, modes[0], limit);
     // Both protocols without a sweep: one node count, two rows.

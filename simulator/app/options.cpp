@@ -24,7 +24,8 @@ Topology
   --fabric-choice C      shortest (default) | balance | x | y
 
 Workload
-  --workload W           alltoall (default) | permutation | hotspot | pingpong | phase3b | trace
+  --workload W           alltoall (default) | permutation | hotspot | pingpong | phase3b |
+                         trace | openloop
   --nodes N              use nodes 0..N-1 (default: all)
   --message-bytes B      long-message size (default 524288)
   --rounds R             messages per pair / per node (default 1)
@@ -33,13 +34,35 @@ Workload
   --window W             transfers in flight per message (default 2)
   --setup-us T           per-message handshake (default 5)
   --hot-fraction F       hotspot: share of messages to node 0 (default 1)
-  --request-bytes B      phase3b transfer size (default 4096)
+  --request-bytes B      phase3b transfer size (default 4096); openloop (default one packet)
   --read-fraction F      phase3b share of reads (default 0.5)
   --rate R               phase3b requests per second per node (default 4700)
   --trace FILE           trace: lines "time_us src dst bytes send|read|write"
   --seed S               random seed (default 1)
-  --time-limit-us T      stop after T us of simulated time (phase3b default 20000)
+  --time-limit-us T      stop after T us of simulated time (phase3b default 20000
+                         without --measure)
   --sweep-nodes LIST     run once per node count, e.g. 2,4,8,16,32,64
+
+Open-loop experiments (--workload openloop)
+  --load F               offered load per node, a fraction of its injection capacity (0.1)
+  --injection I          bernoulli (default; one try per transfer time, load capped at 1) |
+                         poisson
+  --pattern P            uniform (default) | permutation | transpose | hotspot | alltoall
+  --self                 destinations include the source itself
+  --sweep-load LIST      one run per offered load, e.g. 0.1,0.2,...,0.9: latency against
+                         offered load and the saturation point (implies --workload openloop)
+  --acks A               write acknowledgements: inband (default) | separate (an ideal path
+                         of its own) | none (writes end on arrival and hold no request slot)
+
+Measurement
+  --warmup T             statistics start T us into the run (default 0)
+  --measure T            ... and count only what is injected in the next T us; the run then
+                         goes on until the window's transfers are done (default: whole run)
+  --drain-us T           at most T us after the window for that (default: the window's length)
+  --stall-us T           no packet reaching a NIC for T us with work pending stops the run as
+                         stalled, exit status 3 (default 1000; 0: never)
+  --steady-tolerance F   the window's halves may differ by this fraction in throughput and
+                         mean latency and still count as steady (default 0.1)
 
 Hardware (ServerNet I defaults)
   --symbol-mhz F (50)  --link-mbps F (50)  --link-delay-ns F (10)  --hop-latency-ns F (300)
@@ -59,24 +82,30 @@ Output
 )";
 
 // Every option that takes a value (an unknown one is named as unknown, not as missing a value).
-const std::set<std::string> kValueFlags = {"--arbitration",
+const std::set<std::string> kValueFlags = {"--acks",
+                                           "--arbitration",
                                            "--bte-engines",
                                            "--chunk-bytes",
                                            "--csv",
                                            "--disk-burst-bytes",
                                            "--disk-mbps",
+                                           "--drain-us",
                                            "--fabric-choice",
                                            "--fabrics",
                                            "--fifo-bytes",
                                            "--header-bytes",
                                            "--hop-latency-ns",
                                            "--hot-fraction",
+                                           "--injection",
+                                           "--load",
                                            "--link-delay-ns",
                                            "--link-mbps",
                                            "--max-payload",
+                                           "--measure",
                                            "--message-bytes",
                                            "--nodes",
                                            "--outstanding",
+                                           "--pattern",
                                            "--pci-mbps",
                                            "--pci-read-latency-ns",
                                            "--pci-write-ns",
@@ -90,12 +119,16 @@ const std::set<std::string> kValueFlags = {"--arbitration",
                                            "--seed",
                                            "--series-bin-us",
                                            "--setup-us",
+                                           "--stall-us",
+                                           "--steady-tolerance",
+                                           "--sweep-load",
                                            "--sweep-nodes",
                                            "--symbol-mhz",
                                            "--time-limit-us",
                                            "--topology",
                                            "--trace",
                                            "--turnaround-ns",
+                                           "--warmup",
                                            "--window",
                                            "--workload"};
 
@@ -128,6 +161,7 @@ std::uint64_t to_bytes(const std::string &flag, const std::string &v, long hi) {
 struct Parser {
     CommandLine &cl;
     bool disk_set = false;  // --disk-mbps given: phase3b keeps it instead of its default
+    bool workload_set = false;
 
     bool topology_option(const std::string &flag, const std::string &v) {
         Params &p = cl.params;
@@ -155,8 +189,10 @@ struct Parser {
 
     bool workload_option(const std::string &flag, const std::string &v) {
         WorkloadOptions &w = cl.workload;
-        if (flag == "--workload")
+        if (flag == "--workload") {
             w.kind = v;
+            workload_set = true;
+        }
         else if (flag == "--nodes")
             w.nodes = to_int(flag, v, 2, 1 << 16);
         else if (flag == "--message-bytes")
@@ -176,7 +212,7 @@ struct Parser {
         else if (flag == "--hot-fraction")
             w.hot_fraction = nonneg(flag, v);
         else if (flag == "--request-bytes")
-            w.transfer_bytes = to_bytes(flag, v, 1L << 32);
+            w.transfer_bytes = w.open_loop_bytes = to_bytes(flag, v, 1L << 32);
         else if (flag == "--read-fraction")
             w.read_fraction = nonneg(flag, v);
         else if (flag == "--rate")
@@ -249,6 +285,50 @@ struct Parser {
         return true;
     }
 
+    bool open_loop_option(const std::string &flag, const std::string &v) {
+        WorkloadOptions &w = cl.workload;
+        if (flag == "--load") {
+            w.load = to_double(flag, v);
+            if (!(w.load > 0)) die(flag + ": must be positive");
+        } else if (flag == "--injection") {
+            if (v != "bernoulli" && v != "poisson") die(flag + ": bernoulli or poisson");
+            w.injection = v;
+        } else if (flag == "--pattern") {
+            w.pattern = v;
+        } else if (flag == "--sweep-load") {
+            cl.sweep_load = v;
+        } else if (flag == "--acks") {
+            if (v == "inband")
+                cl.params.acks = AckPath::inband;
+            else if (v == "separate")
+                cl.params.acks = AckPath::separate;
+            else if (v == "none")
+                cl.params.acks = AckPath::none;
+            else
+                die(flag + ": inband, separate or none");
+        } else {
+            return false;
+        }
+        return true;
+    }
+
+    bool measurement_option(const std::string &flag, const std::string &v) {
+        Measurement &m = cl.measure;
+        if (flag == "--warmup")
+            m.warmup_us = nonneg(flag, v);
+        else if (flag == "--measure")
+            m.measure_us = nonneg(flag, v);
+        else if (flag == "--drain-us")
+            m.drain_us = nonneg(flag, v);
+        else if (flag == "--stall-us")
+            cl.params.stall_us = nonneg(flag, v);
+        else if (flag == "--steady-tolerance")
+            cl.params.steady_tolerance = nonneg(flag, v);
+        else
+            return false;
+        return true;
+    }
+
     bool output_option(const std::string &flag, const std::string &v) {
         if (flag == "--csv")
             cl.csv_dir = v;
@@ -262,6 +342,7 @@ struct Parser {
     void set(const std::string &flag, const std::string &v) {
         if (!topology_option(flag, v) && !workload_option(flag, v) &&
             !link_and_router_option(flag, v) && !nic_and_bus_option(flag, v) &&
+            !open_loop_option(flag, v) && !measurement_option(flag, v) &&
             !output_option(flag, v))
             die("unknown option '" + flag + "' (see --help)");
     }
@@ -273,12 +354,24 @@ struct Parser {
         if (p.symbol_mhz <= 0 || p.link_mbps < 0) die("link bandwidth must be positive");
         if (w.read_fraction > 1 || w.hot_fraction > 1) die("fractions must be within [0, 1]");
         if (w.kind == "trace" && w.trace_path.empty()) die("--workload trace needs --trace FILE");
+        if (!cl.sweep_load.empty()) {
+            if (workload_set && w.kind != "openloop")
+                die("--sweep-load runs the openloop workload, not " + w.kind);
+            if (!cl.sweep.empty()) die("--sweep-load and --sweep-nodes: one sweep at a time");
+            w.kind = "openloop";
+        }
+        // Open loops never finish: without a window or a limit, measure a default window.
+        if (w.kind == "openloop" && cl.measure.measure_us <= 0 && cl.time_limit_us < 0) {
+            if (cl.measure.warmup_us <= 0) cl.measure.warmup_us = 500;
+            cl.measure.measure_us = 2000;
+        }
+        const bool window = cl.measure.measure_us > 0;
         if (w.kind == "phase3b") {
             if (!disk_set) p.disk_mbps = 8.0;
-            if (cl.time_limit_us < 0) cl.time_limit_us = 20000;
+            if (cl.time_limit_us < 0 && !window) cl.time_limit_us = 20000;
         }
-        if (p.disk_mbps > 0 && cl.time_limit_us < 0)
-            die("--disk-mbps keeps the PCI bus busy forever: give --time-limit-us");
+        if (p.disk_mbps > 0 && cl.time_limit_us < 0 && !window)
+            die("--disk-mbps keeps the PCI bus busy forever: give --time-limit-us or --measure");
     }
 };
 
@@ -327,6 +420,10 @@ CommandLine parse_command_line(int argc, char **argv) {
         }
         if (flag == "--json") {
             cl.json = true;
+            continue;
+        }
+        if (flag == "--self") {
+            cl.workload.self = true;
             continue;
         }
         if (flag.rfind("--", 0) != 0) die("unexpected argument '" + flag + "' (see --help)");

@@ -3,6 +3,7 @@
 #pragma once
 #include <string>
 
+#include "app/run.hpp"
 #include "model/params.hpp"
 #include "traffic/workload.hpp"
 
@@ -17,7 +18,9 @@ struct CommandLine {
     std::string routing;                    // empty: the topology's own rule
     std::string protocol = "unrestricted";  // restricted | unrestricted | both
     std::string sweep;                      // --sweep-nodes list; empty: one node count
+    std::string sweep_load;                 // --sweep-load list of offered loads
     double time_limit_us = -1;              // <0: run until the workload finishes
+    Measurement measure;                    // --warmup, --measure, --drain-us
     bool json = false;
     std::string csv_dir, plot_dir;
 };

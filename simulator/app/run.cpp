@@ -2,17 +2,41 @@
 #include "app/run.hpp"
 
 #include <chrono>
-#include <limits>
 
 namespace sansim {
+namespace {
+
+// Every pair the workload may use must be connected, both ways for the responses; other
+// pairs may be unreachable (a butterfly's sinks need not reach each other).
+void check_pairs(const Network &net, const Workload &work) {
+    const bool back = net.needs_return(work.reads());
+    work.each_pair([&](int src, int dst) {
+        const std::string why = unreachable_pair(net.topology(), net.routing(), src, dst, back);
+        if (!why.empty()) throw TopologyError(why);
+    });
+}
+
+// Sets the window; returns the time limit the run needs (0: none).
+Time apply_window(Network &net, const Measurement &m, Time time_limit) {
+    if (!m.given()) return time_limit;
+    const Time begin = from_us(m.warmup_us);
+    const Time end = m.measure_us > 0 ? begin + from_us(m.measure_us) : kForever;
+    net.set_window(begin, end);
+    if (time_limit > 0 || end == kForever) return time_limit;
+    return end + from_us(m.drain_us >= 0 ? m.drain_us : m.measure_us);
+}
+
+}  // namespace
 
 Results run_simulation(const Topology &topo, const Params &params, const WorkloadOptions &work,
-                       Time time_limit) {
+                       Time time_limit, const Measurement &measure) {
     Network net(topo, params);
     auto wl = make_workload(work, net);
+    check_pairs(net, *wl);
+    const Time limit = apply_window(net, measure, time_limit);
     const auto t0 = std::chrono::steady_clock::now();
     wl->start(net);
-    net.run(time_limit > 0 ? time_limit : std::numeric_limits<Time>::max());
+    net.run(limit > 0 ? limit : kForever);
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     net.finish_statistics();

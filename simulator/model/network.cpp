@@ -14,6 +14,10 @@ const char *arbitration_name(Arbitration a) {
     return a == Arbitration::round_robin ? "round_robin" : "oldest_first";
 }
 
+const char *ack_path_name(AckPath a) {
+    return a == AckPath::inband ? "inband" : a == AckPath::separate ? "separate" : "none";
+}
+
 const char *fabric_choice_name(FabricChoice f) {
     switch (f) {
         case FabricChoice::shortest: return "shortest";
@@ -90,6 +94,11 @@ Network::Network(const Topology &topo, const Params &params)
     for (Nic &nic : nics_)
         for (NicPort &p : nic.port) p.resp_head = p.resp_tail = p.req_head = p.req_tail = kNil;
     stats_.series_bin = std::max<Time>(1, from_us(params_.series_bin_us));
+    pair_used_.assign(static_cast<std::size_t>(topo_.nodes) * static_cast<std::size_t>(topo_.nodes),
+                      0);
+    // Past a simulated hour the stall time could overflow the clock: never.
+    if (params_.stall_us > 0 && params_.stall_us < 3.6e9)
+        stall_ = std::max(from_us(params_.stall_us), 100 * slowest_hop());
     if (params_.disk_mbps > 0 && params_.pci_mbps > 0) {
         // Reads and writes each at disk_mbps: one burst every burst / (2 * rate).
         disk_interval_ = static_cast<Time>(params_.disk_burst_bytes / (2.0 * params_.disk_mbps) *
@@ -105,12 +114,12 @@ Time Network::payload_time(int bytes) const {
     return ps_per_byte(mbps) * bytes;
 }
 
-int Network::choose_fabric(int src, int dst) const {
+int Network::choose_fabric(int src, int dst, bool read) const {
     if (topo_.fabrics == 1) return 0;
     const int hx = routing_.hop_count(0, src, dst);
     const int hy = routing_.hop_count(1, src, dst);
-    if (hx == Routing::kUnreachable) return 1;
-    if (hy == Routing::kUnreachable) return 0;
+    if (!connects(0, src, dst, read)) return 1;
+    if (!connects(1, src, dst, read)) return 0;
     switch (params_.fabric_choice) {
         case FabricChoice::x_only: return 0;
         case FabricChoice::y_only: return 1;
@@ -129,8 +138,15 @@ void Network::schedule_timer(Time at, TransferClient *client, std::uint32_t arg)
 }
 
 void Network::run(Time until) {
+    until_ = until;
+    horizon_ = std::min(until_, stall_deadline_);
     while (!queue_.empty() && !stopped_) {
-        if (queue_.top().time > until) {
+        const Time next = queue_.top().time;
+        if (next > horizon_) {
+            if (std::min(next, until) > stall_deadline_) {
+                declare_stall();
+                return;
+            }
             now_ = until;
             return;
         }
@@ -171,6 +187,7 @@ void Network::dispatch(const Event &e) {
         case kNicRx: nic_receive(static_cast<int>(e.a), e.b); break;
         case kTimer: clients_[e.a]->timer(*this, e.b); break;
         case kDisk: disk_burst(static_cast<int>(e.a)); break;
+        case kWindowEdge: window_edge(e.a != 0); break;
         default:
             pci_done(static_cast<int>(e.a), static_cast<PciOp>(e.kind() - kPciDone), e.b);
             break;

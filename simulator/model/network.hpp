@@ -2,14 +2,17 @@
 // FIFOs and output arbitration, NICs with outstanding-request limits, a block transfer
 // engine (BTE) and a PCI bus. Workloads drive it through transfers and timers.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "engine/event_queue.hpp"
 #include "engine/histogram.hpp"
 #include "engine/time.hpp"
+#include "engine/time_series.hpp"
 #include "model/params.hpp"
 #include "topology/routing.hpp"
 #include "topology/topology.hpp"
@@ -31,6 +34,7 @@ enum class PacketKind : std::uint8_t { write_request, read_request, write_respon
 struct Packet {
     Time tail_at = 0;     // when the tail reaches the current device
     Time created = 0;     // requests: when queued at the initiating NIC (start of RTT)
+    Time issued = 0;      // when the BTE took an outstanding-request slot for it
     std::uint32_t transfer = 0;
     std::uint32_t next = 0;  // intrusive queue link
     std::int32_t src = 0, dst = 0;
@@ -43,6 +47,7 @@ struct Transfer {
     int initiator = 0, target = 0;
     std::uint64_t bytes = 0, delivered = 0;
     bool read = false, live = false;
+    bool counted = false;  // queued inside the measurement window: its statistics count
     int fabric = 0;
     std::uint32_t packets = 0, issued = 0, answered = 0;
     Time queued = 0;
@@ -93,6 +98,27 @@ struct Nic {
     Time pci_free = 0, pci_busy = 0;
     std::uint64_t tx_payload = 0, rx_payload = 0;
     std::uint64_t requests = 0;
+    // Inside the measurement window: payload delivered from and to this node, the last such
+    // deliveries, and the latency of the transfers it initiated.
+    std::uint64_t tx_window = 0, rx_window = 0;
+    Time last_tx = -1, last_rx = -1;
+    Histogram latency;
+};
+
+constexpr Time kForever = std::numeric_limits<Time>::max();
+
+// Statistics count packets and transfers injected in [begin, end) and deliveries made in it;
+// without a window given, that is the whole run.
+struct Window {
+    Time begin = 0, end = kForever;
+    bool given = false;
+};
+
+// Busy times at an instant, open intervals included: link channels, NIC exhaustion, PCI.
+struct Snapshot {
+    bool taken = false;
+    Time at = 0;
+    std::vector<Time> channel_busy, nic_exhausted, nic_pci;
 };
 
 struct NetworkStats {
@@ -102,11 +128,20 @@ struct NetworkStats {
     std::uint64_t payload_delivered = 0;   // bytes that reached their destination
     std::uint64_t duplicate_deliveries = 0;
     std::uint64_t transfers_done = 0;
-    Histogram packet_rtt;
-    Histogram transfer_latency;  // queued at the BTE to last response
+    Histogram packet_rtt;         // request queued at the NIC port to response received
+    Histogram request_rtt;        // slot taken by the BTE (its PCI read included) to response
+    Histogram transfer_latency;   // queued at the BTE to last response
+    TimeSeries series;            // deliveries and transfer latencies over time
     std::vector<Time> or_series;  // exhausted NIC-time per bin, summed over NICs
     Time series_bin = 0;
     Time first_injection = -1, last_delivery = 0;
+    std::uint64_t payload_delivered_window = 0;
+    std::uint64_t payload_injected_window = 0;  // bytes of the transfers queued in the window
+    std::uint64_t window_transfers = 0, window_live = 0;  // queued in the window; not yet done
+    // The last packet to reach a NIC, or work arriving at an idle network: a run whose
+    // pending work sees no progress for the stall time is stopped.
+    Time last_progress = 0;
+    Snapshot window_start, window_stop;
 };
 
 class Network {
@@ -125,7 +160,28 @@ public:
                                  TransferClient *client, std::uint64_t tag);
     const Transfer &transfer(std::uint32_t id) const { return transfers_[id]; }
     void schedule_timer(Time at, TransferClient *client, std::uint32_t arg);
-    int choose_fabric(int src, int dst) const;
+    // The fabric a transfer from src to dst takes: one that connects them, and back when its
+    // responses travel on the fabric (reads always; writes with in-band acknowledgements).
+    int choose_fabric(int src, int dst, bool read = false) const;
+    bool connects(int fabric, int src, int dst, bool read) const {
+        return routing_.hop_count(fabric, src, dst) != Routing::kUnreachable &&
+               (!needs_return(read) ||
+                routing_.hop_count(fabric, dst, src) != Routing::kUnreachable);
+    }
+    bool needs_return(bool read) const { return read || params_.acks == AckPath::inband; }
+    // Payload MB/s a node's links can inject (all its fabrics, headers taken off).
+    double injection_capacity_mbps(int node) const;
+    // Pairs that ever carried a transfer.
+    bool pair_used(int src, int dst) const {
+        return pair_used_[static_cast<std::size_t>(src) * static_cast<std::size_t>(nodes()) +
+                          static_cast<std::size_t>(dst)] != 0;
+    }
+
+    // The measurement window (set before the run). Once it has ended and every transfer
+    // queued in it is done, the run stops.
+    void set_window(Time begin, Time end);
+    const Window &window() const { return window_; }
+    bool in_window(Time t) const { return t >= window_.begin && t < window_.end; }
 
     // Runs until the queue drains, stop() is called, or simulated time passes `until`.
     void run(Time until);
@@ -134,6 +190,12 @@ public:
     // Transfers queued or in flight; non-zero after run() with an empty queue is a deadlock.
     std::uint64_t live_transfers() const { return live_transfers_; }
     bool deadlocked() const { return deadlocked_; }
+    // No packet reached a NIC for stall_time() with transfers pending; the run was stopped
+    // then. deadlocked() as well when packets sat in router FIFOs with every link idle.
+    bool stalled() const { return stalled_; }
+    Time stall_time() const { return stall_; }
+    // Busy times now, open intervals included.
+    Snapshot snapshot() const;
     // Closes open exhaustion intervals so statistics cover [0, now].
     void finish_statistics();
 
@@ -146,7 +208,9 @@ public:
 
 private:
     // The end of a PCI transaction is event kind kPciDone + its PciOp.
-    enum EventKind : std::uint32_t { kHeadReady, kTailOut, kNicRx, kTimer, kDisk, kPciDone };
+    enum EventKind : std::uint32_t {
+        kHeadReady, kTailOut, kNicRx, kTimer, kDisk, kWindowEdge, kPciDone
+    };
     enum PciOp : std::uint32_t {
         kBteFetch, kTargetWrite, kTargetRead, kInitiatorWrite, kDiskIo,
         kTurnaround  // not on the bus: a response whose AVT processing time has elapsed
@@ -190,19 +254,36 @@ private:
     Time pci_read_time(int bytes) const;
     Time pci_write_time(int bytes) const;
     void make_response(int nic, std::uint32_t request);
+    void write_arrived(int nic, std::uint32_t request);
+    Time separate_ack_time(const Packet &response) const;
     void deliver(std::uint32_t pkt);
     void answered(std::uint32_t transfer);
     void or_acquire(int nic);
     void or_release(int nic);
     void add_exhausted(Time from, Time to);
     void disk_burst(int nic);
+    void window_edge(bool end);
+    void declare_stall();
+    void progress() {
+        stats_.last_progress = now_;
+        stall_deadline_ = stall_ == kForever ? kForever : now_ + stall_;
+        horizon_ = std::min(until_, stall_deadline_);
+    }
+    Time slowest_hop() const;
 
     Topology topo_;
     Params params_;
     Routing routing_;
     EventQueue queue_;
     Time now_ = 0;
-    bool stopped_ = false, deadlocked_ = false;
+    bool stopped_ = false, deadlocked_ = false, stalled_ = false;
+    Time stall_ = kForever;
+    // last_progress + stall_ while transfers are pending, else never; the run loop compares
+    // each event's time with the earlier of it and the time limit, once.
+    Time stall_deadline_ = kForever;
+    Time until_ = kForever, horizon_ = kForever;
+    Window window_;
+    std::vector<std::uint8_t> pair_used_;  // [src * nodes + dst]
 
     std::vector<Channel> channels_;
     std::vector<ChannelEnds> channel_ends_;

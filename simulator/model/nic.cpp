@@ -24,13 +24,27 @@ std::uint32_t Network::start_transfer(int initiator, int target, std::uint64_t b
     t.bytes = bytes;
     t.read = read;
     t.live = true;
-    t.fabric = choose_fabric(initiator, target);
+    t.fabric = choose_fabric(initiator, target, read);
+    if (!connects(t.fabric, initiator, target, read))  // workloads declare their pairs: a slip
+        throw TopologyError(
+            unreachable_pair(topo_, routing_, initiator, target, needs_return(read)));
     const auto mp = static_cast<std::uint64_t>(params_.max_payload);
     t.packets = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, (bytes + mp - 1) / mp));
     t.queued = now_;
     t.client = client;
     t.tag = tag;
+    t.counted = in_window(now_);
+    if (t.counted) {
+        ++stats_.window_transfers;
+        ++stats_.window_live;
+        stats_.payload_injected_window += bytes;
+        stats_.series.add_injection(now_);
+    }
+    // Work arriving at an idle network starts the stall clock afresh.
+    if (live_transfers_ == 0) progress();
     ++live_transfers_;
+    pair_used_[static_cast<std::size_t>(initiator) * static_cast<std::size_t>(topo_.nodes) +
+               static_cast<std::size_t>(target)] = 1;
     stats_.payload_injected += bytes;
     nics_[static_cast<std::size_t>(initiator)].bte_queue.push_back(id);
     bte_step(initiator);
@@ -56,7 +70,8 @@ void Network::bte_step(int n) {
                                     t.bytes > offset ? t.bytes - offset : 0));
         if (++t.issued == t.packets)
             nic.bte_active.erase(nic.bte_active.begin() + static_cast<std::ptrdiff_t>(slot));
-        or_acquire(n);
+        // Without acknowledgements nothing would free a write's slot: it takes none.
+        if (t.read || params_.acks != AckPath::none) or_acquire(n);
         const std::uint32_t pkt = alloc_packet();
         Packet &p = packets_[pkt];
         p.transfer = tid;
@@ -64,6 +79,7 @@ void Network::bte_step(int n) {
         p.dst = t.target;
         p.fabric = static_cast<std::uint8_t>(t.fabric);
         p.payload = chunk;
+        p.issued = now_;
         if (t.read) {
             // The payload comes back in the response; the request is header only.
             p.kind = PacketKind::read_request;
@@ -109,15 +125,9 @@ void Network::nic_enqueue(int n, std::uint32_t pkt, bool response) {
 
 void Network::nic_receive(int n, std::uint32_t pkt) {
     Packet &p = packets_[pkt];
+    progress();
     switch (p.kind) {
-        case PacketKind::write_request:
-            deliver(pkt);
-            if (params_.pci_mbps > 0) {
-                pci(n, pci_write_time(p.payload), kTargetWrite, pkt);
-            } else {
-                make_response(n, pkt);
-            }
-            break;
+        case PacketKind::write_request: write_arrived(n, pkt); break;
         case PacketKind::read_request:
             if (params_.pci_mbps > 0) {
                 pci(n, pci_read_time(p.payload), kTargetRead, pkt);
@@ -127,7 +137,10 @@ void Network::nic_receive(int n, std::uint32_t pkt) {
             break;
         case PacketKind::write_response:
         case PacketKind::read_response: {
-            stats_.packet_rtt.add(now_ - p.created);
+            if (in_window(p.issued)) {
+                stats_.packet_rtt.add(now_ - p.created);
+                stats_.request_rtt.add(now_ - p.issued);
+            }
             or_release(n);
             if (p.kind == PacketKind::read_response) {
                 deliver(pkt);
@@ -145,6 +158,29 @@ void Network::nic_receive(int n, std::uint32_t pkt) {
     }
 }
 
+// The AVT writes the payload over PCI and answers; without acknowledgements the write is done
+// as its data arrives.
+void Network::write_arrived(int n, std::uint32_t pkt) {
+    deliver(pkt);
+    const std::uint32_t tid = packets_[pkt].transfer;
+    if (params_.pci_mbps > 0)
+        pci(n, pci_write_time(packets_[pkt].payload), kTargetWrite, pkt);
+    else if (params_.acks != AckPath::none)
+        make_response(n, pkt);
+    if (params_.acks != AckPath::none) return;
+    if (params_.pci_mbps <= 0) free_packet(pkt);
+    answered(tid);  // may start transfers: nothing of the packet is used after it
+}
+
+// An acknowledgement on the ideal separate path: the zero-load time of a header-only packet
+// over as many routers as the request crossed, at the default link figures.
+Time Network::separate_ack_time(const Packet &response) const {
+    const Time hops = routing_.hop_count(response.fabric, response.dst, response.src);
+    const double mbps = params_.link_mbps > 0 ? params_.link_mbps : params_.symbol_mhz;
+    const Time delay = from_ns(params_.link_delay_ns);
+    return ps_per_byte(mbps) * response.length + (hops + 1) * delay + hops * hop_latency_;
+}
+
 void Network::make_response(int n, std::uint32_t request_pkt) {
     Packet &rq = packets_[request_pkt];
     const bool read = rq.kind == PacketKind::read_request;
@@ -153,6 +189,11 @@ void Network::make_response(int n, std::uint32_t request_pkt) {
     std::swap(rq.src, rq.dst);
     rq.phase = 0;
     rq.length = static_cast<std::uint16_t>(params_.header_bytes + (read ? rq.payload : 0));
+    if (!read && params_.acks == AckPath::separate) {
+        queue_.push(now_ + turnaround_ + separate_ack_time(rq), kNicRx,
+                    static_cast<std::uint32_t>(rq.dst), request_pkt);
+        return;
+    }
     if (turnaround_ > 0) {
         queue_.push(now_ + turnaround_, pci_event(kTurnaround), static_cast<std::uint32_t>(n),
                     request_pkt);
@@ -169,18 +210,37 @@ void Network::deliver(std::uint32_t pkt) {
     t.delivered += p.payload;
     if (t.delivered > t.bytes) ++stats_.duplicate_deliveries;
     stats_.payload_delivered += p.payload;
-    nics_[static_cast<std::size_t>(p.dst)].rx_payload += p.payload;
-    nics_[static_cast<std::size_t>(p.src)].tx_payload += p.payload;
+    Nic &to = nics_[static_cast<std::size_t>(p.dst)];
+    Nic &from = nics_[static_cast<std::size_t>(p.src)];
+    to.rx_payload += p.payload;
+    from.tx_payload += p.payload;
     stats_.last_delivery = now_;
+    stats_.series.add_bytes(now_, p.payload);
+    if (in_window(now_)) {
+        stats_.payload_delivered_window += p.payload;
+        to.rx_window += p.payload;
+        from.tx_window += p.payload;
+        to.last_rx = from.last_tx = now_;
+    }
 }
 
 void Network::answered(std::uint32_t tid) {
     Transfer &t = transfers_[tid];
     if (++t.answered < t.packets) return;
     t.live = false;
-    --live_transfers_;
+    if (--live_transfers_ == 0) {
+        stall_deadline_ = kForever;
+        horizon_ = until_;
+    }
     ++stats_.transfers_done;
-    stats_.transfer_latency.add(now_ - t.queued);
+    if (t.counted) {
+        const Time latency = now_ - t.queued;
+        stats_.transfer_latency.add(latency);
+        nics_[static_cast<std::size_t>(t.initiator)].latency.add(latency);
+        stats_.series.add_latency(t.queued, latency);
+        // The window's work is done: nothing more to measure.
+        if (--stats_.window_live == 0 && now_ >= window_.end) stop();
+    }
     free_transfers_.push_back(tid);
     if (t.client != nullptr) t.client->transfer_done(*this, tid, t.tag);
 }
@@ -211,6 +271,11 @@ void Network::pci_done(int n, PciOp op, std::uint32_t pkt) {
             bte_step(n);
             break;
         case kTargetWrite:
+            if (params_.acks == AckPath::none)
+                free_packet(pkt);
+            else
+                make_response(n, pkt);
+            break;
         case kTargetRead: make_response(n, pkt); break;
         case kInitiatorWrite: {
             const std::uint32_t tid = packets_[pkt].transfer;

@@ -7,6 +7,11 @@ namespace sansim {
 
 enum class Arbitration { round_robin, oldest_first };
 enum class FabricChoice { shortest, balance, x_only, y_only };
+// Where write responses (the acknowledgements) travel: on the fabric like any packet, on an
+// ideal separate path that takes the zero-load time and meets no contention, or nowhere (a
+// write is done when its data arrives and holds no outstanding-request slot). Read responses
+// carry the data and always travel on the fabric.
+enum class AckPath { inband, separate, none };
 
 struct Params {
     // Links and routers.
@@ -25,6 +30,7 @@ struct Params {
     int outstanding_limit = 4;  // SPAD configures 4; hardware max 8
     int bte_engines = 1;        // transfers a NIC issues concurrently (ServerNet I: 1)
     double nic_turnaround_ns = 0.0;  // AVT processing before a response is queued
+    AckPath acks = AckPath::inband;
 
     // PCI (32-bit, 33 MHz). bandwidth 0 disables the bus model (ideal endpoints).
     double pci_mbps = 132.0;
@@ -38,9 +44,16 @@ struct Params {
 
     // Statistics.
     double series_bin_us = 100.0;   // time-series bin for outstanding-request exhaustion
+    // A run with work pending and no packet reaching any NIC for this long has stalled and is
+    // stopped (0: never). Never less than 100 times the slowest packet's hop.
+    double stall_us = 1000.0;
+    // Throughput or mean latency differing by more than this fraction between the halves of
+    // the measurement window: the run did not reach a steady state.
+    double steady_tolerance = 0.1;
 };
 
 const char *arbitration_name(Arbitration a);
 const char *fabric_choice_name(FabricChoice f);
+const char *ack_path_name(AckPath a);
 
 }  // namespace sansim

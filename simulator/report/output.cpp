@@ -1,4 +1,5 @@
 // Renderings of Results: a text summary, JSON (nlohmann/json), CSV files.
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -29,8 +30,36 @@ std::string dist_text(const char *name, const Distribution &d) {
            fmt("%.3f", d.max_us) + "  (" + std::to_string(d.count) + " samples)\n";
 }
 
+// What the run measured over and whether it settled: the window, stall and steady state.
+nlohmann::json measurement_json(const Results &r) {
+    nlohmann::json steady = {{"known", r.steady_known},
+                             {"throughput", r.throughput_drift},
+                             {"latency", r.latency_drift},
+                             {"unfinished", r.unfinished},
+                             {"tolerance", r.steady_tolerance}};
+    return {{"window",
+             {{"given", r.window_given},
+              {"begin_us", r.span_begin_us},
+              {"end_us", r.span_end_us},
+              {"transfers", r.window_transfers},
+              {"undrained", r.window_undrained}}},
+            {"steady", r.steady},
+            {"steady_drift", steady},
+            {"stalled", r.stalled},
+            {"stall_us", r.stall_us},
+            {"transfers_pending", r.transfers_pending},
+            {"injection_capacity_mbps", r.capacity_mbps},
+            {"throughput_fraction", r.throughput_fraction},
+            {"injected_fraction", r.injected_fraction},
+            {"request_rtt", dist_json(r.request_rtt)},
+            {"request_limited_mbps", r.request_limited_mbps},
+            {"offered_load", r.offered_load},
+            {"zero_load_latency_us", r.zero_load_latency_us},
+            {"acks", r.acks}};
+}
+
 nlohmann::json summary_json(const Results &r) {
-    return {
+    nlohmann::json j = {
         {"topology", r.topology},
         {"workload", r.workload},
         {"nodes", r.nodes},
@@ -53,18 +82,84 @@ nlohmann::json summary_json(const Results &r) {
           {"bidir_mean", r.mean_bidir_mbps},
           {"bidir_min", r.min_bidir_mbps},
           {"bidir_max", r.max_bidir_mbps},
+          {"bidir_p50", r.p50_bidir_mbps},
+          {"bidir_p99", r.p99_bidir_mbps},
+          {"active_nodes", r.active_nodes},
+          {"senders", r.senders},
+          {"receivers", r.receivers},
           {"aggregate", r.aggregate_mbps}}},
         {"or_exhausted_mean_fraction", r.mean_or_exhausted},
         {"packet_rtt", dist_json(r.packet_rtt)},
         {"message_latency", dist_json(r.message_latency)},
         {"transfer_latency", dist_json(r.transfer_latency)},
     };
+    j.update(measurement_json(r));
+    return j;
 }
 
 std::ofstream open_out(const std::string &path) {
     std::ofstream f(path);
     if (!f) throw std::runtime_error(path + ": cannot write");
     return f;
+}
+
+// Why the run ended when it did not simply finish.
+std::string ending_text(const Results &r) {
+    const std::string pending = std::to_string(r.transfers_pending) + " transfers pending";
+    const std::string quiet = "no packet reached a NIC for " + fmt("%.0f", r.stall_us) +
+                              " us with " + pending + "; stopped at " +
+                              fmt("%.3f", r.stalled_at_us) + " us";
+    if (r.deadlock && r.stalled)
+        return "DEADLOCK: packets sit in router FIFOs waiting for each other and every link is "
+               "idle: " +
+               quiet + "\n";
+    if (r.deadlock) return "DEADLOCK: packets stopped moving with transfers still in flight\n";
+    if (r.stalled) return "STALLED: " + quiet + "\n";
+    if (r.complete) return "";
+    if (r.window_given)
+        return "note: " + std::to_string(r.window_undrained) +
+               " transfers queued in the measurement window were still in flight at the end "
+               "(raise --drain-us or --time-limit-us)\n";
+    if (r.open_loop)
+        return "note: open-loop traffic never finishes; the time limit ended the run with " +
+               pending + " (--measure gives a drained window)\n";
+    return "note: the time limit ended the run before the workload finished\n";
+}
+
+// Rates over the span, the spread of the nodes' own rates, and the steady-state check.
+std::string rates_text(const Results &r) {
+    std::ostringstream o;
+    if (r.window_given)
+        o << "measured " << fmt("%.3f", r.span_begin_us) << " to " << fmt("%.3f", r.span_end_us)
+          << " us: " << r.window_transfers << " transfers queued, " << r.window_undrained
+          << " still in flight at the end\n";
+    o << "per-node MB/s (active nodes): tx " << fmt("%.2f", r.mean_tx_mbps) << "  rx "
+      << fmt("%.2f", r.mean_rx_mbps) << "  bidirectional mean " << fmt("%.2f", r.mean_bidir_mbps)
+      << "; aggregate " << fmt("%.1f", r.aggregate_mbps)
+      << " MB/s = " << fmt("%.1f", 100 * r.throughput_fraction)
+      << "% of the senders' injection capacity (" << fmt("%.2f", r.capacity_mbps)
+      << " MB/s each)\n";
+    o << "per node over its own active time, bidirectional MB/s: min "
+      << fmt("%.2f", r.min_bidir_mbps) << "  p50 " << fmt("%.2f", r.p50_bidir_mbps) << "  p99 "
+      << fmt("%.2f", r.p99_bidir_mbps) << "  max " << fmt("%.2f", r.max_bidir_mbps) << "  ("
+      << r.active_nodes << " of " << r.nodes << " nodes active)\n";
+    if (r.offered_load >= 0)
+        o << "open loop: offered load " << fmt("%.3f", r.offered_load) << ", injected "
+          << fmt("%.3f", r.injected_fraction) << ", accepted " << fmt("%.3f", r.throughput_fraction)
+          << " of injection capacity; zero-load transfer "
+          << "latency " << fmt("%.3f", r.zero_load_latency_us) << " us, measured mean "
+          << fmt("%.3f", r.transfer_latency.mean_us) << " us\n";
+    if (!r.steady_known) {
+        o << "steady state: unknown (a half of the span delivered or queued nothing)\n";
+    } else {
+        const bool lat = !std::isnan(r.latency_drift);
+        o << "steady state: " << (r.steady ? "yes" : "NO") << " (between the halves throughput "
+          << fmt("%+.1f", 100 * r.throughput_drift) << "%, mean transfer latency "
+          << (lat ? fmt("%+.1f", 100 * r.latency_drift) + "%" : std::string("n/a")) << ", up to "
+          << fmt("%.1f", 100 * r.unfinished) << "% of a half's transfers unfinished; tolerance "
+          << fmt("%.0f", 100 * r.steady_tolerance) << "%)\n";
+    }
+    return o.str();
 }
 
 }  // namespace
@@ -74,20 +169,20 @@ std::string to_text(const Results &r) {
     o << "sansim: " << r.workload << " on " << r.topology << " (" << r.nodes << " nodes, "
       << r.fabrics << " fabric" << (r.fabrics > 1 ? "s" : "") << ", "
       << (r.restricted ? "restricted" : "unrestricted") << ")\n";
-    if (r.deadlock) o << "DEADLOCK: packets stopped moving with transfers still in flight\n";
-    else if (!r.complete) o << "note: the time limit ended the run before the workload finished\n";
+    o << ending_text(r);
     o << "simulated " << fmt("%.3f", r.sim_time_us) << " us in " << fmt("%.3f", r.wall_s)
       << " s wall; " << r.events << " events, " << fmt("%.3g", r.events_per_s) << " events/s\n";
     o << "packets " << r.packets << ", payload injected " << r.payload_injected << " B, delivered "
       << r.payload_delivered << " B, duplicates " << r.duplicates << ", mean hops "
       << fmt("%.2f", r.mean_hops) << "\n";
-    o << "per-node MB/s: tx " << fmt("%.2f", r.mean_tx_mbps) << "  rx " << fmt("%.2f", r.mean_rx_mbps)
-      << "  bidirectional mean " << fmt("%.2f", r.mean_bidir_mbps) << " (min "
-      << fmt("%.2f", r.min_bidir_mbps) << ", max " << fmt("%.2f", r.max_bidir_mbps)
-      << "); aggregate " << fmt("%.1f", r.aggregate_mbps) << " MB/s\n";
+    o << rates_text(r);
     o << "outstanding-request exhausted: " << fmt("%.1f", 100 * r.mean_or_exhausted)
       << "% of NIC time\n";
     o << dist_text("packet RTT", r.packet_rtt);
+    if (r.request_rtt.count > 0)
+        o << dist_text("request RTT (slot held, the BTE's PCI read included)", r.request_rtt)
+          << "request-limited bandwidth (outstanding x payload / mean request RTT): "
+          << fmt("%.2f", r.request_limited_mbps) << " MB/s\n";
     o << dist_text("message latency", r.message_latency);
     o << dist_text("transfer latency", r.transfer_latency);
     double max_util = 0;
@@ -101,10 +196,12 @@ std::string to_json(const Results &r, bool full) {
     if (full) {
         nlohmann::json nodes = nlohmann::json::array();
         for (const NodeResult &n : r.per_node)
-            nodes.push_back({{"node", n.node}, {"tx_mbps", n.tx_mbps}, {"rx_mbps", n.rx_mbps},
-                             {"bidir_mbps", n.bidir_mbps},
+            nodes.push_back({{"node", n.node}, {"active", n.active}, {"tx_mbps", n.tx_mbps},
+                             {"rx_mbps", n.rx_mbps}, {"bidir_mbps", n.bidir_mbps},
                              {"or_exhausted_fraction", n.or_exhausted_fraction},
-                             {"pci_utilization", n.pci_utilization}});
+                             {"pci_utilization", n.pci_utilization},
+                             {"latency_p50_us", n.latency_p50_us},
+                             {"latency_p99_us", n.latency_p99_us}});
         j["per_node"] = nodes;
         nlohmann::json links = nlohmann::json::array();
         for (const LinkResult &l : r.links)
@@ -127,10 +224,12 @@ std::string sweep_json(const std::vector<Results> &rows) {
 
 void write_csv(const Results &r, const std::string &dir) {
     auto nodes = open_out(dir + "/nodes.csv");
-    nodes << "node,tx_mbps,rx_mbps,bidir_mbps,or_exhausted_fraction,pci_utilization\n";
+    nodes << "node,tx_mbps,rx_mbps,bidir_mbps,or_exhausted_fraction,pci_utilization,active,"
+             "latency_p50_us,latency_p99_us\n";
     for (const NodeResult &n : r.per_node)
         nodes << n.node << ',' << n.tx_mbps << ',' << n.rx_mbps << ',' << n.bidir_mbps << ','
-              << n.or_exhausted_fraction << ',' << n.pci_utilization << '\n';
+              << n.or_exhausted_fraction << ',' << n.pci_utilization << ',' << (n.active ? 1 : 0)
+              << ',' << n.latency_p50_us << ',' << n.latency_p99_us << '\n';
     auto links = open_out(dir + "/links.csv");
     links << "index,from,to,router_port,utilization,packets\n";
     for (std::size_t i = 0; i < r.links.size(); ++i)

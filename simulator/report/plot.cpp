@@ -52,4 +52,18 @@ std::string plot_sweep(const std::vector<Results> &rows, const std::string &dir)
     return run_gnuplot(s);
 }
 
+std::string plot_load_sweep(const std::vector<Results> &rows, const std::string &dir) {
+    write_load_sweep_csv(rows, dir + "/load_sweep.csv");
+    const std::string csv = quote(dir + "/load_sweep.csv");
+    std::string s = "set terminal pngcairo size 900,540 noenhanced\nset datafile separator ','\n";
+    s += "set output " + quote(dir + "/latency_vs_load.png") + "\n";
+    s += "set title 'Transfer latency against offered load'\n";
+    s += "set xlabel 'offered load (fraction of injection capacity)'\nset ylabel 'latency (us)'\n";
+    s += "set logscale y\nset key top left\n";
+    s += "plot " + csv + " using 1:4 every ::1 with linespoints pt 7 title 'mean', ";
+    s += csv + " using 1:6 every ::1 with linespoints pt 5 title 'p99', ";
+    s += csv + " using 1:7 every ::1 with lines dt 2 title 'zero load'\n";
+    return run_gnuplot(s);
+}
+
 }  // namespace sansim

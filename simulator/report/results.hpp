@@ -15,11 +15,15 @@ struct Distribution {
     double min_us = 0, mean_us = 0, p50_us = 0, p90_us = 0, p99_us = 0, max_us = 0;
 };
 
+// A node's rates are over its own active time: from the start of measurement to its last
+// delivery sent (tx) or received (rx) inside the window.
 struct NodeResult {
     int node = 0;
+    bool active = false;  // sent or received payload in the window
     double tx_mbps = 0, rx_mbps = 0, bidir_mbps = 0;
     double or_exhausted_fraction = 0;
     double pci_utilization = 0;
+    double latency_p50_us = 0, latency_p99_us = 0;  // transfers it initiated
 };
 
 struct LinkResult {
@@ -38,12 +42,47 @@ struct Results {
     std::uint64_t events = 0;
     double events_per_s = 0;
     std::uint64_t packets = 0, payload_injected = 0, payload_delivered = 0, duplicates = 0;
-    bool deadlock = false, complete = true;
+    // complete: every transfer the run counts (with a window, those queued in it) was
+    // delivered. stalled: no progress for stall_us with work pending, and the run stopped;
+    // deadlock: the queue drained, or the stall held packets in FIFOs with every link idle.
+    bool deadlock = false, complete = true, stalled = false;
+    double stall_us = 0, stalled_at_us = 0;
+    std::uint64_t transfers_pending = 0;  // queued or in flight at the end
+    bool open_loop = false;               // the workload never finishes by itself
+    double offered_load = -1;             // open loop: fraction of injection capacity
+    // Transfer latency with no other traffic, over the pairs that carried traffic, for
+    // one-packet transfers (0 otherwise); at the default link figures.
+    double zero_load_latency_us = 0;
+    std::string acks;  // inband, separate or none
+
+    // The span rates cover: the window (after --warmup, for --measure) or the run from the
+    // first injection; the window's transfers and those still in flight at the end.
+    bool window_given = false;
+    double span_begin_us = 0, span_end_us = 0;
+    std::uint64_t window_transfers = 0, window_undrained = 0;
+
+    // The span's halves compared: throughput, mean latency of the transfers queued in each
+    // (NaN when none of a half's finished), and the larger share of a half's transfers still
+    // unfinished at the end. Unknown when a half delivered or queued nothing.
+    bool steady = false, steady_known = false;
+    double throughput_drift = 0, latency_drift = 0, unfinished = 0, steady_tolerance = 0;
+
+    // Means over active nodes (tx over senders, rx over receivers) across the whole span;
+    // min/p50/p99/max over active nodes, each over its own active time.
     double mean_tx_mbps = 0, mean_rx_mbps = 0, mean_bidir_mbps = 0, min_bidir_mbps = 0,
            max_bidir_mbps = 0, aggregate_mbps = 0;
+    double p50_bidir_mbps = 0, p99_bidir_mbps = 0;
+    int active_nodes = 0, senders = 0, receivers = 0;
+    double capacity_mbps = 0;        // a sender's injection capacity (mean over senders)
+    double throughput_fraction = 0;  // aggregate over the senders' injection capacity
+    double injected_fraction = 0;    // what the window's transfers asked for, likewise
     double mean_or_exhausted = 0;
-    double mean_hops = 0;
+    double mean_hops = 0;  // over the pairs that carried traffic
     Distribution packet_rtt, message_latency, transfer_latency;
+    // Outstanding-request slot held (BTE issue, its PCI read included, to response), and the
+    // bandwidth it allows: limit * payload / mean.
+    Distribution request_rtt;
+    double request_limited_mbps = 0;
     std::vector<NodeResult> per_node;
     std::vector<LinkResult> links;
     std::vector<std::pair<double, std::uint64_t>> rtt_histogram;  // (bucket lower us, count)
@@ -62,5 +101,22 @@ void write_sweep_csv(const std::vector<Results> &rows, const std::string &path);
 // PNGs through gnuplot; returns an error message, empty on success.
 std::string plot_run(const Results &r, const std::string &dir);
 std::string plot_sweep(const std::vector<Results> &rows, const std::string &dir);
+
+// A load sweep (report/load_sweep.cpp): one open-loop run per offered load.
+struct Saturation {
+    // Saturated: accepted fell below `threshold` of what the window injected (the offered load
+    // as it came out of the random sources), or the run stalled.
+    bool reached = false;
+    double last_below = 0;     // the highest offered load still below saturation (0: none)
+    double first_at = 0;       // the first offered load at or past it
+    double max_accepted = 0;   // the highest accepted throughput, and where
+    double max_accepted_at = 0;
+    double threshold = 0.95;
+};
+Saturation find_saturation(const std::vector<Results> &rows, double threshold = 0.95);
+std::string load_sweep_text(const std::vector<Results> &rows);
+std::string load_sweep_json(const std::vector<Results> &rows);
+void write_load_sweep_csv(const std::vector<Results> &rows, const std::string &path);
+std::string plot_load_sweep(const std::vector<Results> &rows, const std::string &dir);
 
 }  // namespace sansim

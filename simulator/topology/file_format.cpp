@@ -139,6 +139,7 @@ struct Parser {
                     if (i + 2 >= w.size()) fail("usage: at X Y");
                     r.x = static_cast<int>(number(w[i + 1], "x", 0, 1 << 16));
                     r.y = static_cast<int>(number(w[i + 2], "y", 0, 1 << 16));
+                    r.placed = true;
                     ++i;
                 } else {
                     fail("unknown router attribute '" + w[i] + "'");

@@ -21,6 +21,7 @@ Topology make_mesh(int xs, int ys, int per, bool torus, int fabrics) {
                 const int r = t.add_router(per + 4, f);
                 t.routers[static_cast<std::size_t>(r)].x = x;
                 t.routers[static_cast<std::size_t>(r)].y = y;
+                t.routers[static_cast<std::size_t>(r)].placed = true;
             }
         for (int n = 0; n < t.nodes; ++n) t.connect(n, f, t.router_dev(base + n / per), n % per);
         for (int y = 0; y < ys; ++y)

@@ -251,8 +251,7 @@ void fill_next_hops(const Topology &t, Routing &rt, int d, const std::vector<int
 void hops_from_distances(const Topology &t, Routing &rt, int d, const std::vector<int> &dist) {
     const int N = t.nodes;
     for (int f = 0; f < t.fabrics; ++f)
-        for (int s = 0; s < N; ++s) {
-            if (s == d) continue;
+        for (int s = 0; s < N; ++s) {  // s == d too: self traffic turns round at its router
             const PortPeer &first =
                 rt.peers[static_cast<std::size_t>(s)][static_cast<std::size_t>(f)];
             if (t.is_node(first.dev)) {
@@ -299,27 +298,41 @@ void hops_by_walking(const Topology &t, Routing &rt) {
     for (int f = 0; f < t.fabrics; ++f)
         for (int s = 0; s < t.nodes; ++s)
             for (int d = 0; d < t.nodes; ++d) {
-                if (d == s) continue;
                 const int hops = walk_tables(t, rt, f, s, d);
                 if (hops >= 0) set_hops(rt, f, s, d, hops);
             }
 }
 
-void check_reachable(const Topology &t, const Routing &rt) {
-    for (int s = 0; s < t.nodes; ++s)
-        for (int d = 0; d < t.nodes; ++d) {
-            if (s == d) continue;
-            bool any = false;
-            for (int f = 0; f < t.fabrics; ++f)
-                any |= rt.hop_count(f, s, d) != Routing::kUnreachable;
-            if (!any)
-                throw TopologyError(at_line(t, t.nodes_line) + "node n" + std::to_string(d) +
-                                    " is unreachable from node n" + std::to_string(s) +
-                                    " (routing '" + t.routing + "')");
-        }
+// Dimension order needs every router placed; without coordinates every hop would count as
+// the same dimension and the rule would quietly become shortest-path routing.
+void check_coordinates(const Topology &t) {
+    for (const RouterSpec &r : t.routers)
+        if (!r.placed)
+            throw TopologyError(at_line(t, r.line) + "routing 'xy' needs coordinates for every " +
+                                "router, and router '" + r.name + "' has none" +
+                                (r.line > 0 ? " (give it 'at X Y')" : " (xy suits mesh:X,Y)"));
 }
 
 }  // namespace
+
+std::string unreachable_pair(const Topology &t, const Routing &rt, int src, int dst,
+                             bool needs_return) {
+    bool there = false;
+    for (int f = 0; f < t.fabrics; ++f) {
+        const bool fwd = rt.hop_count(f, src, dst) != Routing::kUnreachable;
+        there |= fwd;
+        if (fwd && (!needs_return || rt.hop_count(f, dst, src) != Routing::kUnreachable)) return {};
+    }
+    const std::string s = "n" + std::to_string(src), d = "n" + std::to_string(dst);
+    const std::string rule = " (" + t.name + ", routing '" + t.routing + "')";
+    if (!there)
+        return "node " + d + " is unreachable from node " + s + rule + ", and the workload sends " +
+               "from " + s + " to " + d;
+    return "node " + s + " is unreachable from node " + d + " on the fabric" +
+           (t.fabrics > 1 ? "s" : "") + " that lead" + (t.fabrics > 1 ? "" : "s") + " from " + s +
+           " to " + d + rule + ", and the responses to " + s + "'s requests need that path " +
+           "(--acks separate or none keeps write acknowledgements off it)";
+}
 
 Routing compute_routing(const Topology &t) {
     if (t.nodes < 1) throw TopologyError(at_line(t, t.nodes_line) + "a topology needs nodes");
@@ -333,6 +346,7 @@ Routing compute_routing(const Topology &t) {
     const auto N = static_cast<std::size_t>(t.nodes);
     rt.table.assign(t.routers.size() * 2 * N, Routing::kNone);
     rt.hops.assign(static_cast<std::size_t>(t.fabrics) * N * N, Routing::kUnreachable);
+    if (t.routing == "xy") check_coordinates(t);
     if (t.routing == "table") {
         fill_explicit_tables(t, rt);
         hops_by_walking(t, rt);
@@ -342,7 +356,6 @@ Routing compute_routing(const Topology &t) {
         throw TopologyError("unknown routing rule '" + t.routing +
                             "' (updown, xy, shortest or table)");
     }
-    check_reachable(t, rt);
     return rt;
 }
 

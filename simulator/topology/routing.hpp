@@ -3,6 +3,7 @@
 // taken only before the packet has taken any "phase-1" channel (up links, X links).
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "topology/topology.hpp"
@@ -44,8 +45,14 @@ struct Routing {
 };
 
 // Validates the wiring (ports in range, none used twice, every node port connected) and
-// computes the tables; every node must reach every other on at least one fabric.
-// Throws TopologyError naming the offending line when the topology came from a file.
+// computes the tables. Nodes need not reach each other: only the pairs traffic uses must
+// (unreachable_pair). Throws TopologyError naming the offending line when the topology came
+// from a file.
 Routing compute_routing(const Topology &topo);
+
+// Why src cannot send to dst on any fabric (and, with needs_return, hear back from dst on
+// the same one), or empty when it can.
+std::string unreachable_pair(const Topology &topo, const Routing &routing, int src, int dst,
+                             bool needs_return);
 
 }  // namespace sansim

@@ -9,6 +9,7 @@ Topology make_topology(const std::string &spec, int fabrics) {
     const auto colon = spec.find(':');
     if (colon == std::string::npos) return read_topology_file(spec);
     const std::string name = spec.substr(0, colon);
+    if (name == "file") return read_topology_file(spec.substr(colon + 1));
     std::vector<int> a;
     std::stringstream ss(spec.substr(colon + 1));
     for (std::string item; std::getline(ss, item, ',');) {
@@ -52,7 +53,6 @@ Topology make_topology(const std::string &spec, int fabrics) {
         need(1, 1, "chain:ROUTERS");
         return make_chain(a[0]);
     }
-    if (name == "file") return read_topology_file(spec.substr(colon + 1));
     throw TopologyError("unknown topology '" + name +
                         "' (crossbar, ring, mesh, torus, fattree, dragonfly, dual, chain, file:PATH)");
 }

@@ -27,6 +27,7 @@ struct RouterSpec {
     int fabric = 0;  // 0 = X, 1 = Y
     int level = -1;  // rank for up*/down* routing (0 = top); -1: breadth-first from a root
     int x = 0, y = 0;  // coordinates for dimension-order routing
+    bool placed = false;  // x and y were given
     int line = 0;
 };
 

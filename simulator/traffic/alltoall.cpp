@@ -33,6 +33,9 @@ public:
         if (sent_[static_cast<std::size_t>(m.src * n_ + m.dst)] < opt_.rounds) post(m.src, m.dst);
     }
     bool finished() const override { return remaining_ == 0; }
+    void each_pair(const std::function<void(int, int)> &visit) const override {
+        all_pairs(n_, visit);
+    }
 
 private:
     void post(int s, int d) {

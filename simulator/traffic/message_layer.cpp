@@ -102,7 +102,7 @@ void MessageLayer::transfer_done(Network &net, std::uint32_t transfer, std::uint
         pump(id);
         return;
     }
-    latency_.add(net.now() - m.posted);
+    if (net.in_window(m.posted)) latency_.add(net.now() - m.posted);
     ++messages_done_;
     bytes_done_ += m.bytes;
     const int src = m.src, dst = m.dst;

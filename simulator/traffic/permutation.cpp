@@ -34,6 +34,13 @@ public:
         if (left_[static_cast<std::size_t>(m.src)] > 0) post(m.src);
     }
     bool finished() const override { return remaining_ == 0; }
+    void each_pair(const std::function<void(int, int)> &visit) const override {
+        if (hotspot_) {
+            all_pairs(n_, visit);
+            return;
+        }
+        for (int s = 0; s < n_; ++s) visit(s, perm_[static_cast<std::size_t>(s)]);
+    }
 
 private:
     int target(int s) {

@@ -25,7 +25,13 @@ public:
         net.start_transfer(s, d, opt_.transfer_bytes, u(rng_) < opt_.read_fraction, this, 0);
         next(net, s);
     }
-    bool finished() const override { return true; }
+    // Open loop: there is always more to send; only a drained window completes a run.
+    bool finished() const override { return false; }
+    bool open_loop() const override { return true; }
+    void each_pair(const std::function<void(int, int)> &visit) const override {
+        all_pairs(n_, visit);
+    }
+    bool reads() const override { return opt_.read_fraction > 0; }
 
 private:
     void next(Network &net, int s) {

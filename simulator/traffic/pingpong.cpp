@@ -20,6 +20,10 @@ public:
         layer_->send(m.dst, m.src, opt_.message_bytes, 0);
     }
     bool finished() const override { return remaining_ == 0; }
+    void each_pair(const std::function<void(int, int)> &visit) const override {
+        visit(0, 1);
+        visit(1, 0);
+    }
 
 private:
     WorkloadOptions opt_;

@@ -63,6 +63,14 @@ public:
     void transfer_done(Network &net, std::uint32_t, std::uint64_t) override { done(net); }
     void message_done(Network &net, std::uint32_t, const Message &) override { done(net); }
     bool finished() const override { return remaining_ == 0; }
+    void each_pair(const std::function<void(int, int)> &visit) const override {
+        for (const Record &r : records_) visit(r.src, r.dst);
+    }
+    bool reads() const override {
+        for (const Record &r : records_)
+            if (r.kind == 'r') return true;
+        return false;
+    }
 
 private:
     void done(Network &net) {

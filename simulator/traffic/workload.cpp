@@ -5,6 +5,12 @@
 
 namespace sansim {
 
+void all_pairs(int nodes, const std::function<void(int, int)> &visit) {
+    for (int s = 0; s < nodes; ++s)
+        for (int d = 0; d < nodes; ++d)
+            if (s != d) visit(s, d);
+}
+
 std::unique_ptr<Workload> make_workload(const WorkloadOptions &opt, Network &net) {
     if (opt.nodes > net.nodes())
         throw std::invalid_argument("workload asks for " + std::to_string(opt.nodes) +
@@ -16,8 +22,10 @@ std::unique_ptr<Workload> make_workload(const WorkloadOptions &opt, Network &net
     if (opt.kind == "pingpong") return make_pingpong(opt, net);
     if (opt.kind == "phase3b") return make_phase3b(opt, net);
     if (opt.kind == "trace") return make_trace(opt, net);
-    throw std::invalid_argument("unknown workload '" + opt.kind +
-                                "' (alltoall, permutation, hotspot, pingpong, phase3b, trace)");
+    if (opt.kind == "openloop") return make_open_loop(opt, net);
+    throw std::invalid_argument(
+        "unknown workload '" + opt.kind +
+        "' (alltoall, permutation, hotspot, pingpong, phase3b, trace, openloop)");
 }
 
 }  // namespace sansim

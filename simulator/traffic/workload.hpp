@@ -2,6 +2,7 @@
 // topology and stops the network when it is done (or runs until the time limit).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -13,7 +14,8 @@
 namespace sansim {
 
 struct WorkloadOptions {
-    std::string kind = "alltoall";  // alltoall, permutation, hotspot, pingpong, phase3b, trace
+    // alltoall, permutation, hotspot, pingpong, phase3b, trace, openloop
+    std::string kind = "alltoall";
     int nodes = 0;                  // 0: every node of the topology
     std::uint64_t message_bytes = 512 * 1024;
     int rounds = 1;
@@ -22,6 +24,14 @@ struct WorkloadOptions {
     double read_fraction = 0.5;      // phase3b
     double requests_per_s = 4700.0;  // phase3b, per node
     std::string trace_path;
+    // openloop: each node injects transfers of open_loop_bytes (0: one full packet) at `load`
+    // times its injection capacity, by Bernoulli trials per transfer time or as a Poisson
+    // process, to destinations drawn from `pattern` (traffic/pattern.hpp).
+    std::string pattern = "uniform";
+    std::string injection = "bernoulli";  // or poisson
+    double load = 0.1;
+    bool self = false;  // destinations include the source itself
+    std::uint64_t open_loop_bytes = 0;
     std::uint64_t seed = 1;
     MessageOptions messages;
 };
@@ -32,6 +42,18 @@ public:
     virtual void start(Network &net) = 0;
     // Messages or transfers still expected; non-zero at the end means the run was cut short.
     virtual bool finished() const = 0;
+    // Sources that never finish by themselves (phase3b): a run ends at its time limit or
+    // once its measurement window is drained.
+    virtual bool open_loop() const { return false; }
+    // Every (source, destination) pair the workload may send between: the fabric must
+    // connect these, and only these.
+    virtual void each_pair(const std::function<void(int, int)> &visit) const = 0;
+    // Whether it issues reads (whose data returns on the fabric whatever the acknowledgements).
+    virtual bool reads() const { return false; }
+    // Open-loop sources: the offered load as a fraction of injection capacity; else < 0.
+    virtual double offered_load() const { return -1; }
+    // The size of the transfers it issues, when they all have one; else 0.
+    virtual std::uint64_t transfer_bytes() const { return 0; }
     const MessageLayer *messages() const { return layer_.get(); }
     void transfer_done(Network &, std::uint32_t, std::uint64_t) override {}
     void message_done(Network &, std::uint32_t, const Message &) override {}
@@ -39,6 +61,9 @@ public:
 protected:
     std::unique_ptr<MessageLayer> layer_;
 };
+
+// Every ordered pair of distinct nodes among 0..nodes-1.
+void all_pairs(int nodes, const std::function<void(int, int)> &visit);
 
 // Throws std::invalid_argument on bad options (unknown kind, too many nodes, bad trace file).
 std::unique_ptr<Workload> make_workload(const WorkloadOptions &opt, Network &net);
@@ -48,5 +73,6 @@ std::unique_ptr<Workload> make_permutation(const WorkloadOptions &opt, Network &
 std::unique_ptr<Workload> make_pingpong(const WorkloadOptions &opt, Network &net);
 std::unique_ptr<Workload> make_phase3b(const WorkloadOptions &opt, Network &net);
 std::unique_ptr<Workload> make_trace(const WorkloadOptions &opt, Network &net);
+std::unique_ptr<Workload> make_open_loop(const WorkloadOptions &opt, Network &net);
 
 }  // namespace sansim

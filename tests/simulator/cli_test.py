@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """sansim's command line: --help, a --json run whose figures add up, and bad input that fails
-with exit status 2 and a message naming the problem (the file and line for a topology file).
-usage: cli_test.py SANSIM BAD_TOPOLOGY_FILE"""
+with exit status 2 and a message naming the problem (the file and line for a topology file), and
+a network that stops delivering, which must end with exit status 3 and say so.
+usage: cli_test.py SANSIM BAD_TOPOLOGY_FILE RING4_TOPOLOGY_FILE"""
 import json
 import subprocess
 import sys
 
-sansim, bad_topo = sys.argv[1], sys.argv[2]
+sansim, bad_topo, ring4 = sys.argv[1], sys.argv[2], sys.argv[3]
 failures = []
+checks = 0
 
 
 def run(*args):
@@ -15,6 +17,8 @@ def run(*args):
 
 
 def expect(cond, what, result):
+    global checks
+    checks += 1
     if not cond:
         failures.append(f"{what}\n  exit {result.returncode}\n  stdout: {result.stdout[:500]}"
                         f"\n  stderr: {result.stderr[:500]}")
@@ -46,7 +50,57 @@ r = run("--topology", "/nonexistent/fabric.topo")
 expect(r.returncode == 2 and "/nonexistent/fabric.topo" in r.stderr,
        "a missing topology file is named", r)
 
+r = run("--topology", "file:" + ring4, "--message-bytes", "4096", "--json")
+try:
+    d = json.loads(r.stdout)
+    expect(r.returncode == 0 and d["complete"] and d["nodes"] == 8,
+           "--topology file:PATH reads the file", r)
+except (ValueError, KeyError) as e:
+    expect(False, f"--topology file:PATH runs ({e})", r)
+r = run("--topology", ring4, "--routing", "xy")
+expect(r.returncode == 2 and "routing 'xy' needs coordinates" in r.stderr
+       and f"{ring4}:5:" in r.stderr, "--routing xy on a file without coordinates is refused", r)
+
+# A load sweep of open-loop uniform traffic with self-traffic on an 8-port crossbar without
+# acknowledgements: head-of-line blocking saturates it near 62% of the link.
+sweep = ["--topology", "crossbar:8", "--sweep-load", "0.2,0.5,0.9", "--self", "--acks", "none",
+         "--pci-mbps", "0"]
+r = run(*sweep)
+expect(r.returncode == 0 and "saturation: accepted falls below 95% of injected between offered "
+       "0.500 and 0.900" in r.stdout, "--sweep-load prints the table and the saturation point", r)
+r = run(*sweep, "--json")
+try:
+    d = json.loads(r.stdout)
+    expect(r.returncode == 0 and len(d["points"]) == 3 and d["saturation"]["reached"]
+           and 0.58 < d["saturation"]["max_accepted"] < 0.66
+           and d["points"][0]["run"]["acks"] == "none", "--sweep-load --json", r)
+except (ValueError, KeyError) as e:
+    expect(False, f"--sweep-load --json prints the sweep ({e})", r)
+r = run("--topology", "crossbar:8", "--workload", "openloop", "--acks", "sometimes")
+expect(r.returncode == 2 and "--acks" in r.stderr, "a bad --acks value is named", r)
+r = run("--topology", "crossbar:8", "--workload", "pingpong", "--sweep-load", "0.1")
+expect(r.returncode == 2 and "--sweep-load runs the openloop workload" in r.stderr,
+       "--sweep-load with another workload is refused", r)
+
+# Shortest-path routing around a ring deadlocks under phase3b at 20,000 requests/s: the run
+# must stop, say so and fail, not average the frozen delivery count down to a throughput.
+stall = ["--topology", ring4, "--routing", "shortest", "--workload", "phase3b", "--rate", "20000",
+         "--time-limit-us", "80000"]
+r = run(*stall)
+expect(r.returncode == 3 and "DEADLOCK" in r.stdout and "no packet reached a NIC" in r.stdout,
+       "a deadlocked phase3b run exits 3 and says DEADLOCK", r)
+r = run(*stall, "--json")
+try:
+    d = json.loads(r.stdout)
+    expect(r.returncode == 3 and d["stalled"] and d["deadlock"] and not d["complete"]
+           and d["sim_time_us"] < 80000, "--json of a deadlocked run: stalled, not complete", r)
+except (ValueError, KeyError) as e:
+    expect(False, f"--json of a deadlocked run prints its figures ({e})", r)
+r = run(*stall[:2], *stall[4:])  # default up*/down* routing: deadlock free
+expect(r.returncode == 0 and "DEADLOCK" not in r.stdout and "STALLED" not in r.stdout,
+       "the same load under up*/down* runs to its time limit", r)
+
 for f in failures:
     print("FAIL:", f)
-print(f"{6 - len(failures)} of 6 command-line checks passed")
+print(f"{checks - len(failures)} of {checks} command-line checks passed")
 sys.exit(1 if failures else 0)

@@ -1,5 +1,7 @@
 // Topology files: a hand-written fabric routes and runs; bad files name the line at fault.
 #include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
 
 #include "app/run.hpp"
 #include "topology/routing.hpp"
@@ -16,6 +18,40 @@ std::string error_of(const std::string &text) {
     }
     return "";
 }
+
+std::string run_error(const Topology &t, const WorkloadOptions &w) {
+    try {
+        run_simulation(t, Params{}, w, 0);
+    } catch (const TopologyError &e) {
+        return e.what();
+    }
+    return "";
+}
+
+WorkloadOptions trace_of(const std::string &name, const std::string &lines) {
+    const auto path = std::filesystem::temp_directory_path() / ("sansim_topology_" + name);
+    std::ofstream(path) << lines;
+    WorkloadOptions w;
+    w.kind = "trace";
+    w.trace_path = path.string();
+    return w;
+}
+
+// A 2-ary 2-fly: sources n0..n3 enter at stage s, sinks n4..n7 leave at stage t; the tables
+// route sources to sinks and the responses back, nothing else.
+const char *kButterfly =
+    "nodes 8\n"
+    "router s0 ports 4\nrouter s1 ports 4\nrouter t0 ports 4\nrouter t1 ports 4\n"
+    "link n0 s0.0\nlink n1 s0.1\nlink n2 s1.0\nlink n3 s1.1\n"
+    "link n4 t0.0\nlink n5 t0.1\nlink n6 t1.0\nlink n7 t1.1\n"
+    "link s0.2 t0.2\nlink s0.3 t1.2\nlink s1.2 t0.3\nlink s1.3 t1.3\n"
+    "routing table\n"
+    "route s0 n4 2\nroute s0 n5 2\nroute s0 n6 3\nroute s0 n7 3\n"
+    "route s1 n4 2\nroute s1 n5 2\nroute s1 n6 3\nroute s1 n7 3\n"
+    "route t0 n4 0\nroute t0 n5 1\nroute t1 n6 0\nroute t1 n7 1\n"
+    "route t0 n0 2\nroute t0 n1 2\nroute t0 n2 3\nroute t0 n3 3\n"
+    "route t1 n0 2\nroute t1 n1 2\nroute t1 n2 3\nroute t1 n3 3\n"
+    "route s0 n0 0\nroute s0 n1 1\nroute s1 n2 0\nroute s1 n3 1\n";
 
 }  // namespace
 
@@ -46,9 +82,15 @@ TEST_CASE("explicit route tables are used and checked", "[topology]") {
         "nodes 2\nrouter a ports 2\nlink n0 a.0\nlink n1 a.1\nrouting table\n"
         "route a n0 0\nroute a n1 1\n";
     CHECK(compute_routing(parse_topology(text, "t.topo")).hop_count(0, 0, 1) == 1);
-    CHECK_THAT(error_of("nodes 2\nrouter a ports 2\nlink n0 a.0\nlink n1 a.1\nrouting table\n"
-                        "route a n0 0\n"),
-               Catch::Contains("unreachable"));
+    // A table without a route to n1: the tables are built, but no traffic may need it.
+    const Topology partial = parse_topology(
+        "nodes 2\nrouter a ports 2\nlink n0 a.0\nlink n1 a.1\nrouting table\nroute a n0 0\n",
+        "t.topo");
+    CHECK(compute_routing(partial).hop_count(0, 0, 1) == Routing::kUnreachable);
+    WorkloadOptions w;
+    w.message_bytes = 1000;
+    CHECK_THAT(run_error(partial, w), Catch::Contains("node n1 is unreachable from node n0") &&
+                                          Catch::Contains("routing 'table'"));
 }
 
 TEST_CASE("bad topology files name the line", "[topology]") {
@@ -61,9 +103,6 @@ TEST_CASE("bad topology files name the line", "[topology]") {
                Catch::Contains("t.topo:4") && Catch::Contains("out of range"));
     CHECK_THAT(error_of("nodes 3\nrouter a ports 2\nlink n0 a.0\nlink n1 a.1\n"),
                Catch::Contains("t.topo:1") && Catch::Contains("n2.x is not connected"));
-    CHECK_THAT(error_of("nodes 4\nrouter a ports 2\nrouter b ports 2\nlink n0 a.0\nlink n1 a.1\n"
-                        "link n2 b.0\nlink n3 b.1\n"),
-               Catch::Contains("unreachable"));
     CHECK_THAT(error_of("nodes 2\nswitch a\n"), Catch::Contains("t.topo:2") &&
                                                     Catch::Contains("unknown statement"));
     CHECK_THAT(error_of("nodes 2\nrouter a ports six\n"), Catch::Contains("t.topo:2"));
@@ -129,4 +168,60 @@ TEST_CASE("hop counts are the routers a packet crosses following the tables", "[
                     }
         }
     }
+}
+
+TEST_CASE("only the pairs traffic uses must be connected", "[topology]") {
+    // Two routers without a link between them: traffic within each half runs, across is refused.
+    const Topology split = parse_topology(
+        "nodes 4\nrouter a ports 2\nrouter b ports 2\nlink n0 a.0\nlink n1 a.1\n"
+        "link n2 b.0\nlink n3 b.1\n",
+        "split.topo");
+    const WorkloadOptions halves = trace_of("halves", "0 0 1 4096 write\n0 3 2 4096 read\n");
+    const Results r = run_simulation(split, Params{}, halves, 0);
+    CHECK(r.complete);
+    CHECK(r.payload_delivered == 8192);
+    CHECK_THAT(run_error(split, trace_of("across", "0 0 1 64 write\n5 1 3 64 write\n")),
+               Catch::Contains("node n3 is unreachable from node n1") &&
+                   Catch::Contains("split.topo") && Catch::Contains("sends from n1 to n3"));
+    // The butterfly: every source reaches every sink, sinks do not reach each other.
+    const Topology fly = parse_topology(kButterfly, "fly.topo");
+    const Results f = run_simulation(fly, Params{},
+                                     trace_of("fly",
+                                              "0 0 4 4096 write\n0 1 7 4096 write\n"
+                                              "0 2 5 4096 read\n0 3 6 4096 write\n"),
+                                     0);
+    CHECK(f.complete);
+    CHECK(f.payload_delivered == 4 * 4096);
+    CHECK(f.mean_hops == Approx(2.0));
+    CHECK_THAT(run_error(fly, trace_of("sinks", "0 4 6 64 write\n")),
+               Catch::Contains("node n6 is unreachable from node n4"));
+    // Without the routes back to s0's sources, their requests would never be answered.
+    std::string one_way = kButterfly;
+    one_way.resize(one_way.find("route t0 n0"));
+    CHECK_THAT(
+        run_error(parse_topology(one_way, "oneway.topo"), trace_of("oneway", "0 0 4 64 write\n")),
+        Catch::Contains("node n0 is unreachable from node n4") && Catch::Contains("responses"));
+}
+
+TEST_CASE("topology specs and routing rules say what they need", "[topology]") {
+    const std::string path = (std::filesystem::temp_directory_path() / "sansim_two.topo").string();
+    std::ofstream(path) << "nodes 2\nrouter a ports 2\nlink n0 a.0\nlink n1 a.1\n";
+    CHECK(make_topology("file:" + path, 1).nodes == 2);
+    CHECK(make_topology(path, 1).nodes == 2);
+    CHECK_THROWS_WITH(make_topology("file:/nonexistent/x.topo", 1),
+                      Catch::Contains("/nonexistent/x.topo: cannot open"));
+    // Dimension order without coordinates would quietly be shortest-path routing.
+    CHECK_THAT(error_of("nodes 2\nrouter a ports 2 at 0 0\nrouter b ports 2\nlink n0 a.0\n"
+                        "link n1 b.0\nlink a.1 b.1\nrouting xy\n"),
+               Catch::Contains("t.topo:3") && Catch::Contains("routing 'xy' needs coordinates") &&
+                   Catch::Contains("router 'b'"));
+    CHECK(error_of("nodes 2\nrouter a ports 2 at 0 0\nrouter b ports 2 at 1 0\nlink n0 a.0\n"
+                   "link n1 b.0\nlink a.1 b.1\nrouting xy\n")
+              .empty());
+    Topology xbar = make_topology("crossbar:4", 1);
+    xbar.routing = "xy";
+    CHECK_THROWS_WITH(compute_routing(xbar), Catch::Contains("needs coordinates"));
+    Topology mesh = make_topology("mesh:3,2,1", 1);
+    mesh.routing = "xy";
+    CHECK(compute_routing(mesh).hop_count(0, 0, 5) == 4);
 }

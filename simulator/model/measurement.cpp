@@ -1,0 +1,81 @@
+// What the statistics need beyond counting: the measurement window's edges (snapshots of the
+// busy times, the stop once the window's work is done), stall detection and the figures a
+// report divides by (injection capacity).
+#include <algorithm>
+
+#include "model/network.hpp"
+
+namespace sansim {
+
+void Network::set_window(Time begin, Time end) {
+    window_.begin = std::max<Time>(0, begin);
+    window_.end = std::max(window_.begin, end);
+    window_.given = true;
+    queue_.push(window_.begin, kWindowEdge, 0, 0);
+    if (window_.end != kForever) queue_.push(window_.end, kWindowEdge, 1, 0);
+}
+
+void Network::window_edge(bool end) {
+    if (!end) {
+        stats_.window_start = snapshot();
+        return;
+    }
+    stats_.window_stop = snapshot();
+    if (stats_.window_live == 0) stop();
+}
+
+Snapshot Network::snapshot() const {
+    Snapshot s;
+    s.taken = true;
+    s.at = now_;
+    s.channel_busy.reserve(channels_.size());
+    for (const Channel &ch : channels_)
+        s.channel_busy.push_back(ch.busy_total + (ch.busy ? now_ - ch.busy_since : 0));
+    for (const Nic &nic : nics_) {
+        s.nic_exhausted.push_back(nic.exhausted_total +
+                                  (nic.exhausted_since >= 0 ? now_ - nic.exhausted_since : 0));
+        // The bus is booked ahead (FIFO): what is booked past now has not happened yet.
+        s.nic_pci.push_back(nic.pci_busy - std::max<Time>(0, nic.pci_free - now_));
+    }
+    return s;
+}
+
+// Packets sitting in router FIFOs while no link moves anything can never move again: every
+// packet waits for room that only another waiting packet could free.
+void Network::declare_stall() {
+    stalled_ = true;
+    now_ = stats_.last_progress + stall_;
+    bool moving = false, held = false;
+    for (const Channel &ch : channels_) {
+        moving |= ch.busy;
+        held |= ch.fifo_count > 0;
+    }
+    deadlocked_ = held && !moving;
+}
+
+// The longest a packet can take to cross one link and router (or the PCI bus) unhindered.
+Time Network::slowest_hop() const {
+    const int bytes = params_.max_payload + params_.header_bytes;
+    Time worst = 0;
+    for (const Channel &ch : channels_)
+        worst =
+            std::max(worst, static_cast<Time>(ch.ps_per_byte) * bytes + ch.delay + hop_latency_);
+    if (params_.pci_mbps > 0)  // a read and a write of one payload
+        worst =
+            std::max(worst, from_ns(params_.pci_read_latency_ns + params_.pci_write_overhead_ns +
+                                    2e3 * params_.max_payload / params_.pci_mbps));
+    return std::max(worst, turnaround_);
+}
+
+double Network::injection_capacity_mbps(int node) const {
+    const double share =
+        static_cast<double>(params_.max_payload) / (params_.max_payload + params_.header_bytes);
+    double mbps = 0;
+    for (int f = 0; f < topo_.fabrics; ++f) {
+        const Channel &ch = channels_[static_cast<std::size_t>(out_channel(node, f))];
+        mbps += 1e6 / ch.ps_per_byte * share;  // bytes per microsecond
+    }
+    return mbps;
+}
+
+}  // namespace sansim
