@@ -1,5 +1,7 @@
 // Engine core: requests, matching, eager messages, credit flow control,
-// packet queues and peer failure. Long messages live in long_message.cpp.
+// packet queues, the packet-type dispatch table and peer failure. Long
+// messages are the protocol objects' (protocol_set.hpp); the core reaches
+// them only through LongProtocol, and serves them as their ProtocolHost.
 #include "protocol/engine.hpp"
 
 #include <algorithm>
@@ -8,9 +10,36 @@
 #include <cstring>
 
 #include "common/log.hpp"
-#include "protocol/engine_types.hpp"
+#include "protocol/protocol_set.hpp"
 
 namespace msg {
+
+// What the engine hands the transport: each record starts with its OpContext,
+// which the transport hands back on completion.
+struct Engine::TxOp {
+    OpContext ctx;
+    WireHeader hdr;
+    void *hdr_desc = nullptr;
+    int peer = 0;
+    uint64_t req_id = 0;
+    size_t payload = 0;
+    const void *payload_ptr = nullptr;
+    void *payload_desc = nullptr;
+    PacketStream *stream = nullptr;  // a data packet of this stream's
+};
+
+struct Engine::RxBuf {
+    OpContext ctx;
+    char *buf = nullptr;
+};
+
+// One RDMA read or write in flight.
+struct Engine::RmaOp {
+    OpContext ctx;
+    uint64_t req_id = 0;
+    size_t len = 0;
+    RmaClient *client = nullptr;
+};
 
 namespace {
 constexpr int kTxSlab = 256;
@@ -35,46 +64,11 @@ bool opens_message(PacketType t) {
 }
 }  // namespace
 
-const char *validate_header(const WireHeader &h, size_t bytes, int size, int self) {
-    if (bytes < sizeof(WireHeader)) return "packet shorter than a header";
-    if (h.magic != kWireMagic) return "bad magic";
-    if (h.version != kWireVersion) return "unsupported protocol version";
-    auto t = static_cast<uint8_t>(h.type);
-    if (t < static_cast<uint8_t>(PacketType::Hello) || t > static_cast<uint8_t>(PacketType::Credit))
-        return "unknown packet type";
-    if (h.src >= static_cast<uint32_t>(size) || h.src == static_cast<uint32_t>(self))
-        return "source rank out of range";
-    size_t plen = bytes - sizeof(WireHeader);
-    switch (h.type) {
-        case PacketType::Eager:
-            if (h.tag < 0) return "negative tag";
-            if (plen != h.len) return "eager length does not match the packet";
-            break;
-        case PacketType::Chunk:
-            if (plen == 0 || plen != h.len) return "chunk length does not match the packet";
-            break;
-        case PacketType::Rts:
-            if (h.tag < 0) return "negative tag";
-            if (plen != 0) return "unexpected payload";
-            break;
-        default:
-            if (plen != 0) return "unexpected payload";
-    }
-    // One protocol per packet: a read offer or a write offer, never both.
-    switch (h.type) {
-        case PacketType::Rts:
-            if (h.flags != 0 && h.flags != kFlagRdma && h.flags != kFlagRdmaWrite)
-                return "unknown flags";
-            break;
-        case PacketType::Cts:
-        case PacketType::Fin:
-            if (h.flags != 0 && h.flags != kFlagRdmaWrite) return "unknown flags";
-            break;
-        default:
-            if (h.flags != 0) return "unknown flags";
-    }
-    return nullptr;
-}
+// Indexed by PacketType (validate_header admits only Hello..Credit).
+const Engine::PacketHandler Engine::kHandlers[] = {
+    nullptr,           &Engine::on_hello, &Engine::on_open, &Engine::on_open,   &Engine::on_cts,
+    &Engine::on_chunk, &Engine::on_go,    &Engine::on_fin,  &Engine::on_credit,
+};
 
 Engine::Engine(Transport *transport, int rank, int size, const EngineOptions &opts)
     : transport_(transport), rank_(rank), size_(size), opts_(opts) {
@@ -82,6 +76,8 @@ Engine::Engine(Transport *transport, int rank, int size, const EngineOptions &op
     opts_.unexpected_count = env_size("VIADUCT_UNEXPECTED_COUNT", opts_.unexpected_count);
     peers_.resize(static_cast<size_t>(size));
     for (auto &p : peers_) p.credits = opts_.credits;
+    protocols_ = std::make_unique<ProtocolSet>(static_cast<ProtocolHost &>(*this), transport_,
+                                               opts_.long_protocol, opts_.restricted);
 }
 
 Engine::~Engine() = default;
@@ -143,8 +139,9 @@ bool Engine::handshake_done() const {
     return true;
 }
 
-Engine::Request *Engine::new_request(bool is_send, int peer, int tag, CompletionSink *sink,
-                                     void *cookie) {
+// ---- Requests and matching ----
+
+Request *Engine::new_request(bool is_send, int peer, int tag, CompletionSink *sink, void *cookie) {
     auto r = std::make_unique<Request>();
     r->id = next_id_++;
     r->is_send = is_send;
@@ -164,7 +161,7 @@ void Engine::discard(Request *r) {
     live_.erase(r->id);
 }
 
-Engine::Request *Engine::find(uint64_t id, int peer) {
+Request *Engine::find(uint64_t id, int peer) {
     auto it = live_.find(id);
     if (it == live_.end()) return nullptr;
     if (peer >= 0 && it->second->peer != peer) return nullptr;
@@ -172,8 +169,9 @@ Engine::Request *Engine::find(uint64_t id, int peer) {
 }
 
 void Engine::complete(Request *r, int status, size_t bytes) {
-    bool slot = r->holds_slot;
-    bool is_send = r->is_send;
+    LongProtocol *proto = r->proto;
+    const uint64_t id = r->id;
+    const bool is_send = r->is_send;
     if (r->in_posted) posted_.erase(r->posted_it);
     msg_completion_t c{};
     c.op = is_send ? MSG_OP_SEND : MSG_OP_RECV;
@@ -193,9 +191,10 @@ void Engine::complete(Request *r, int status, size_t bytes) {
     }
     CompletionSink *sink = r->sink;
     if (is_send) --live_sends_;
-    live_.erase(r->id);
+    live_.erase(id);
     sink->deliver(c);
-    if (slot) is_send ? release_send_slot() : release_recv_slot();
+    // Last: the protocol may start another request (restricted mode's slot).
+    if (proto != nullptr) proto->ended(id, is_send);
 }
 
 bool Engine::matches(const Request *r, int src, int tag) const {
@@ -203,12 +202,12 @@ bool Engine::matches(const Request *r, int src, int tag) const {
            (r->tag == MSG_ANY_TAG || r->tag == tag);
 }
 
-int Engine::payload_desc(Request *r, const void *buf, size_t len, void **desc) {
+int Engine::payload_desc(Request &r, const void *buf, size_t len, void **desc) {
     *desc = nullptr;
     if (!transport_->needs_local_registration() || len == 0) return MSG_OK;
-    if (!r->mr && transport_->register_memory(buf, len, kLocal, &r->mr) != 0)
+    if (!r.mr && transport_->register_memory(buf, len, kLocal, &r.mr) != 0)
         return MSG_ERR_TRANSPORT;
-    *desc = r->mr->desc();
+    *desc = r.mr->desc();
     return MSG_OK;
 }
 
@@ -223,12 +222,13 @@ int Engine::isend(int dest, int tag, const void *buf, size_t len, CompletionSink
         return MSG_OK;
     }
     if (len > opts_.eager_max) {
-        int rc = start_long_send(r);
+        r->proto = &protocols_->for_send();
+        int rc = r->proto->start_send(*r);
         if (rc != MSG_OK) discard(r);
         return rc;
     }
     void *desc = nullptr;
-    int rc = payload_desc(r, buf, len, &desc);
+    int rc = payload_desc(*r, buf, len, &desc);
     if (rc != MSG_OK) {
         discard(r);
         return rc;
@@ -251,7 +251,7 @@ void Engine::send_self(Request *r) {
         complete(r, MSG_OK, r->len);
         return;
     }
-    Unexpected u{rank_, r->tag, PacketType::Eager, {}, r->len, 0, 0, 0, 0};
+    Unexpected u{PacketType::Eager, Offer{rank_, r->tag, r->len, 0, 0, 0, 0}, {}};
     if (r->len <= opts_.eager_max) {
         u.data.assign(r->sbuf, r->sbuf + r->len);
         unexpected_.push_back(std::move(u));
@@ -260,7 +260,7 @@ void Engine::send_self(Request *r) {
     }
     // Long self sends wait for their receive, like a rendezvous.
     u.type = PacketType::Rts;
-    u.send_id = r->id;
+    u.offer.send_id = r->id;
     unexpected_.push_back(std::move(u));
 }
 
@@ -270,21 +270,10 @@ int Engine::irecv(int source, int tag, void *buf, size_t capacity, CompletionSin
     r->rbuf = static_cast<char *>(buf);
     r->len = capacity;
     for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
-        if (!matches(r, it->src, it->tag)) continue;
+        if (!matches(r, it->offer.src, it->offer.tag)) continue;
         Unexpected u = std::move(*it);
         unexpected_.erase(it);
-        if (u.src != rank_) took_unexpected(u);
-        if (u.type == PacketType::Eager) {
-            deliver_eager(r, u.src, u.tag, u.data.data(), u.data.size());
-        } else if (u.src == rank_) {
-            Request *s = find(u.send_id, rank_);
-            if (s != nullptr) {
-                deliver_eager(r, rank_, u.tag, s->sbuf, s->len);
-                complete(s, MSG_OK, s->len);
-            }
-        } else {
-            start_long_recv(r, u.src, u.tag, u.len, u.send_id, u.flags, u.addr, u.key);
-        }
+        take_unexpected(r, std::move(u));
         return MSG_OK;
     }
     if (source != MSG_ANY_SOURCE && peers_[static_cast<size_t>(source)].failed) {
@@ -296,15 +285,32 @@ int Engine::irecv(int source, int tag, void *buf, size_t capacity, CompletionSin
     return MSG_OK;
 }
 
+// Receive r has matched unexpected message u.
+void Engine::take_unexpected(Request *r, Unexpected u) {
+    const Offer &o = u.offer;
+    if (o.src != rank_) took_unexpected(u);
+    if (u.type == PacketType::Eager) {
+        deliver_eager(r, o.src, o.tag, u.data.data(), u.data.size());
+    } else if (o.src == rank_) {
+        Request *s = find(o.send_id, rank_);
+        if (s != nullptr) {
+            deliver_eager(r, rank_, o.tag, s->sbuf, s->len);
+            complete(s, MSG_OK, s->len);
+        }
+    } else {
+        start_long_recv(r, o);
+    }
+}
+
 void Engine::took_unexpected(const Unexpected &u) {
-    Peer &p = peers_[static_cast<size_t>(u.src)];
+    Peer &p = peers_[static_cast<size_t>(u.offer.src)];
     --p.unexpected_count;
     p.unexpected_bytes -= u.data.size();
     // One message fewer held: one credit held back for it may go home.
     if (p.withheld == 0) return;
     --p.withheld;
     ++p.to_return;
-    if (!p.failed) return_credit(u.src);
+    if (!p.failed) return_credit(u.offer.src);
 }
 
 void Engine::deliver_eager(Request *r, int src, int tag, const char *data, size_t len) {
@@ -314,6 +320,26 @@ void Engine::deliver_eager(Request *r, int src, int tag, const char *data, size_
     r->tag = tag;
     complete(r, len > r->len ? MSG_ERR_TRUNCATED : MSG_OK, n);
 }
+
+// Receive r has matched an RTS: it takes what the RTS offers, and the
+// protocol the sender chose moves the message.
+void Engine::start_long_recv(Request *r, const Offer &o) {
+    if (r->in_posted) {
+        posted_.erase(r->posted_it);
+        r->in_posted = false;
+    }
+    r->peer = o.src;
+    r->tag = o.tag;
+    r->msg_len = o.len;
+    r->accepted = std::min<uint64_t>(o.len, r->len);
+    r->remote_id = o.send_id;
+    r->raddr = o.addr;
+    r->rkey = o.key;
+    r->proto = &protocols_->for_offer(o.flags, r->accepted);
+    r->proto->start_recv(*r);
+}
+
+// ---- Packets out ----
 
 Engine::TxOp *Engine::new_txop(int peer, PacketType type) {
     if (tx_free_.empty()) {
@@ -344,11 +370,51 @@ Engine::TxOp *Engine::new_txop(int peer, PacketType type) {
     op->payload = 0;
     op->payload_ptr = nullptr;
     op->payload_desc = nullptr;
+    op->stream = nullptr;
     return op;
 }
 
 void Engine::free_txop(TxOp *op) {
     tx_free_.push_back(op);
+}
+
+namespace {
+// What a protocol fills in; the core owns magic, version, source and credits.
+void copy_fields(WireHeader *to, const WireHeader &from) {
+    to->tag = from.tag;
+    to->flags = from.flags;
+    to->len = from.len;
+    to->send_id = from.send_id;
+    to->recv_id = from.recv_id;
+    to->offset = from.offset;
+    to->key = from.key;
+}
+}  // namespace
+
+void Engine::send_control(int peer, const WireHeader &fields) {
+    TxOp *op = new_txop(peer, fields.type);
+    copy_fields(&op->hdr, fields);
+    queue_packet(op);
+}
+
+void Engine::send_stream(Request &r, PacketStream &stream) {
+    Peer &p = peers_[static_cast<size_t>(r.peer)];
+    p.queue.push_back(OutItem{nullptr, r.id, &stream});
+    flush(r.peer);
+}
+
+PostResult Engine::post_stream_packet(Request &r, PacketStream &stream, const WireHeader &fields,
+                                      const void *payload, size_t len, void *desc) {
+    TxOp *op = new_txop(r.peer, fields.type);
+    copy_fields(&op->hdr, fields);
+    op->req_id = r.id;
+    op->payload = len;
+    op->payload_ptr = payload;
+    op->payload_desc = desc;
+    op->stream = &stream;
+    PostResult pr = post_packet(op, true);
+    if (pr != PostResult::Posted) free_txop(op);
+    return pr;
 }
 
 void Engine::queue_packet(TxOp *op) {
@@ -357,11 +423,11 @@ void Engine::queue_packet(TxOp *op) {
         free_txop(op);
         return;
     }
-    p.queue.push_back(OutItem{op, 0});
+    p.queue.push_back(OutItem{op, 0, nullptr});
     flush(op->peer);
 }
 
-Engine::PostResult Engine::post_packet(TxOp *op, bool consumes_credit) {
+PostResult Engine::post_packet(TxOp *op, bool consumes_credit) {
     Peer &p = peers_[static_cast<size_t>(op->peer)];
     op->hdr.credits = p.to_return;
     struct iovec iov[2] = {{&op->hdr, sizeof op->hdr},
@@ -411,7 +477,7 @@ void Engine::flush(int peer) {
             it = p.queue.erase(it);
             continue;
         }
-        PostResult pr = emit_chunk(r);
+        PostResult pr = item.source->emit(*r);
         if (pr == PostResult::Again) return;
         if (pr == PostResult::Failed) {
             fail_peer(peer);
@@ -442,6 +508,8 @@ void Engine::return_credit(int peer) {
     if (pr == PostResult::Failed) fail_peer(peer);
 }
 
+// ---- Progress ----
+
 void Engine::repost(RxBuf *rb) {
     void *desc = rx_mr_ ? rx_mr_->desc() : nullptr;
     int rc = transport_->post_recv(rb->buf, opts_.buffer_size, desc, &rb->ctx);
@@ -466,10 +534,8 @@ bool Engine::progress() {
                 handle_send_done(reinterpret_cast<TxOp *>(c.context), c.error);
                 break;
             case OpKind::Read:
-                handle_read_done(reinterpret_cast<RmaOp *>(c.context), c.error);
-                break;
             case OpKind::Write:
-                handle_write_done(reinterpret_cast<RmaOp *>(c.context), c.error);
+                handle_rma_done(reinterpret_cast<RmaOp *>(c.context), c.error);
                 break;
         }
     }
@@ -483,13 +549,15 @@ bool Engine::progress() {
             if (!p.queue.empty()) flush(r);
             if (p.credit_pending) return_credit(r);
         }
-        std::deque<uint64_t> rma;
+        std::deque<std::pair<uint64_t, RmaClient *>> rma;
         rma.swap(rma_waiting_);
-        for (uint64_t id : rma)
-            if (Request *r = find(id, -1)) post_rma(r);
+        for (const auto &[id, client] : rma)
+            if (Request *r = find(id, -1)) move_rma(*r, *client);
     }
     return n > 0;
 }
+
+// ---- Packets in ----
 
 void Engine::handle_recv(RxBuf *rb, const TransportCompletion &c) {
     if (c.error != 0) {
@@ -497,106 +565,145 @@ void Engine::handle_recv(RxBuf *rb, const TransportCompletion &c) {
         if (c.error != ECANCELED) repost(rb);
         return;
     }
-    WireHeader h;
-    if (c.length < sizeof h) {
-        ++stats_.bad_headers;
+    Arrival a;
+    if (!admit(rb, c, &a)) {
         repost(rb);
         return;
+    }
+    (this->*kHandlers[static_cast<size_t>(a.h.type)])(a);
+    repost(rb);
+    after_packet(a);
+}
+
+// Checks a received packet before its handler sees it, and takes the credit
+// it returns. False: dropped (counted, unless its sender has failed).
+bool Engine::admit(RxBuf *rb, const TransportCompletion &c, Arrival *a) {
+    WireHeader &h = a->h;
+    if (c.length < sizeof h) {
+        ++stats_.bad_headers;
+        return false;
     }
     std::memcpy(&h, rb->buf, sizeof h);
     if (const char *why = validate_header(h, c.length, size_, rank_)) {
         ++stats_.bad_headers;
         log_debug("dropped a packet: %s", why);
-        repost(rb);
-        return;
+        return false;
     }
-    int src = static_cast<int>(h.src);
+    a->src = static_cast<int>(h.src);
     // The header's source is what the peer claims; the transport's is where
     // the packet came from. Every later check (a CTS, GO or FIN must name a
     // request of ours with that very peer) rests on the two agreeing.
-    if (c.peer != src) {
+    if (c.peer != a->src) {
         ++stats_.bad_headers;
         ++forged_;
-        log_debug("dropped a packet claiming rank %d from rank %d", src, c.peer);
-        repost(rb);
-        return;
+        log_debug("dropped a packet claiming rank %d from rank %d", a->src, c.peer);
+        return false;
     }
-    Peer &p = peers_[static_cast<size_t>(src)];
-    if (p.failed) {
-        repost(rb);
-        return;
-    }
+    Peer &p = peers_[static_cast<size_t>(a->src)];
+    if (p.failed) return false;
     if (static_cast<uint64_t>(p.credits) + h.credits > static_cast<uint64_t>(opts_.credits)) {
         ++stats_.bad_headers;
-        log_debug("dropped a packet from rank %d: returns more credit than it holds", src);
-        repost(rb);
-        return;
+        log_debug("dropped a packet from rank %d: returns more credit than it holds", a->src);
+        return false;
     }
     p.credits += static_cast<int>(h.credits);
-    bool withhold = false;
-    const char *payload = rb->buf + sizeof h;
-    size_t plen = c.length - sizeof h;
-    switch (h.type) {
-        case PacketType::Hello:
-            p.hello_seen = true;
-            break;
-        case PacketType::Eager:
-        case PacketType::Rts: {
-            Request *match = nullptr;
-            for (Request *r : posted_)
-                if (matches(r, src, h.tag)) {
-                    match = r;
-                    break;
-                }
-            if (match == nullptr) {
-                Unexpected u{src, h.tag, h.type, {}, h.len, h.send_id, h.flags, h.offset, h.key};
-                if (h.type == PacketType::Eager) u.data.assign(payload, payload + plen);
-                ++p.unexpected_count;
-                p.unexpected_bytes += u.data.size();
-                unexpected_.push_back(std::move(u));
-                // Over the bound the peer's credit stays here until the
-                // application receives: it can send at most its credits' worth
-                // more, so what it holds here stays bounded.
-                withhold = p.unexpected_count > opts_.unexpected_count ||
-                           p.unexpected_bytes > opts_.unexpected_bytes;
-            } else if (h.type == PacketType::Eager) {
-                deliver_eager(match, src, h.tag, payload, plen);
-            } else {
-                start_long_recv(match, src, h.tag, h.len, h.send_id, h.flags, h.offset, h.key);
-            }
-            break;
-        }
-        case PacketType::Cts:
-            on_cts(h, src);
-            break;
-        case PacketType::Chunk:
-            on_chunk(h, src, payload, plen);
-            break;
-        case PacketType::Go:
-            on_go(h, src);
-            break;
-        case PacketType::Fin:
-            if (h.flags & kFlagRdmaWrite)
-                on_write_fin(h, src);
-            else
-                on_fin(h, src);
-            break;
-        case PacketType::Credit:
-            break;
-    }
-    repost(rb);
+    a->payload = rb->buf + sizeof h;
+    a->plen = c.length - sizeof h;
+    return true;
+}
+
+// After a handler: the packet's own credit goes back (or is held back), and
+// whatever waited for credit from this peer may go.
+void Engine::after_packet(const Arrival &a) {
+    Peer &p = peers_[static_cast<size_t>(a.src)];
     if (p.failed) return;
-    if (withhold) {
+    if (a.withhold) {
         if (p.withheld++ == 0)
             log_debug(
                 "rank %d has %zu unexpected messages (%zu bytes) here: its credit is held back",
-                src, p.unexpected_count, p.unexpected_bytes);
-    } else if (h.type != PacketType::Credit) {
+                a.src, p.unexpected_count, p.unexpected_bytes);
+    } else if (a.h.type != PacketType::Credit) {
         ++p.to_return;
     }
-    if (!p.queue.empty()) flush(src);
-    return_credit(src);
+    if (!p.queue.empty()) flush(a.src);
+    return_credit(a.src);
 }
+
+void Engine::on_hello(Arrival &a) {
+    peers_[static_cast<size_t>(a.src)].hello_seen = true;
+}
+
+void Engine::on_credit(Arrival &) {}
+
+// Eager or RTS: the first posted receive that matches takes it, or it waits
+// in the unexpected list.
+void Engine::on_open(Arrival &a) {
+    const WireHeader &h = a.h;
+    Offer o{a.src, h.tag, h.len, h.send_id, h.flags, h.offset, h.key};
+    Request *match = nullptr;
+    for (Request *r : posted_)
+        if (matches(r, a.src, h.tag)) {
+            match = r;
+            break;
+        }
+    if (match == nullptr) {
+        Peer &p = peers_[static_cast<size_t>(a.src)];
+        Unexpected u{h.type, o, {}};
+        if (h.type == PacketType::Eager) u.data.assign(a.payload, a.payload + a.plen);
+        ++p.unexpected_count;
+        p.unexpected_bytes += u.data.size();
+        unexpected_.push_back(std::move(u));
+        // Over the bound the peer's credit stays here until the
+        // application receives: it can send at most its credits' worth
+        // more, so what it holds here stays bounded.
+        a.withhold = p.unexpected_count > opts_.unexpected_count ||
+                     p.unexpected_bytes > opts_.unexpected_bytes;
+    } else if (h.type == PacketType::Eager) {
+        deliver_eager(match, a.src, h.tag, a.payload, a.plen);
+    } else {
+        start_long_recv(match, o);
+    }
+}
+
+Request *Engine::named_request(const Arrival &a) {
+    // CTS and the RDMA read's FIN answer a send of ours; chunks, GO and the
+    // RDMA write's FIN a receive.
+    const bool to_send = a.h.type == PacketType::Cts ||
+                         (a.h.type == PacketType::Fin && (a.h.flags & kFlagRdmaWrite) == 0);
+    Request *r = find(to_send ? a.h.send_id : a.h.recv_id, a.src);
+    if (r == nullptr || r->is_send != to_send || r->proto == nullptr) return nullptr;
+    return r;
+}
+
+void Engine::on_cts(Arrival &a) {
+    Request *r = named_request(a);
+    // Once, for no more than its bytes, and of the kind its protocol takes.
+    if (r == nullptr || r->cts || a.h.len > r->len || !r->proto->take_cts(*r, a.h)) {
+        ++stats_.bad_headers;
+        return;
+    }
+    r->cts = true;
+    r->remote_id = a.h.recv_id;
+    r->accepted = a.h.len;
+    r->proto->send_data(*r);
+}
+
+void Engine::on_chunk(Arrival &a) {
+    Request *r = named_request(a);
+    if (r == nullptr || !r->proto->on_chunk(*r, a.h, a.payload, a.plen)) ++stats_.bad_headers;
+}
+
+void Engine::on_go(Arrival &a) {
+    Request *r = named_request(a);
+    if (r == nullptr || !r->proto->on_go(*r, a.h)) ++stats_.bad_headers;
+}
+
+void Engine::on_fin(Arrival &a) {
+    Request *r = named_request(a);
+    if (r == nullptr || !r->proto->on_fin(*r, a.h)) ++stats_.bad_headers;
+}
+
+// ---- Completions of our own operations ----
 
 void Engine::handle_send_done(TxOp *op, int error) {
     --ops_in_flight_;
@@ -604,6 +711,7 @@ void Engine::handle_send_done(TxOp *op, int error) {
     PacketType type = op->hdr.type;
     uint64_t req_id = op->req_id;
     size_t payload = op->payload;
+    PacketStream *stream = op->stream;
     free_txop(op);
     if (error != 0) {
         if (error != ECANCELED) {
@@ -614,14 +722,85 @@ void Engine::handle_send_done(TxOp *op, int error) {
     }
     Request *r = req_id != 0 ? find(req_id, peer) : nullptr;
     if (r == nullptr) return;
-    if (type == PacketType::Eager) {
+    if (type == PacketType::Eager)
         complete(r, MSG_OK, r->len);
-    } else if (type == PacketType::Chunk) {
-        --r->outstanding;
-        r->done += payload;
-        if (r->done == r->accepted) finish_long_send(r);
+    else if (stream != nullptr)
+        stream->sent(*r, payload);
+}
+
+Engine::RmaOp *Engine::take_rma_op(uint64_t req_id, size_t len, RmaClient *client) {
+    RmaOp *op;
+    if (rma_free_.empty()) {
+        rma_pool_.push_back(std::make_unique<RmaOp>());
+        op = rma_pool_.back().get();
+    } else {
+        op = rma_free_.back();
+        rma_free_.pop_back();
+    }
+    op->req_id = req_id;
+    op->len = len;
+    op->client = client;
+    return op;
+}
+
+void Engine::give_rma_op(RmaOp *op) {
+    rma_free_.push_back(op);
+}
+
+void Engine::move_rma(Request &r, RmaClient &client) {
+    const bool write = r.is_send;
+    const char *what = write ? "write to" : "read from";
+    size_t piece = std::min(kRmaPiece, transport_->max_transfer());
+    while (r.outstanding < kRmaInFlight && r.posted_bytes < r.accepted) {
+        size_t n = std::min<uint64_t>(piece, r.accepted - r.posted_bytes);
+        RmaOp *op = take_rma_op(r.id, n, &client);
+        void *desc = r.mr ? r.mr->desc() : nullptr;
+        uint64_t remote = r.raddr + r.posted_bytes;
+        int rc = write ? transport_->post_write(r.peer, r.sbuf + r.posted_bytes, n, desc, remote,
+                                                r.rkey, &op->ctx)
+                       : transport_->post_read(r.peer, r.rbuf + r.posted_bytes, n, desc, remote,
+                                               r.rkey, &op->ctx);
+        if (rc != 0) {
+            give_rma_op(op);
+            if (rc == -EAGAIN) {
+                rma_waiting_.emplace_back(r.id, &client);
+                backlog_ = true;
+            } else {
+                log_debug("RDMA %s rank %d failed: %s", what, r.peer, std::strerror(-rc));
+                fail_peer(r.peer);
+            }
+            return;
+        }
+        ++ops_in_flight_;
+        r.posted_bytes += n;
+        ++r.outstanding;
     }
 }
+
+// Counts a finished read or write into its request and tells its protocol;
+// a failed one fails the peer.
+void Engine::handle_rma_done(RmaOp *op, int error) {
+    --ops_in_flight_;
+    uint64_t id = op->req_id;
+    size_t len = op->len;
+    RmaClient *client = op->client;
+    give_rma_op(op);
+    Request *r = find(id, -1);
+    if (r == nullptr) return;
+    if (error != 0) {
+        if (error != ECANCELED) {
+            log_debug("RDMA %s rank %d completed with error %d",
+                      r->is_send ? "write to" : "read from", r->peer, error);
+            fail_peer(r->peer);
+        }
+        return;
+    }
+    --r->outstanding;
+    r->done += len;
+    client->piece_done(*r);
+}
+
+// ---- Ending ----
 
 bool Engine::quiescent() const {
     if (live_sends_ > 0) return false;
@@ -641,7 +820,7 @@ void Engine::fail_peer(int rank) {
         if (item.packet != nullptr) free_txop(item.packet);
     p.queue.clear();
     unexpected_.remove_if([&](const Unexpected &u) {
-        if (u.src != rank || u.type != PacketType::Rts) return false;
+        if (u.offer.src != rank || u.type != PacketType::Rts) return false;
         --p.unexpected_count;
         return true;
     });
@@ -668,13 +847,10 @@ void Engine::abort_all(int status) {
     std::vector<uint64_t> ids;
     for (const auto &[id, r] : live_) ids.push_back(id);
     std::sort(ids.begin(), ids.end());
-    send_waiting_.clear();
-    recv_waiting_.clear();
+    // Nothing waits for a slot any more, and no completion below hands one on.
+    protocols_->abort();
     for (uint64_t id : ids)
-        if (Request *r = find(id, -1)) {
-            r->holds_slot = false;
-            complete(r, status, 0);
-        }
+        if (Request *r = find(id, -1)) complete(r, status, 0);
     unexpected_.clear();
 }
 

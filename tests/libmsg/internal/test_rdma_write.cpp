@@ -6,7 +6,7 @@
 #include <numeric>
 #include <vector>
 
-#include "protocol/engine_types.hpp"
+#include "protocol/long_protocol.hpp"
 #include "scripted_transport.hpp"
 
 namespace {
