@@ -33,14 +33,6 @@ struct Engine::RxBuf {
     char *buf = nullptr;
 };
 
-// One RDMA read or write in flight.
-struct Engine::RmaOp {
-    OpContext ctx;
-    uint64_t req_id = 0;
-    size_t len = 0;
-    RmaClient *client = nullptr;
-};
-
 namespace {
 constexpr int kTxSlab = 256;
 
@@ -71,7 +63,7 @@ const Engine::PacketHandler Engine::kHandlers[] = {
 };
 
 Engine::Engine(Transport *transport, int rank, int size, const EngineOptions &opts)
-    : transport_(transport), rank_(rank), size_(size), opts_(opts) {
+    : transport_(transport), rank_(rank), size_(size), opts_(opts), rma_(transport) {
     opts_.unexpected_bytes = env_size("VIADUCT_UNEXPECTED_BYTES", opts_.unexpected_bytes);
     opts_.unexpected_count = env_size("VIADUCT_UNEXPECTED_COUNT", opts_.unexpected_count);
     peers_.resize(static_cast<size_t>(size));
@@ -535,7 +527,7 @@ bool Engine::progress() {
                 break;
             case OpKind::Read:
             case OpKind::Write:
-                handle_rma_done(reinterpret_cast<RmaOp *>(c.context), c.error);
+                handle_rma_done(c.context, c.error);
                 break;
         }
     }
@@ -549,9 +541,7 @@ bool Engine::progress() {
             if (!p.queue.empty()) flush(r);
             if (p.credit_pending) return_credit(r);
         }
-        std::deque<std::pair<uint64_t, RmaClient *>> rma;
-        rma.swap(rma_waiting_);
-        for (const auto &[id, client] : rma)
+        for (const auto &[id, client] : rma_.take_waiting())
             if (Request *r = find(id, -1)) move_rma(*r, *client);
     }
     return n > 0;
@@ -728,64 +718,19 @@ void Engine::handle_send_done(TxOp *op, int error) {
         stream->sent(*r, payload);
 }
 
-Engine::RmaOp *Engine::take_rma_op(uint64_t req_id, size_t len, RmaClient *client) {
-    RmaOp *op;
-    if (rma_free_.empty()) {
-        rma_pool_.push_back(std::make_unique<RmaOp>());
-        op = rma_pool_.back().get();
-    } else {
-        op = rma_free_.back();
-        rma_free_.pop_back();
-    }
-    op->req_id = req_id;
-    op->len = len;
-    op->client = client;
-    return op;
-}
-
-void Engine::give_rma_op(RmaOp *op) {
-    rma_free_.push_back(op);
-}
-
 void Engine::move_rma(Request &r, RmaClient &client) {
-    const bool write = r.is_send;
-    const char *what = write ? "write to" : "read from";
-    size_t piece = std::min(kRmaPiece, transport_->max_transfer());
-    while (r.outstanding < kRmaInFlight && r.posted_bytes < r.accepted) {
-        size_t n = std::min<uint64_t>(piece, r.accepted - r.posted_bytes);
-        RmaOp *op = take_rma_op(r.id, n, &client);
-        void *desc = r.mr ? r.mr->desc() : nullptr;
-        uint64_t remote = r.raddr + r.posted_bytes;
-        int rc = write ? transport_->post_write(r.peer, r.sbuf + r.posted_bytes, n, desc, remote,
-                                                r.rkey, &op->ctx)
-                       : transport_->post_read(r.peer, r.rbuf + r.posted_bytes, n, desc, remote,
-                                               r.rkey, &op->ctx);
-        if (rc != 0) {
-            give_rma_op(op);
-            if (rc == -EAGAIN) {
-                rma_waiting_.emplace_back(r.id, &client);
-                backlog_ = true;
-            } else {
-                log_debug("RDMA %s rank %d failed: %s", what, r.peer, std::strerror(-rc));
-                fail_peer(r.peer);
-            }
-            return;
-        }
-        ++ops_in_flight_;
-        r.posted_bytes += n;
-        ++r.outstanding;
-    }
+    PostResult pr = rma_.post(r, client);
+    if (pr == PostResult::Again)
+        backlog_ = true;
+    else if (pr == PostResult::Failed)
+        fail_peer(r.peer);
 }
 
 // Counts a finished read or write into its request and tells its protocol;
 // a failed one fails the peer.
-void Engine::handle_rma_done(RmaOp *op, int error) {
-    --ops_in_flight_;
-    uint64_t id = op->req_id;
-    size_t len = op->len;
-    RmaClient *client = op->client;
-    give_rma_op(op);
-    Request *r = find(id, -1);
+void Engine::handle_rma_done(OpContext *ctx, int error) {
+    const RmaMover::Piece piece = rma_.finish(ctx);
+    Request *r = find(piece.req_id, -1);
     if (r == nullptr) return;
     if (error != 0) {
         if (error != ECANCELED) {
@@ -796,8 +741,8 @@ void Engine::handle_rma_done(RmaOp *op, int error) {
         return;
     }
     --r->outstanding;
-    r->done += len;
-    client->piece_done(*r);
+    r->done += piece.len;
+    piece.client->piece_done(*r);
 }
 
 // ---- Ending ----

@@ -17,6 +17,7 @@
 #include "msg/msg.h"
 #include "protocol/long_protocol.hpp"
 #include "protocol/request.hpp"
+#include "protocol/rma_mover.hpp"
 #include "protocol/wire.hpp"
 #include "transport/transport.hpp"
 
@@ -69,7 +70,7 @@ class Engine final : private ProtocolHost {
     // (a queue full, say) and progress should be called again soon.
     bool has_backlog() const { return backlog_; }
     // Transport sends, reads and writes posted and not yet completed.
-    size_t ops_in_flight() const { return ops_in_flight_; }
+    size_t ops_in_flight() const { return ops_in_flight_ + rma_.in_flight(); }
     // Counts transport completions: tells a waiter whether anything moves.
     uint64_t activity() const { return activity_; }
     // No sends in flight and nothing queued to go out.
@@ -100,7 +101,6 @@ class Engine final : private ProtocolHost {
   private:
     struct TxOp;
     struct RxBuf;
-    struct RmaOp;
     struct OutItem {
         TxOp *packet = nullptr;          // a ready packet, or
         uint64_t stream = 0;             // the id of a long send whose data packets go next,
@@ -183,9 +183,7 @@ class Engine final : private ProtocolHost {
 
     // Completions of our own operations.
     void handle_send_done(TxOp *op, int error);
-    void handle_rma_done(RmaOp *op, int error);
-    RmaOp *take_rma_op(uint64_t req_id, size_t len, RmaClient *client);
-    void give_rma_op(RmaOp *op);
+    void handle_rma_done(OpContext *ctx, int error);
 
     // ProtocolHost: what the long-message protocols may ask of the core.
     Transport &transport() override { return *transport_; }
@@ -218,10 +216,8 @@ class Engine final : private ProtocolHost {
     std::vector<std::unique_ptr<TxOp[]>> tx_slabs_;
     std::vector<std::unique_ptr<MemoryRegion>> tx_mrs_;
     std::vector<TxOp *> tx_free_;
-    std::vector<std::unique_ptr<RmaOp>> rma_pool_;
-    std::vector<RmaOp *> rma_free_;
-    // Long messages whose reads or writes hit a full queue.
-    std::deque<std::pair<uint64_t, RmaClient *>> rma_waiting_;
+    // RDMA reads and writes of long messages in flight.
+    RmaMover rma_;
     size_t ops_in_flight_ = 0;  // transport sends, reads and writes not yet completed
     uint64_t activity_ = 0;
     size_t live_sends_ = 0;
