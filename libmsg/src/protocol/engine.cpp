@@ -1,7 +1,7 @@
-// Engine core: requests, matching, eager messages, credit flow control,
-// packet queues, the packet-type dispatch table and peer failure. Long
-// messages are the protocol objects' (protocol_set.hpp); the core reaches
-// them only through LongProtocol, and serves them as their ProtocolHost.
+// Engine core: requests, matching, eager messages, the packet-type dispatch
+// table and peer failure. Packets leave through PacketFlow; long messages
+// are the protocol objects' (protocol_set.hpp): the core reaches them only
+// through LongProtocol, and serves them as their ProtocolHost.
 #include "protocol/engine.hpp"
 
 #include <algorithm>
@@ -14,28 +14,13 @@
 
 namespace msg {
 
-// What the engine hands the transport: each record starts with its OpContext,
-// which the transport hands back on completion.
-struct Engine::TxOp {
-    OpContext ctx;
-    WireHeader hdr;
-    void *hdr_desc = nullptr;
-    int peer = 0;
-    uint64_t req_id = 0;
-    size_t payload = 0;
-    const void *payload_ptr = nullptr;
-    void *payload_desc = nullptr;
-    PacketStream *stream = nullptr;  // a data packet of this stream's
-};
-
+// A receive buffer; starts with the context the transport hands back.
 struct Engine::RxBuf {
     OpContext ctx;
     char *buf = nullptr;
 };
 
 namespace {
-constexpr int kTxSlab = 256;
-
 // A positive whole number from the environment, or `fallback`.
 size_t env_size(const char *name, size_t fallback) {
     const char *v = std::getenv(name);
@@ -50,10 +35,6 @@ size_t env_size(const char *name, size_t fallback) {
     return static_cast<size_t>(n);
 }
 
-// Packets that open a message: the receiver may have to hold them.
-bool opens_message(PacketType t) {
-    return t == PacketType::Eager || t == PacketType::Rts;
-}
 }  // namespace
 
 // Indexed by PacketType (validate_header admits only Hello..Credit).
@@ -63,11 +44,15 @@ const Engine::PacketHandler Engine::kHandlers[] = {
 };
 
 Engine::Engine(Transport *transport, int rank, int size, const EngineOptions &opts)
-    : transport_(transport), rank_(rank), size_(size), opts_(opts), rma_(transport) {
+    : transport_(transport),
+      rank_(rank),
+      size_(size),
+      opts_(opts),
+      flow_(transport, rank, size, opts.credits, requests_),
+      rma_(transport) {
     opts_.unexpected_bytes = env_size("VIADUCT_UNEXPECTED_BYTES", opts_.unexpected_bytes);
     opts_.unexpected_count = env_size("VIADUCT_UNEXPECTED_COUNT", opts_.unexpected_count);
     peers_.resize(static_cast<size_t>(size));
-    for (auto &p : peers_) p.credits = opts_.credits;
     protocols_ = std::make_unique<ProtocolSet>(static_cast<ProtocolHost &>(*this), transport_,
                                                opts_.long_protocol, opts_.restricted);
 }
@@ -94,7 +79,7 @@ int Engine::init() {
     }
     if (static_cast<size_t>(opts_.credits) + 2 > fit) {
         opts_.credits = static_cast<int>(fit - 2);
-        for (auto &p : peers_) p.credits = opts_.credits;
+        flow_.set_credits(opts_.credits);
         log_debug("credits per peer lowered to %d to fit the receive queue", opts_.credits);
     }
     if ((opts_.long_protocol == MSG_PROTOCOL_RDMA && !transport_->supports_rdma_read()) ||
@@ -119,7 +104,7 @@ int Engine::init() {
 int Engine::start_handshake() {
     for (int r = 0; r < size_; ++r)
         if (r != rank_ && !peers_[static_cast<size_t>(r)].failed)
-            queue_packet(new_txop(r, PacketType::Hello));
+            send_packet(flow_.packet(r, PacketType::Hello));
     return MSG_OK;
 }
 
@@ -133,31 +118,9 @@ bool Engine::handshake_done() const {
 
 // ---- Requests and matching ----
 
-Request *Engine::new_request(bool is_send, int peer, int tag, CompletionSink *sink, void *cookie) {
-    auto r = std::make_unique<Request>();
-    r->id = next_id_++;
-    r->is_send = is_send;
-    r->peer = peer;
-    r->tag = tag;
-    r->sink = sink;
-    r->cookie = cookie;
-    Request *raw = r.get();
-    live_.emplace(raw->id, std::move(r));
-    if (is_send) ++live_sends_;
-    return raw;
-}
-
 void Engine::discard(Request *r) {
     if (r->in_posted) posted_.erase(r->posted_it);
-    if (r->is_send) --live_sends_;
-    live_.erase(r->id);
-}
-
-Request *Engine::find(uint64_t id, int peer) {
-    auto it = live_.find(id);
-    if (it == live_.end()) return nullptr;
-    if (peer >= 0 && it->second->peer != peer) return nullptr;
-    return it->second.get();
+    requests_.remove(r);
 }
 
 void Engine::complete(Request *r, int status, size_t bytes) {
@@ -182,8 +145,7 @@ void Engine::complete(Request *r, int status, size_t bytes) {
         }
     }
     CompletionSink *sink = r->sink;
-    if (is_send) --live_sends_;
-    live_.erase(id);
+    requests_.remove(r);
     sink->deliver(c);
     // Last: the protocol may start another request (restricted mode's slot).
     if (proto != nullptr) proto->ended(id, is_send);
@@ -206,7 +168,7 @@ int Engine::payload_desc(Request &r, const void *buf, size_t len, void **desc) {
 int Engine::isend(int dest, int tag, const void *buf, size_t len, CompletionSink *sink,
                   void *cookie) {
     if (peers_[static_cast<size_t>(dest)].failed) return MSG_ERR_PEER_FAILED;
-    Request *r = new_request(true, dest, tag, sink, cookie);
+    Request *r = requests_.add(true, dest, tag, sink, cookie);
     r->sbuf = static_cast<const char *>(buf);
     r->len = len;
     if (dest == rank_) {
@@ -225,14 +187,14 @@ int Engine::isend(int dest, int tag, const void *buf, size_t len, CompletionSink
         discard(r);
         return rc;
     }
-    TxOp *op = new_txop(dest, PacketType::Eager);
-    op->hdr.tag = tag;
-    op->hdr.len = len;
-    op->req_id = r->id;
-    op->payload = len;
-    op->payload_ptr = buf;
-    op->payload_desc = desc;
-    queue_packet(op);
+    PacketFlow::Packet *p = flow_.packet(dest, PacketType::Eager);
+    p->hdr.tag = tag;
+    p->hdr.len = len;
+    p->req_id = r->id;
+    p->payload = len;
+    p->payload_ptr = buf;
+    p->payload_desc = desc;
+    send_packet(p);
     return MSG_OK;
 }
 
@@ -258,7 +220,7 @@ void Engine::send_self(Request *r) {
 
 int Engine::irecv(int source, int tag, void *buf, size_t capacity, CompletionSink *sink,
                   void *cookie) {
-    Request *r = new_request(false, source, tag, sink, cookie);
+    Request *r = requests_.add(false, source, tag, sink, cookie);
     r->rbuf = static_cast<char *>(buf);
     r->len = capacity;
     for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
@@ -299,10 +261,7 @@ void Engine::took_unexpected(const Unexpected &u) {
     --p.unexpected_count;
     p.unexpected_bytes -= u.data.size();
     // One message fewer held: one credit held back for it may go home.
-    if (p.withheld == 0) return;
-    --p.withheld;
-    ++p.to_return;
-    if (!p.failed) return_credit(u.offer.src);
+    if (!flow_.give_back_withheld(u.offer.src)) fail_peer(u.offer.src);
 }
 
 void Engine::deliver_eager(Request *r, int src, int tag, const char *data, size_t len) {
@@ -333,171 +292,30 @@ void Engine::start_long_recv(Request *r, const Offer &o) {
 
 // ---- Packets out ----
 
-Engine::TxOp *Engine::new_txop(int peer, PacketType type) {
-    if (tx_free_.empty()) {
-        auto slab = std::make_unique<TxOp[]>(kTxSlab);
-        void *desc = nullptr;
-        if (transport_->needs_local_registration()) {
-            std::unique_ptr<MemoryRegion> mr;
-            if (transport_->register_memory(slab.get(), sizeof(TxOp) * kTxSlab, kLocal, &mr) == 0) {
-                desc = mr->desc();
-                tx_mrs_.push_back(std::move(mr));
-            }
-        }
-        for (int i = 0; i < kTxSlab; ++i) {
-            slab[i].hdr_desc = desc;
-            tx_free_.push_back(&slab[i]);
-        }
-        tx_slabs_.push_back(std::move(slab));
-    }
-    TxOp *op = tx_free_.back();
-    tx_free_.pop_back();
-    std::memset(&op->hdr, 0, sizeof op->hdr);
-    op->hdr.magic = kWireMagic;
-    op->hdr.version = kWireVersion;
-    op->hdr.type = type;
-    op->hdr.src = static_cast<uint32_t>(rank_);
-    op->peer = peer;
-    op->req_id = 0;
-    op->payload = 0;
-    op->payload_ptr = nullptr;
-    op->payload_desc = nullptr;
-    op->stream = nullptr;
-    return op;
+void Engine::send_packet(PacketFlow::Packet *p) {
+    const int peer = p->peer;
+    if (!flow_.send(p)) fail_peer(peer);
 }
 
-void Engine::free_txop(TxOp *op) {
-    tx_free_.push_back(op);
+void Engine::flush(int peer) {
+    if (!flow_.flush(peer)) fail_peer(peer);
 }
 
-namespace {
-// What a protocol fills in; the core owns magic, version, source and credits.
-void copy_fields(WireHeader *to, const WireHeader &from) {
-    to->tag = from.tag;
-    to->flags = from.flags;
-    to->len = from.len;
-    to->send_id = from.send_id;
-    to->recv_id = from.recv_id;
-    to->offset = from.offset;
-    to->key = from.key;
+void Engine::return_credit(int peer) {
+    if (!flow_.return_credit(peer)) fail_peer(peer);
 }
-}  // namespace
 
 void Engine::send_control(int peer, const WireHeader &fields) {
-    TxOp *op = new_txop(peer, fields.type);
-    copy_fields(&op->hdr, fields);
-    queue_packet(op);
+    send_packet(flow_.packet(peer, fields));
 }
 
 void Engine::send_stream(Request &r, PacketStream &stream) {
-    Peer &p = peers_[static_cast<size_t>(r.peer)];
-    p.queue.push_back(OutItem{nullptr, r.id, &stream});
-    flush(r.peer);
+    if (!flow_.send_stream(r, stream)) fail_peer(r.peer);
 }
 
 PostResult Engine::post_stream_packet(Request &r, PacketStream &stream, const WireHeader &fields,
                                       const void *payload, size_t len, void *desc) {
-    TxOp *op = new_txop(r.peer, fields.type);
-    copy_fields(&op->hdr, fields);
-    op->req_id = r.id;
-    op->payload = len;
-    op->payload_ptr = payload;
-    op->payload_desc = desc;
-    op->stream = &stream;
-    PostResult pr = post_packet(op, true);
-    if (pr != PostResult::Posted) free_txop(op);
-    return pr;
-}
-
-void Engine::queue_packet(TxOp *op) {
-    Peer &p = peers_[static_cast<size_t>(op->peer)];
-    if (p.failed) {
-        free_txop(op);
-        return;
-    }
-    p.queue.push_back(OutItem{op, 0, nullptr});
-    flush(op->peer);
-}
-
-PostResult Engine::post_packet(TxOp *op, bool consumes_credit) {
-    Peer &p = peers_[static_cast<size_t>(op->peer)];
-    op->hdr.credits = p.to_return;
-    struct iovec iov[2] = {{&op->hdr, sizeof op->hdr},
-                           {const_cast<void *>(op->payload_ptr), op->payload}};
-    void *desc[2] = {op->hdr_desc, op->payload_desc};
-    int rc = transport_->post_send(op->peer, iov, desc, op->payload > 0 ? 2 : 1, &op->ctx);
-    if (rc == -EAGAIN) {
-        backlog_ = true;
-        return PostResult::Again;
-    }
-    if (rc != 0) {
-        log_debug("send to rank %d failed: %s", op->peer, std::strerror(-rc));
-        return PostResult::Failed;
-    }
-    p.to_return = 0;
-    if (consumes_credit) --p.credits;
-    ++ops_in_flight_;
-    return PostResult::Posted;
-}
-
-void Engine::flush(int peer) {
-    Peer &p = peers_[static_cast<size_t>(peer)];
-    // New messages keep their order and leave the reserved credits alone;
-    // packets of messages under way may pass them, so a peer that holds our
-    // credit back for the messages it has not received yet still gets the
-    // CTS, chunks and FINs that let it (and us) finish the others.
-    auto it = p.queue.begin();
-    while (it != p.queue.end() && p.credits > 0) {
-        OutItem item = *it;
-        if (item.packet != nullptr) {
-            if (opens_message(item.packet->hdr.type) && p.credits <= reserved_credits()) {
-                ++it;
-                continue;
-            }
-            PostResult pr = post_packet(item.packet, true);
-            if (pr == PostResult::Again) return;
-            it = p.queue.erase(it);
-            if (pr == PostResult::Failed) {
-                free_txop(item.packet);
-                fail_peer(peer);
-                return;
-            }
-            continue;
-        }
-        Request *r = find(item.stream, peer);
-        if (r == nullptr || r->posted_bytes >= r->accepted) {
-            it = p.queue.erase(it);
-            continue;
-        }
-        PostResult pr = item.source->emit(*r);
-        if (pr == PostResult::Again) return;
-        if (pr == PostResult::Failed) {
-            fail_peer(peer);
-            return;
-        }
-        if (r->posted_bytes >= r->accepted) it = p.queue.erase(it);
-    }
-}
-
-void Engine::return_credit(int peer) {
-    Peer &p = peers_[static_cast<size_t>(peer)];
-    // Credit goes back in batches of half. While some is held back, a batch
-    // is what the peer can have spent once it is down to its reserve, or the
-    // few packets it may still send would never add up to one and it would
-    // wait for good.
-    int threshold = std::max(1, opts_.credits / 2);
-    if (p.withheld > 0)
-        threshold = std::min(threshold, std::max(1, opts_.credits - reserved_credits() -
-                                                        static_cast<int>(p.withheld)));
-    if (p.failed || static_cast<int>(p.to_return) < threshold) {
-        p.credit_pending = false;
-        return;
-    }
-    TxOp *op = new_txop(peer, PacketType::Credit);
-    PostResult pr = post_packet(op, false);
-    p.credit_pending = pr == PostResult::Again;
-    if (pr != PostResult::Posted) free_txop(op);
-    if (pr == PostResult::Failed) fail_peer(peer);
+    return flow_.post_stream_packet(r, stream, fields, payload, len, desc);
 }
 
 // ---- Progress ----
@@ -523,7 +341,7 @@ bool Engine::progress() {
                 handle_recv(reinterpret_cast<RxBuf *>(c.context), c);
                 break;
             case OpKind::Send:
-                handle_send_done(reinterpret_cast<TxOp *>(c.context), c.error);
+                handle_send_done(c.context, c.error);
                 break;
             case OpKind::Read:
             case OpKind::Write:
@@ -531,15 +349,15 @@ bool Engine::progress() {
                 break;
         }
     }
-    if (backlog_) {
+    if (has_backlog()) {
         backlog_ = false;
+        flow_.clear_backlog();
         std::vector<RxBuf *> again;
         again.swap(rx_unposted_);
         for (RxBuf *rb : again) repost(rb);
         for (int r = 0; r < size_; ++r) {
-            Peer &p = peers_[static_cast<size_t>(r)];
-            if (!p.queue.empty()) flush(r);
-            if (p.credit_pending) return_credit(r);
+            if (flow_.has_queue(r)) flush(r);
+            if (flow_.credit_pending(r)) return_credit(r);
         }
         for (const auto &[id, client] : rma_.take_waiting())
             if (Request *r = find(id, -1)) move_rma(*r, *client);
@@ -589,14 +407,12 @@ bool Engine::admit(RxBuf *rb, const TransportCompletion &c, Arrival *a) {
         log_debug("dropped a packet claiming rank %d from rank %d", a->src, c.peer);
         return false;
     }
-    Peer &p = peers_[static_cast<size_t>(a->src)];
-    if (p.failed) return false;
-    if (static_cast<uint64_t>(p.credits) + h.credits > static_cast<uint64_t>(opts_.credits)) {
+    if (peers_[static_cast<size_t>(a->src)].failed) return false;
+    if (!flow_.take_returned(a->src, h.credits)) {
         ++stats_.bad_headers;
         log_debug("dropped a packet from rank %d: returns more credit than it holds", a->src);
         return false;
     }
-    p.credits += static_cast<int>(h.credits);
     a->payload = rb->buf + sizeof h;
     a->plen = c.length - sizeof h;
     return true;
@@ -608,14 +424,14 @@ void Engine::after_packet(const Arrival &a) {
     Peer &p = peers_[static_cast<size_t>(a.src)];
     if (p.failed) return;
     if (a.withhold) {
-        if (p.withheld++ == 0)
+        if (flow_.withhold(a.src))
             log_debug(
                 "rank %d has %zu unexpected messages (%zu bytes) here: its credit is held back",
                 a.src, p.unexpected_count, p.unexpected_bytes);
     } else if (a.h.type != PacketType::Credit) {
-        ++p.to_return;
+        flow_.consumed(a.src);
     }
-    if (!p.queue.empty()) flush(a.src);
+    if (flow_.has_queue(a.src)) flush(a.src);
     return_credit(a.src);
 }
 
@@ -695,27 +511,21 @@ void Engine::on_fin(Arrival &a) {
 
 // ---- Completions of our own operations ----
 
-void Engine::handle_send_done(TxOp *op, int error) {
-    --ops_in_flight_;
-    int peer = op->peer;
-    PacketType type = op->hdr.type;
-    uint64_t req_id = op->req_id;
-    size_t payload = op->payload;
-    PacketStream *stream = op->stream;
-    free_txop(op);
+void Engine::handle_send_done(OpContext *ctx, int error) {
+    const PacketFlow::Sent s = flow_.finish(ctx);
     if (error != 0) {
         if (error != ECANCELED) {
-            log_debug("send to rank %d completed with error %d", peer, error);
-            fail_peer(peer);
+            log_debug("send to rank %d completed with error %d", s.peer, error);
+            fail_peer(s.peer);
         }
         return;
     }
-    Request *r = req_id != 0 ? find(req_id, peer) : nullptr;
+    Request *r = s.req_id != 0 ? find(s.req_id, s.peer) : nullptr;
     if (r == nullptr) return;
-    if (type == PacketType::Eager)
+    if (s.type == PacketType::Eager)
         complete(r, MSG_OK, r->len);
-    else if (stream != nullptr)
-        stream->sent(*r, payload);
+    else if (s.stream != nullptr)
+        s.stream->sent(*r, s.payload);
 }
 
 void Engine::move_rma(Request &r, RmaClient &client) {
@@ -748,10 +558,7 @@ void Engine::handle_rma_done(OpContext *ctx, int error) {
 // ---- Ending ----
 
 bool Engine::quiescent() const {
-    if (live_sends_ > 0) return false;
-    for (const Peer &p : peers_)
-        if (!p.failed && !p.queue.empty()) return false;
-    return true;
+    return requests_.sends() == 0 && flow_.drained();
 }
 
 void Engine::fail_peer(int rank) {
@@ -761,9 +568,7 @@ void Engine::fail_peer(int rank) {
     ++failed_count_;
     ++stats_.peers_failed;
     log_debug("rank %d failed", rank);
-    for (OutItem &item : p.queue)
-        if (item.packet != nullptr) free_txop(item.packet);
-    p.queue.clear();
+    flow_.close(rank);
     unexpected_.remove_if([&](const Unexpected &u) {
         if (u.offer.src != rank || u.type != PacketType::Rts) return false;
         --p.unexpected_count;
@@ -771,12 +576,9 @@ void Engine::fail_peer(int rank) {
     });
     // With every other rank gone, a wildcard receive can only hang.
     bool all_gone = failed_count_ == size_ - 1;
-    std::vector<uint64_t> victims;
-    for (const auto &[id, r] : live_)
-        if (r->peer == rank || (all_gone && r->peer == MSG_ANY_SOURCE && !r->is_send))
-            victims.push_back(id);
-    std::sort(victims.begin(), victims.end());
-    for (uint64_t id : victims)
+    for (uint64_t id : requests_.ids([&](const Request &r) {
+             return r.peer == rank || (all_gone && r.peer == MSG_ANY_SOURCE && !r.is_send);
+         }))
         if (Request *r = find(id, -1)) complete(r, MSG_ERR_PEER_FAILED, 0);
 }
 
@@ -789,9 +591,7 @@ size_t Engine::cancel_recvs(CompletionSink *sink) {
 }
 
 void Engine::abort_all(int status) {
-    std::vector<uint64_t> ids;
-    for (const auto &[id, r] : live_) ids.push_back(id);
-    std::sort(ids.begin(), ids.end());
+    const std::vector<uint64_t> ids = requests_.ids([](const Request &) { return true; });
     // Nothing waits for a slot any more, and no completion below hands one on.
     protocols_->abort();
     for (uint64_t id : ids)

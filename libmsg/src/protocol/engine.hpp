@@ -1,9 +1,10 @@
-// The messaging engine's core: requests, tag matching, eager messages,
-// credit flow control over pre-posted receive buffers, the dispatch of
-// arriving packets and peer failure. Long messages move by the protocol
-// objects of protocol_set.hpp, which reach the core only through
-// ProtocolHost (long_protocol.hpp). Written only against the Transport
-// interface; not thread safe by itself: the context serializes every call.
+// The messaging engine's core: requests, tag matching, eager messages, the
+// dispatch of arriving packets and peer failure. Packets leave through
+// PacketFlow (credits, queues), RDMA pieces through RmaMover; long messages
+// move by the protocol objects of protocol_set.hpp, which reach the core
+// only through ProtocolHost (long_protocol.hpp). Written only against the
+// Transport interface; not thread safe by itself: the context serializes
+// every call.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +17,9 @@
 
 #include "msg/msg.h"
 #include "protocol/long_protocol.hpp"
+#include "protocol/packet_flow.hpp"
 #include "protocol/request.hpp"
+#include "protocol/request_table.hpp"
 #include "protocol/rma_mover.hpp"
 #include "protocol/wire.hpp"
 #include "transport/transport.hpp"
@@ -68,9 +71,9 @@ class Engine final : private ProtocolHost {
     bool progress();
     // True while something waits on the transport other than a completion
     // (a queue full, say) and progress should be called again soon.
-    bool has_backlog() const { return backlog_; }
+    bool has_backlog() const { return backlog_ || flow_.backlog(); }
     // Transport sends, reads and writes posted and not yet completed.
-    size_t ops_in_flight() const { return ops_in_flight_ + rma_.in_flight(); }
+    size_t ops_in_flight() const { return flow_.in_flight() + rma_.in_flight(); }
     // Counts transport completions: tells a waiter whether anything moves.
     uint64_t activity() const { return activity_; }
     // No sends in flight and nothing queued to go out.
@@ -99,24 +102,11 @@ class Engine final : private ProtocolHost {
     size_t chunk_payload() const override { return opts_.buffer_size - sizeof(WireHeader); }
 
   private:
-    struct TxOp;
     struct RxBuf;
-    struct OutItem {
-        TxOp *packet = nullptr;          // a ready packet, or
-        uint64_t stream = 0;             // the id of a long send whose data packets go next,
-        PacketStream *source = nullptr;  // from this stream
-    };
     struct Peer {
         bool failed = false;
         bool hello_seen = false;
-        int credits = 0;         // packets we may still send to it
-        uint32_t to_return = 0;  // its packets we consumed and not yet credited back
-        bool credit_pending = false;
-        // Credits held back while its unexpected messages are over the bound;
-        // each one given back as the application receives one of them.
-        uint32_t withheld = 0;
         size_t unexpected_count = 0, unexpected_bytes = 0;
-        std::deque<OutItem> queue;
     };
     // What a message-opening packet says: an RTS's offer, or an eager message's envelope.
     struct Offer {
@@ -145,9 +135,8 @@ class Engine final : private ProtocolHost {
 
     // Requests and matching.
     void discard(Request *r);
-    Request *new_request(bool is_send, int peer, int tag, CompletionSink *sink, void *cookie);
     void complete(Request *r, int status, size_t bytes);
-    Request *find(uint64_t id, int peer);
+    Request *find(uint64_t id, int peer) { return requests_.find(id, peer); }
     bool matches(const Request *r, int src, int tag) const;
     void send_self(Request *r);
     void take_unexpected(Request *r, Unexpected u);
@@ -155,16 +144,10 @@ class Engine final : private ProtocolHost {
     void deliver_eager(Request *r, int src, int tag, const char *data, size_t len);
     void start_long_recv(Request *r, const Offer &o);
 
-    // Packets out: the header pool, per-peer queues and credits.
-    TxOp *new_txop(int peer, PacketType type);
-    void free_txop(TxOp *op);
-    void queue_packet(TxOp *op);
+    // Packets out, through the flow; a peer it could not send to is failed.
+    void send_packet(PacketFlow::Packet *p);
     void flush(int peer);
-    PostResult post_packet(TxOp *op, bool consumes_credit);
     void return_credit(int peer);
-    // Credits a sender keeps for packets that move messages already under way
-    // (CTS, chunks, GO, FIN): a new message (eager or RTS) may not take them.
-    int reserved_credits() const { return opts_.credits > 1 ? 1 : 0; }
 
     // Packets in: checks, then the handler for the packet's type.
     void repost(RxBuf *rb);
@@ -182,7 +165,7 @@ class Engine final : private ProtocolHost {
     Request *named_request(const Arrival &a);
 
     // Completions of our own operations.
-    void handle_send_done(TxOp *op, int error);
+    void handle_send_done(OpContext *ctx, int error);
     void handle_rma_done(OpContext *ctx, int error);
 
     // ProtocolHost: what the long-message protocols may ask of the core.
@@ -199,28 +182,21 @@ class Engine final : private ProtocolHost {
     Transport *transport_;
     int rank_, size_;
     EngineOptions opts_;
-    uint64_t next_id_ = 1;
-    std::unordered_map<uint64_t, std::unique_ptr<Request>> live_;
+    RequestTable requests_;
     std::list<Request *> posted_;       // receives in posting order
     std::list<Unexpected> unexpected_;  // arrivals in arrival order
     std::vector<Peer> peers_;
     int failed_count_ = 0;
-    bool backlog_ = false;
+    bool backlog_ = false;  // receive buffers or RDMA pieces wait for a full queue
 
     // Receive buffers: one registered slab.
     std::vector<char> rx_slab_;
     std::unique_ptr<MemoryRegion> rx_mr_;
     std::vector<std::unique_ptr<RxBuf>> rx_bufs_;
     std::vector<RxBuf *> rx_unposted_;
-    // Send-side packet headers: registered slabs, recycled.
-    std::vector<std::unique_ptr<TxOp[]>> tx_slabs_;
-    std::vector<std::unique_ptr<MemoryRegion>> tx_mrs_;
-    std::vector<TxOp *> tx_free_;
-    // RDMA reads and writes of long messages in flight.
+    PacketFlow flow_;
     RmaMover rma_;
-    size_t ops_in_flight_ = 0;  // transport sends, reads and writes not yet completed
     uint64_t activity_ = 0;
-    size_t live_sends_ = 0;
 
     // The long-message protocols, chosen once (after opts_: built from it).
     std::unique_ptr<ProtocolSet> protocols_;
