@@ -242,7 +242,10 @@ int Engine::irecv(int source, int tag, void *buf, size_t capacity, CompletionSin
 // Receive r has matched unexpected message u.
 void Engine::take_unexpected(Request *r, Unexpected u) {
     const Offer &o = u.offer;
+    const uint64_t id = r->id;
     if (o.src != rank_) took_unexpected(u);
+    // Credit that cannot be given back fails the peer, which completes r (r is gone).
+    if (find(id, -1) == nullptr) return;
     if (u.type == PacketType::Eager) {
         deliver_eager(r, o.src, o.tag, u.data.data(), u.data.size());
     } else if (o.src == rank_) {

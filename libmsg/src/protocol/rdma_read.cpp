@@ -52,7 +52,10 @@ void RdmaReadProtocol::finish_recv(Request &r) {
     WireHeader fin = packet_fields(PacketType::Fin);
     fin.send_id = r.remote_id;
     fin.len = r.accepted;
+    const uint64_t id = r.id;
     host_.send_control(r.peer, fin);
+    // A FIN that cannot be sent fails the peer, which completes r (r is gone).
+    if (host_.find(id) == nullptr) return;
     host_.complete(r, recv_status(r), r.accepted);
 }
 

@@ -62,7 +62,10 @@ void RdmaWriteProtocol::piece_done(Request &r) {
     fin.send_id = r.id;
     fin.recv_id = r.remote_id;
     fin.len = r.accepted;
+    const uint64_t id = r.id;
     host_.send_control(r.peer, fin);
+    // A FIN that cannot be sent fails the peer, which completes r (r is gone).
+    if (host_.find(id) == nullptr) return;
     host_.complete(r, MSG_OK, r.accepted);
 }
 

@@ -49,11 +49,13 @@ void SendRecvProtocol::sent(Request &r, size_t payload) {
 }
 
 void SendRecvProtocol::start_recv(Request &r) {
+    const uint64_t id = r.id;
+    const bool empty = r.accepted == 0;
     r.cts = true;
     host_.send_control(r.peer, cts_fields(r));
     // Nothing will come for a receive truncated to zero bytes (unless sending
-    // the CTS failed the peer, which has completed it already).
-    if (r.accepted == 0 && host_.find(r.id) != nullptr) host_.complete(r, recv_status(r), 0);
+    // the CTS failed the peer, which has completed r already: r is gone).
+    if (empty && host_.find(id) != nullptr) host_.complete(r, recv_status(r), 0);
 }
 
 bool SendRecvProtocol::on_chunk(Request &r, const WireHeader &h, const char *payload, size_t len) {
