@@ -1,7 +1,8 @@
 // Engine core: requests, matching, eager messages, the packet-type dispatch
-// table and peer failure. Packets leave through PacketFlow; long messages
-// are the protocol objects' (protocol_set.hpp): the core reaches them only
-// through LongProtocol, and serves them as their ProtocolHost.
+// table and peer failure. Packets leave through PacketFlow, RDMA pieces
+// through RmaMover; long messages are the protocol objects'
+// (protocol_set.hpp): the core reaches them only through LongProtocol, and
+// serves them as their ProtocolHost.
 #include "protocol/engine.hpp"
 
 #include <algorithm>
@@ -34,7 +35,6 @@ size_t env_size(const char *name, size_t fallback) {
     }
     return static_cast<size_t>(n);
 }
-
 }  // namespace
 
 // Indexed by PacketType (validate_header admits only Hello..Credit).
