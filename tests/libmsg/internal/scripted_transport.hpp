@@ -1,12 +1,14 @@
 // A transport whose peers are the test: every packet the engine sends is kept for inspection,
-// packets are delivered into the engine's posted receives by hand, and RDMA writes stay in
-// flight until the test completes them (or fails them).
+// packets are delivered into the engine's posted receives by hand, and RDMA reads and writes
+// stay in flight until the test completes them (or fails them).
 #pragma once
 
 #include <catch2/catch.hpp>
+#include <cerrno>
 #include <cstring>
 #include <deque>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "protocol/engine.hpp"
@@ -47,9 +49,12 @@ class Transport final : public msg::Transport {
     // Registrations asking for this access fail (0: none fail).
     unsigned refuse_access = 0;
 
+    // Sends to this rank are refused as if its connection had broken (-1: none are).
+    int refuse_sends_to = -1;
+
     std::vector<Packet> sent;
     std::vector<Write> writes;
-    // RDMA reads, kept (never completed) when reads are on; refused otherwise.
+    // RDMA reads, kept until the test completes them when reads are on; refused otherwise.
     bool reads_on = false;
     std::vector<Write> reads;
 
@@ -75,6 +80,7 @@ class Transport final : public msg::Transport {
     uint64_t registrations_made() const override { return registrations; }
     int post_send(int peer, const struct iovec *iov, void **, size_t count,
                   msg::OpContext *ctx) override {
+        if (peer == refuse_sends_to) return -ECONNRESET;
         Packet p{peer, {}, {}};
         REQUIRE(iov[0].iov_len == sizeof p.hdr);
         std::memcpy(&p.hdr, iov[0].iov_base, sizeof p.hdr);
@@ -135,6 +141,22 @@ class Transport final : public msg::Transport {
         w.done = true;
         if (error == 0) std::memcpy(reinterpret_cast<char *>(w.remote), w.local, w.len);
         done_.push_back({w.ctx, msg::OpKind::Write, error, w.len, -1});
+    }
+    // Read i completes: the bytes it was aimed at are copied into the engine's buffer, or it
+    // fails with error.
+    void finish_read(size_t i, int error = 0) {
+        Write &r = reads.at(i);
+        REQUIRE(!r.done);
+        r.done = true;
+        if (error == 0)
+            std::memcpy(const_cast<char *>(r.local), reinterpret_cast<const char *>(r.remote),
+                        r.len);
+        done_.push_back({r.ctx, msg::OpKind::Read, error, r.len, -1});
+    }
+    size_t reads_in_flight() const {
+        size_t n = 0;
+        for (const Write &r : reads) n += r.done ? 0 : 1;
+        return n;
     }
     size_t posted_receives() const { return posted_.size(); }
     size_t writes_in_flight() const {

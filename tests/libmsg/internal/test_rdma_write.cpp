@@ -1,12 +1,13 @@
 // The RDMA WRITE rendezvous inside the engine, against a scripted transport: what the sender
 // writes and when it sends FIN, what the receiver offers in its CTS, every CTS and FIN field
 // checked before use, the fall-backs to chunks, restricted mode's slots and peer failure.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <numeric>
 #include <vector>
 
-#include "protocol/engine_types.hpp"
+#include "protocol/long_protocol.hpp"
 #include "scripted_transport.hpp"
 
 namespace {
@@ -209,14 +210,15 @@ TEST_CASE("a receiver offers its buffer in the CTS and completes on a FIN that f
     msg::WireHeader read_fin = fin(1, 900, recv_id, capacity);  // the read protocol's FIN
     read_fin.flags = 0;
     t.deliver(read_fin);
-    msg::WireHeader chunk = header(PacketType::Chunk, 1);
+    msg::WireHeader chunk = header(PacketType::Chunk, 1);  // whole, at its place
     chunk.send_id = 900;
     chunk.recv_id = recv_id;
-    chunk.len = 16;
-    t.deliver(chunk, std::vector<char>(16, 'x'));
+    chunk.len = capacity;
+    t.deliver(chunk, std::vector<char>(capacity, 'x'));
     settle(job.engine);
     CHECK(job.bad() == 5);
     CHECK(job.sink.got.empty());
+    CHECK(std::all_of(buf.begin(), buf.end(), [](char c) { return c == 0; }));
 
     t.deliver(fin(1, 900, recv_id, capacity));
     settle(job.engine);

@@ -1,0 +1,46 @@
+// A user request as the engine core and the long-message protocols see it:
+// what the application asked for, and where a long message stands.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <vector>
+
+#include "transport/transport.hpp"
+
+namespace msg {
+
+class CompletionSink;
+class LongProtocol;
+
+struct Request {
+    uint64_t id = 0;
+    bool is_send = false;
+    int peer = 0;  // destination, source, or MSG_ANY_SOURCE until matched
+    int tag = 0;
+    const char *sbuf = nullptr;
+    char *rbuf = nullptr;
+    size_t len = 0;  // send: message bytes; receive: capacity
+    CompletionSink *sink = nullptr;
+    void *cookie = nullptr;
+    bool in_posted = false;
+    std::list<Request *>::iterator posted_it;
+
+    // Long messages: the protocol that moves this one (null: eager or a self send).
+    LongProtocol *proto = nullptr;
+    bool cts = false;       // send: its CTS has arrived (only one may); receive: it has gone out
+    uint64_t msg_len = 0;   // receive: the sender's message size
+    uint64_t accepted = 0;  // bytes that will move (min of size and capacity)
+    uint64_t done = 0;      // bytes moved and completed
+    uint64_t posted_bytes = 0;     // bytes handed to the transport
+    int outstanding = 0;           // transport operations in flight
+    uint64_t remote_id = 0;        // the other side's request id
+    uint64_t raddr = 0, rkey = 0;  // the peer's buffer (read: the sender's; write: the receiver's)
+    std::unique_ptr<MemoryRegion> mr;
+    std::vector<bool> chunk_seen;  // send/recv: which chunks have landed
+    bool chunked = false;          // RDMA write: no write target, so it moves by chunks
+};
+
+}  // namespace msg
