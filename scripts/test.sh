@@ -2,8 +2,9 @@
 # First checks that no C/C++ function is longer than 80 lines
 # (scripts/function-size-check.py, a second at most). Then builds and runs the
 # whole test suite three times: a release build, an AddressSanitizer build and
-# a ThreadSanitizer build, then runs the fuzz targets for a bounded time (scripts/fuzz.sh), then the Soft-RoCE
-# suite (tests/softroce/suite.sh) inside a qemu guest on the release build.
+# a ThreadSanitizer build, then runs the fuzz targets for a bounded time
+# (scripts/fuzz.sh), then the Soft-RoCE suite (tests/softroce/suite.sh) inside
+# a qemu guest on the release build.
 # Exits non-zero if any test fails. meson prints the real counts (ok / fail /
 # skipped) of each run. VIADUCT_SKIP_SOFTROCE=1 skips the Soft-RoCE suite
 # (reported as SKIPPED, not as passed).
