@@ -9,7 +9,8 @@ usage: scripts/function-size-check.py [--max N] [--allow FILE] [PATH...]
            "path:function  reason"; listed functions are not reported
 
 A body's length counts the lines from its opening brace to its closing brace,
-both included. Prints "file:line: function is N lines" for each one over the
+both included (one more than clang-tidy's readability-function-size counts).
+Prints "file:line: function is N lines" for each one over the
 limit and exits 1 if any; exits 0 when none.
 
 The scan is lexical: comments, strings and preprocessor lines are removed,
@@ -17,6 +18,10 @@ then braces are matched. A brace opens a function body when the text before
 it, back to the previous ';', '{' or '}', holds a '(' and is not a class,
 struct, union, enum or namespace head nor an initialiser ('= {'). Lambdas and
 local classes are part of the function that holds them.
+
+tests/ is not checked by default: a test is a scenario read top to bottom,
+whose steps only it uses, and the limit is for the code those tests exercise.
+Name it as a PATH to see its long functions.
 """
 import argparse
 import os
