@@ -16,7 +16,8 @@ limit and exits 1 if any; exits 0 when none.
 The scan is lexical: comments, strings and preprocessor lines are removed,
 then braces are matched. A brace opens a function body when the text before
 it, back to the previous ';', '{' or '}', holds a '(' and is not a class,
-struct, union, enum or namespace head nor an initialiser ('= {'). Lambdas and
+struct, union, enum or namespace head nor an initialiser ('= {'); braces in a
+constructor's member initialisers belong to the head. Lambdas and
 local classes are part of the function that holds them.
 
 tests/ is not checked by default: a test is a scenario read top to bottom,
@@ -31,7 +32,7 @@ import sys
 
 ROOTS = ["libmsg", "libremoteio", "sortapp", "simulator", "river"]
 SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp")
-SCOPE_HEAD = re.compile(r"^(template\s*<.*>\s*)?(class|struct|union|namespace)\b|^extern\s*$", re.S)
+SCOPE_HEAD = re.compile(r"^(template\s*<.*>\s*)?(class|struct|union|namespace)\b", re.S)
 ENUM_HEAD = re.compile(r"^(typedef\s+)?enum\b")
 ATTRIBUTES = re.compile(r"\b(alignas|__attribute__|__declspec)\s*\(")
 
@@ -125,11 +126,17 @@ def classify(head):
     bare = ATTRIBUTES.sub(" ", h)
     if SCOPE_HEAD.match(bare) and ("(" not in bare or bare.startswith("namespace")):
         return "scope"
-    if re.match(r'^extern\s*""\s*$', h):
+    if re.match(r'^extern\s*"\s*"\s*$', h):  # extern "C", its string blanked
         return "scope"
     if "(" in h:
         return "function"
     return "other"
+
+
+def in_member_initialisers(head):
+    """True when a brace ends a constructor's member initialiser (A() : x{1}),
+    not the body it precedes."""
+    return bool(re.search(r"\)\s*(noexcept\b[^:]*)?:(?!:)", head)) and bool(re.search(r"[\w>]\s*$", head))
 
 
 def long_functions(path, limit):
@@ -165,6 +172,9 @@ def long_functions(path, limit):
         elif ch == "{":
             head = code[head_start:k]
             kind = classify(head)
+            if kind == "function" and in_member_initialisers(head):
+                k = match_brace(k) + 1  # the head goes on to the body
+                continue
             if kind == "scope":
                 head_start = k + 1  # look inside: members and nested scopes
             else:

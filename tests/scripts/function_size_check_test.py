@@ -56,6 +56,27 @@ rc, out, _ = run(os.path.dirname(FIXTURE))
 check(rc == 1 and out == [f"{os.path.dirname(FIXTURE)}/function_size_fixture.cpp:89: eighty_one_lines is 81 lines (limit 80)"],
       f"a folder: its C/C++ files are checked: {out}")
 
+# Other homes of a function body: inside extern "C", a C function returning a struct
+# pointer, an operator, a body after a constructor's initialisers; and a long
+# aggregate initialiser, which is none.
+def body(n):
+    return "\n".join(["    x += 1;"] * (n - 2))
+
+
+with tempfile.TemporaryDirectory() as d:
+    path = os.path.join(d, "kinds.cpp")
+    with open(path, "w") as f:
+        f.write('extern "C" {\nint in_c(int x) {\n' + body(81) + '\n}\n}\n'
+                "static struct foo *get_foo(int x) {\n" + body(82) + "\n}\n"
+                "struct A {\n    A(int v) : x(v), y{v} {\n" + body(83) + "\n}\n"
+                "    bool operator==(const A &o) const {\n" + body(84) + "\n}\n    int x, y;\n};\n"
+                "const int table[] = {\n" + "    1,\n" * 90 + "};\n")
+    rc, out, _ = run(path)
+    got = [l.split(": ", 1)[1] for l in out]
+    check(got == ["in_c is 81 lines (limit 80)", "get_foo is 82 lines (limit 80)",
+                  "A is 83 lines (limit 80)", "operator== is 84 lines (limit 80)"],
+          f"every kind of function body is measured, the table is not: {got}")
+
 if failures:
     print(f"{len(failures)} check(s) failed")
     sys.exit(1)
