@@ -282,6 +282,17 @@ void Sink::link_failed(Link &l) {
     if (!complete(l)) core_.fail(MSG_ERR_PEER_FAILED, l.rank, source_name(l.rank) + " failed");
 }
 
+// A source that broke the protocol is treated as failed: nothing more is
+// taken from it, granted to it, or waited for.
+void Sink::reject(Link &l, int status, std::string text) {
+    l.failed = true;
+    if (l.finish_due) {
+        l.finish_due = false;
+        --finish_due_;
+    }
+    core_.fail(status, l.rank, std::move(text));
+}
+
 void Sink::on_batch(const msg_completion_t &c, const Op &op) {
     Link &l = links_[static_cast<size_t>(op.link)];
     Slot &s = l.slots[static_cast<size_t>(op.slot)];
@@ -304,8 +315,7 @@ void Sink::on_batch(const msg_completion_t &c, const Op &op) {
     }
     if (why != nullptr) {
         ++core_.counters.s.bad_batches;
-        return core_.fail(RIVER_ERR_BAD_BATCH, l.rank,
-                          "batch from " + source_name(l.rank) + ": " + why);
+        return reject(l, RIVER_ERR_BAD_BATCH, "batch from " + source_name(l.rank) + ": " + why);
     }
     s.state = SlotState::Ready;
     s.seq = t.seq;
@@ -344,8 +354,7 @@ void Sink::on_control(const msg_completion_t &c, const Op &op) {
     }
     if (why != nullptr) {
         ++core_.counters.s.bad_messages;
-        core_.fail(RIVER_ERR_PROTOCOL, l.rank,
-                   "control message from " + source_name(l.rank) + ": " + why);
+        reject(l, RIVER_ERR_PROTOCOL, "control message from " + source_name(l.rank) + ": " + why);
     }
 }
 
@@ -354,8 +363,8 @@ const char *Sink::apply(Link &l, const Control &m) {
     if (kind == ControlKind::Hello) {
         if (l.hello) return "a second hello";
         if (const char *what = hello_differs(st_, m)) {
-            core_.fail(RIVER_ERR_MISMATCH, l.rank,
-                       source_name(l.rank) + " opened the river with another " + what);
+            reject(l, RIVER_ERR_MISMATCH,
+                   source_name(l.rank) + " opened the river with another " + what);
             return nullptr;
         }
         l.hello = true;
@@ -388,9 +397,9 @@ void Sink::check_complete(Link &l) {
     if (!complete(l)) return;
     if (!l.aborted && l.records_arrived != l.announced_records) {
         ++core_.counters.s.bad_messages;
-        core_.fail(RIVER_ERR_PROTOCOL, l.rank,
-                   source_name(l.rank) + " announced " + std::to_string(l.announced_records) +
-                       " records, " + std::to_string(l.records_arrived) + " arrived");
+        return reject(l, RIVER_ERR_PROTOCOL,
+                      source_name(l.rank) + " announced " + std::to_string(l.announced_records) +
+                          " records, " + std::to_string(l.records_arrived) + " arrived");
     }
     if (l.answered || l.finish_due) return;
     l.finish_due = true;

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "core.hpp"
@@ -79,6 +80,7 @@ class Sink {
     int release_locked(river_batch_t *batch);
     void answer(Link &l, ControlKind kind);
     void link_failed(Link &l);
+    void reject(Link &l, int status, std::string text);
     void check_complete(Link &l);
     const char *check_seq(const Link &l, uint64_t seq) const;
     const char *apply(Link &l, const Control &m);

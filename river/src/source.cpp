@@ -325,6 +325,13 @@ void Source::link_failed(Link &l) {
     }
 }
 
+// A sink that broke the protocol is treated as failed: nothing more is sent
+// to it or waited for.
+void Source::reject(Link &l, int status, std::string text) {
+    core_.fail(status, l.rank, std::move(text));
+    link_failed(l);
+}
+
 void Source::on_batch_sent(const msg_completion_t &c, const Op &op) {
     Link &l = links_[static_cast<size_t>(op.link)];
     l.pool[op.slot].busy = false;
@@ -351,10 +358,10 @@ void Source::on_control(const msg_completion_t &c, const Op &op) {
     }
     if (why != nullptr) {
         ++core_.counters.s.bad_messages;
-        return core_.fail(RIVER_ERR_PROTOCOL, l.rank,
-                          "control message from " + sink_name(l.rank) + ": " + why);
+        return reject(l, RIVER_ERR_PROTOCOL,
+                      "control message from " + sink_name(l.rank) + ": " + why);
     }
-    if (!l.finished && !l.closed) {
+    if (!l.finished && !l.closed && !l.failed) {
         l.repost.push_back(op.slot);
         ++deferred_;
     }
@@ -365,8 +372,8 @@ const char *Source::apply(Link &l, const Control &m) {
         case ControlKind::Hello:
             if (l.hello) return "a second hello";
             if (const char *what = hello_differs(st_, m)) {
-                core_.fail(RIVER_ERR_MISMATCH, l.rank,
-                           sink_name(l.rank) + " opened the river with another " + what);
+                reject(l, RIVER_ERR_MISMATCH,
+                       sink_name(l.rank) + " opened the river with another " + what);
                 return nullptr;
             }
             l.hello = true;
@@ -374,7 +381,8 @@ const char *Source::apply(Link &l, const Control &m) {
             return nullptr;
         case ControlKind::Grant:
             if (!l.hello || l.finished || l.closed) return "a grant out of turn";
-            if (m.credits == 0 || m.credits > static_cast<uint32_t>(l.unreturned))
+            if (m.credits == 0) return "grants no credit";
+            if (m.credits > static_cast<uint32_t>(l.unreturned))
                 return "grants more credits than batches in flight";
             l.unreturned -= static_cast<int>(m.credits);
             l.credits += static_cast<int>(m.credits);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "core.hpp"
@@ -79,6 +80,7 @@ class Source {
     int flush_locked();
     bool send_last(Link &l, ControlKind kind);
     void link_failed(Link &l);
+    void reject(Link &l, int status, std::string text);
     const char *apply(Link &l, const Control &m);
 
     Core &core_;
