@@ -3,7 +3,6 @@
 // alone. Run under msgrun; see --help.
 #include <cstdio>
 #include <cstdlib>
-#include <thread>
 
 #include "pump.hpp"
 
@@ -28,16 +27,8 @@ int run(msg_context_t *ctx, const pump::Options &o) {
     }
     pump::Figures source{}, sink{};
     int source_status = 0, sink_status = 0;
-    if (info.rank == o.from && info.rank == o.to) {
-        // Both ends here: the source puts on a thread of its own while the sink gets.
-        std::thread t([&] { source_status = pump::run_source(ctx, o, &source); });
-        sink_status = pump::run_sink(ctx, o, &sink, &source);
-        t.join();
-    } else if (info.rank == o.from) {
-        source_status = pump::run_source(ctx, o, &source);
-    } else if (info.rank == o.to) {
-        sink_status = pump::run_sink(ctx, o, &sink, &source);
-    }
+    if (info.rank == o.from) source_status = pump::run_source(ctx, o, &source);
+    if (info.rank == o.to) sink_status = pump::run_sink(ctx, o, &sink, &source);
     if (info.rank == o.to && sink_status == 0 && source_status == 0)
         pump::print_report(o, source, sink, info);
     return source_status != 0 || sink_status != 0 ? 1 : 0;

@@ -24,8 +24,9 @@ const char kUsage[] =
     "\n"
     "The output is written under a temporary name in its directory and renamed\n"
     "into place only when complete; a failed or stopped copy leaves no output. An\n"
-    "existing OUTPUT is replaced, unless it is the input itself. The same rank may\n"
-    "be both ends. The sink's rank prints the report.\n"
+    "existing OUTPUT is replaced, unless it is the input itself. The source and\n"
+    "the sink are different ranks (two on one host copy from disk to disk there).\n"
+    "The sink's rank prints the report.\n"
     "\n"
     "options:\n"
     "  --from RANK:INPUT  the source's rank and file (default rank 0)\n"
@@ -139,6 +140,7 @@ bool parse_one(Parser &p, Options *o) {
 }
 
 std::string check(const Options &o) {
+    if (o.from == o.to) return "the source and the sink must be different ranks";
     if (o.no_disk) {
         if (!o.input.empty() || !o.output.empty()) return "--no-disk takes ranks, not files";
         return "";

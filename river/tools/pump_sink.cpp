@@ -3,7 +3,10 @@
 // from the river's buffer at its offset, up to `credits` writes in flight
 // (each holds its batch, and so the source's credit, until written), then
 // flushes and renames the output into place.
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -114,6 +117,19 @@ int drop_all(river_t *r) {
 }
 
 // Hears the source out and answers; 0 when the copy may start.
+// VIADUCT_DATAPUMP_HOLD=PATH: with the temporary output created, write the
+// pid to PATH and wait there until a signal stops the process (the tests
+// stop a copy at this known point; no clock involved).
+void hold_for_test() {
+    const char *path = std::getenv("VIADUCT_DATAPUMP_HOLD");
+    if (path == nullptr || *path == '\0') return;
+    if (FILE *f = std::fopen(path, "w")) {
+        std::fprintf(f, "%d\n", static_cast<int>(getpid()));
+        std::fclose(f);
+    }
+    for (;;) pause();
+}
+
 // `why`: a reason this end cannot take part, found before.
 int agree(msg_context_t *ctx, const Options &o, Meta *m, PendingOutput *out, std::string why) {
     msg_completion_t c{};
@@ -127,6 +143,7 @@ int agree(msg_context_t *ctx, const Options &o, Meta *m, PendingOutput *out, std
         return fail("the source (rank " + std::to_string(o.from) + ") cannot start: " + m->message);
     if (why.empty() && !o.no_disk && (why = refuse_output(o.output, *m)).empty())
         out->create(o.output, m->mode, o.direct, &why);
+    if (why.empty()) hold_for_test();
     Verdict v{};
     v.status = why.empty() ? 0 : 1;
     std::snprintf(v.message, sizeof v.message, "%s", why.c_str());
