@@ -357,6 +357,35 @@ static void test_own_pick(void) {
     CHECK_STATUS(river_close(r), RIVER_OK);
 }
 
+static void test_get_mixed(void) {
+    /* river_get takes one record of a batch; river_get_batch then hands out the rest of it. */
+    river_options_t o = self_options(8, 2);
+    river_t *r = NULL;
+    CHECK_STATUS(river_open(ctx, &o, &r), RIVER_OK);
+    if (r == NULL) return;
+    unsigned char rec[kRecord];
+    for (uint64_t i = 0; i < 10; ++i) {
+        make_record(rec, i);
+        CHECK_STATUS(river_put(r, rec), RIVER_OK);
+    }
+    CHECK_STATUS(river_end(r), RIVER_OK);
+    uint64_t seq = 99;
+    CHECK_STATUS(river_get(r, rec), RIVER_OK);
+    memcpy(&seq, rec, 8);
+    CHECK(seq == 0);
+    river_batch_t b;
+    CHECK_STATUS(river_get_batch(r, &b, -1), RIVER_OK);
+    CHECK(b.count == 7);
+    memcpy(&seq, b.records, 8);
+    CHECK(seq == 1);
+    CHECK_STATUS(river_release(r, &b), RIVER_OK);
+    CHECK_STATUS(river_get_batch(r, &b, -1), RIVER_OK);
+    CHECK(b.count == 2);
+    CHECK_STATUS(river_release(r, &b), RIVER_OK);
+    CHECK_STATUS(river_get(r, rec), RIVER_END);
+    CHECK_STATUS(river_close(r), RIVER_OK);
+}
+
 struct test_case {
     const char *name;
     void (*run)(void);
@@ -367,7 +396,7 @@ static const struct test_case cases[] = {
     {"open_refuses", test_open_refuses}, {"pick_range", test_pick_range},
     {"pick_hash", test_pick_hash},       {"flow_to_self", test_flow_to_self},
     {"credit_bound", test_credit_bound}, {"misuse", test_misuse},
-    {"own_pick", test_own_pick},
+    {"own_pick", test_own_pick},         {"get_mixed", test_get_mixed},
 };
 
 int main(int argc, char **argv) {

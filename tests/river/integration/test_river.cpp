@@ -45,6 +45,11 @@ TEST_CASE("3 ranks, overlapping sources and sinks, the application's own pick fu
     run(combo, 3, 180, "flow", {"overlap", "own", "64", "65536", "30000"});
 }
 
+TEST_CASE("3 ranks, one source, one sink and a rank that is neither", "[flow_pair]") {
+    const matrix::Combo combo = GENERATE(from_range(matrix::providers()));
+    run(combo, 3, 120, "flow", {"pair", "hash", "32", "4096", "20000"});
+}
+
 TEST_CASE("a slow sink holds its sources within their credits and their memory bound",
           "[slow_sink]") {
     const matrix::Combo combo = GENERATE(from_range(modes()));

@@ -6,7 +6,10 @@
 // each sink the count, sum and xor of the hashes of what it put there, which
 // must equal what arrived. LAYOUT: "all" (every rank both), "split" (the
 // first half sources, the rest sinks) or "overlap" (ranks 0..n-2 sources,
-// 1..n-1 sinks). PICK: range (even splitters), hash or own (the application's).
+// 1..n-1 sinks) or "pair" (rank 0 the source, the last rank the sink, the others
+// neither: their handle does nothing). A rank that is not a source may not
+// put, one that is not a sink may not get. PICK: range (even splitters), hash
+// or own (the application's).
 #include <cstring>
 #include <thread>
 
@@ -22,9 +25,9 @@ void make_layout(const std::string &layout, int size, std::vector<int> *sources,
                  std::vector<int> *sinks) {
     for (int r = 0; r < size; ++r) {
         const bool src = layout == "all" || (layout == "split" && r < (size + 1) / 2) ||
-                         (layout == "overlap" && r < size - 1);
+                         (layout == "overlap" && r < size - 1) || (layout == "pair" && r == 0);
         const bool snk = layout == "all" || (layout == "split" && r >= (size + 1) / 2) ||
-                         (layout == "overlap" && r >= 1);
+                         (layout == "overlap" && r >= 1) || (layout == "pair" && r == size - 1);
         if (src) sources->push_back(r);
         if (snk) sinks->push_back(r);
     }
@@ -168,6 +171,10 @@ void run_flow(const Args &args) {
     VSTATUS(river_open(job.ctx(), &f.o, &r), RIVER_OK);
     int src = -1, snk = -1;
     VSTATUS(river_role(r, &src, &snk), RIVER_OK);
+    std::vector<uint8_t> probe(f.o.record_size);
+    if (src < 0) VSTATUS(river_put(r, probe.data()), RIVER_ERR_NOT_SOURCE);
+    if (src < 0) VSTATUS(river_end(r), RIVER_ERR_NOT_SOURCE);
+    if (snk < 0) VSTATUS(river_get(r, probe.data()), RIVER_ERR_NOT_SINK);
     std::vector<Checksum> sent(f.sinks.size()), got(static_cast<size_t>(job.size));
     int put_status = RIVER_OK;
     std::thread putter;
