@@ -22,7 +22,7 @@ extern "C" int river_open(msg_context_t *msg, const river_options_t *options, ri
 
 extern "C" int river_close(river_t *r) {
     if (r == nullptr) return MSG_ERR_INVALID_ARG;
-    return riv::close_river(r);
+    return riv::close_river(std::unique_ptr<river>(r));
 }
 
 extern "C" int river_role(const river_t *r, int *source_index, int *sink_index) {

@@ -80,12 +80,6 @@ class Core {
     int isend(int dest, int tag_offset, const void *buf, size_t len, Op *op);
     int irecv(int source, int tag_offset, void *buf, size_t capacity, Op *op);
 
-    // Waits on cv until pred() holds or `deadline`; false on timeout. mu held in lk.
-    template <class Pred>
-    bool wait_until(std::unique_lock<std::mutex> &lk, Clock::time_point deadline, Pred pred) {
-        return cv.wait_until(lk, deadline, pred);
-    }
-
     msg_context_t *const msg;
     msg_cq_t *cq = nullptr;
     const Settings settings;

@@ -66,17 +66,21 @@ int wait_for_peers(river *r, Done done) {
 
 // Withdraws the receives and waits (bounded) for every operation to finish;
 // frees the river if they all did.
-void release(river *r) {
+void release(std::unique_ptr<river> r) {
     Core &core = r->core;
     msg_cq_cancel_recvs(core.cq, nullptr);
     const auto deadline = Clock::now() + std::chrono::milliseconds(core.settings.timeout_ms);
     {
         std::unique_lock<std::mutex> lk(core.mu);
         core.cv.wait_until(lk, deadline, [&] { return core.in_flight.load() == 0; });
-        if (core.in_flight.load() != 0) return;  // libmsg still writes into its buffers
+        if (core.in_flight.load() != 0) {
+            // libmsg may still write into the river's buffers: never free them.
+            lk.unlock();
+            r.release();
+            return;
+        }
     }
     msg_cq_destroy(core.cq);
-    delete r;
 }
 
 }  // namespace
@@ -103,21 +107,22 @@ int open_river(msg_context_t *msg, const river_options_t &options, river **out) 
     }
     if (rc == RIVER_OK) rc = core.error();
     if (rc != RIVER_OK) {
-        release(r.release());
+        release(std::move(r));
         return rc;
     }
     *out = r.release();
     return RIVER_OK;
 }
 
-int close_river(river *r) {
+int close_river(std::unique_ptr<river> owned) {
+    river *r = owned.get();
     if (r->source) r->source->begin_close();
     if (r->sink) r->sink->begin_close();
     int rc = wait_for_peers(r, [r] {
         return (!r->source || r->source->settled()) && (!r->sink || r->sink->settled());
     });
     const int error = r->core.error();
-    release(r);
+    release(std::move(owned));
     return error != 0 ? error : rc;
 }
 

@@ -10,6 +10,6 @@ namespace riv {
 int open_river(msg_context_t *msg, const river_options_t &options, river **out);
 // Frees the river, unless libmsg still holds operations on its buffers after
 // the timeout: then it is left allocated (never freed under libmsg's feet).
-int close_river(river *r);
+int close_river(std::unique_ptr<river> r);
 
 }  // namespace riv
