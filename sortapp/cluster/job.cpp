@@ -53,7 +53,7 @@ bool executable(const std::string &p) {
 // msgrun: $VIADUCT_MSGRUN, beside this program, in the build tree, or on PATH.
 std::string find_msgrun(const std::string &exe) {
     if (const char *e = std::getenv("VIADUCT_MSGRUN"); e != nullptr && executable(e)) return e;
-    std::string dir = exe.substr(0, exe.rfind('/'));
+    const std::string dir = viaduct::path_dir(exe);
     for (const std::string &c : {dir + "/msgrun", dir + "/../libmsg/tools/msgrun"})
         if (executable(c)) return c;
     if (const char *path = std::getenv("PATH")) {

@@ -15,6 +15,7 @@
 #include "sortapp/local_sort.hpp"
 #include "sortapp/memory_budget.hpp"
 #include "sortapp/test_hold.hpp"
+#include "viaduct/path.hpp"
 
 using namespace sortapp;
 
@@ -106,8 +107,7 @@ int run_local(int argc, char **argv) {
     if (args.size() != 2) cli::fail(tool, std::string("expected INPUT and OUTPUT\n") + usage);
     const std::string &input = args[0], &output = args[1];
     if (scratch.empty()) {
-        auto slash = output.rfind('/');
-        scratch = slash == std::string::npos ? "." : (slash == 0 ? "/" : output.substr(0, slash));
+        scratch = viaduct::path_dir(output);
     }
     o.scratch_dir = scratch;
     MemoryFigures mem;

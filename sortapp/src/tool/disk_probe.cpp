@@ -2,6 +2,7 @@
 // request size and depth (direct I/O where possible), and caches the figures per device.
 #include "sortapp/disk_probe.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,15 +12,14 @@
 #include <sstream>
 
 #include "sortapp/io_ring.hpp"
+#include "viaduct/clock.hpp"
+#include "viaduct/path.hpp"
 
 namespace sortapp {
 
 namespace {
 
-double now_seconds() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
+using viaduct::now_seconds;
 
 bool read_cache(const std::string &path, std::uint64_t dev, DiskBandwidth &out) {
     std::ifstream in(path);
@@ -38,9 +38,7 @@ bool read_cache(const std::string &path, std::uint64_t dev, DiskBandwidth &out) 
 }
 
 void write_cache(const std::string &path, std::uint64_t dev, const DiskBandwidth &bw) {
-    auto slash = path.rfind('/');
-    if (slash != std::string::npos && slash > 0) {
-        std::string dir = path.substr(0, slash);
+    if (const std::string dir = viaduct::path_dir(path); dir != "." && dir != "/") {
         for (std::size_t p = 1; p <= dir.size(); ++p) {
             if (p == dir.size() || dir[p] == '/') ::mkdir(dir.substr(0, p).c_str(), 0755);
         }

@@ -12,6 +12,8 @@
 #include <mutex>
 #include <thread>
 
+#include "viaduct/clock.hpp"
+
 namespace worker {
 namespace {
 
@@ -73,8 +75,7 @@ int completion_timeout_ms() {
 }
 
 double now_seconds() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
+    return viaduct::now_seconds();
 }
 
 size_t parse_size_arg(const Args &args, size_t index, size_t fallback) {
