@@ -16,6 +16,9 @@
 #include <string_view>
 #include <vector>
 
+#include "viaduct/clock.hpp"
+#include "viaduct/env.hpp"
+
 namespace viaduct::bench {
 
 constexpr size_t KiB = size_t{1} << 10;
@@ -33,38 +36,16 @@ class UsageError : public std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-// "4096", "512K", "16M", "1G": binary multiples, as message sizes are powers of two.
+// "4096", "512K", "16M", "1G": binary multiples, as message sizes are powers of two
+// (viaduct::env::parse_size), also spelled the long way: "512KiB", "16MB".
 inline std::optional<size_t> parse_size(std::string_view text) {
-    if (text.empty() || text.front() < '0' || text.front() > '9') return std::nullopt;
     std::string s(text);
-    errno = 0;
-    char *end = nullptr;
-    unsigned long long v = std::strtoull(s.c_str(), &end, 10);
-    if (errno != 0) return std::nullopt;
-    unsigned long long mult = 1;
-    switch (*end) {
-        case 'k':
-        case 'K':
-            mult = KiB;
-            ++end;
-            break;
-        case 'm':
-        case 'M':
-            mult = MiB;
-            ++end;
-            break;
-        case 'g':
-        case 'G':
-            mult = size_t{1} << 30;
-            ++end;
-            break;
-        default:
-            break;
-    }
-    if (*end == 'i' || *end == 'B') ++end;  // accept "512KiB" and "16MB" spelled the long way
-    if (*end == 'B') ++end;
-    if (*end != '\0' || v > ~0ull / mult) return std::nullopt;
-    return static_cast<size_t>(v * mult);
+    if (!s.empty() && s.back() == 'B') s.pop_back();
+    if (s.size() >= 2 && s.back() == 'i' && std::strchr("kKmMgG", s[s.size() - 2]) != nullptr)
+        s.pop_back();
+    unsigned long long v = 0;
+    if (!viaduct::env::parse_size(s.c_str(), &v)) return std::nullopt;
+    return static_cast<size_t>(v);
 }
 
 inline std::optional<long> parse_long(std::string_view text) {
@@ -173,11 +154,8 @@ class AlignedBuffer {
     size_t size_ = 0;
 };
 
-using Clock = std::chrono::steady_clock;
-
-inline double seconds_since(Clock::time_point start) {
-    return std::chrono::duration<double>(Clock::now() - start).count();
-}
+using viaduct::Clock;
+using viaduct::seconds_since;
 
 // A JSON string literal (provider names are the only free text we print).
 inline std::string json_string(std::string_view s) {

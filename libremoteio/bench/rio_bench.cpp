@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "msg_session.hpp"
+#include "viaduct/env.hpp"
 
 namespace {
 
@@ -118,8 +119,7 @@ class ScratchFile {
     ScratchFile(const std::string &dir, int rank, size_t bytes) {
         std::string base = dir;
         if (base.empty()) {
-            const char *t = std::getenv("TMPDIR");
-            base = t != nullptr ? t : "/tmp";
+            base = viaduct::env::text("TMPDIR", "/tmp");
         }
         std::string tmpl = base + "/rio-bench-" + std::to_string(rank) + "-XXXXXX";
         std::vector<char> name(tmpl.begin(), tmpl.end());

@@ -10,6 +10,7 @@
 #include "handshake.hpp"
 #include "server.hpp"
 #include "stats.hpp"
+#include "viaduct/one_shot.hpp"
 #include "wire.hpp"
 
 using remoteio::Request;
@@ -38,24 +39,12 @@ struct rio {
 
 namespace {
 
-// A private CQ for one blocking call.
-struct OneShot {
-    explicit OneShot(msg_context_t *m) { rc = msg_cq_create(m, &cq); }
-    ~OneShot() {
-        if (cq != nullptr) msg_cq_destroy(cq);
-    }
-    OneShot(const OneShot &) = delete;
-    OneShot &operator=(const OneShot &) = delete;
-    msg_cq_t *cq = nullptr;
-    int rc;
-};
-
-int wait_one(msg_cq_t *cq, size_t *bytes) {
-    msg_completion_t c{};
-    int rc = msg_cq_wait(cq, -1, &c);
-    if (rc != MSG_OK) return rc;
-    if (bytes != nullptr) *bytes = c.bytes;
-    return c.status;
+// One blocking call: issue(cq) on a private CQ, then its completion; *bytes gets what it moved.
+template <typename Issue>
+int wait_one(rio_t *r, size_t *bytes, Issue &&issue) {
+    return viaduct::one_shot(r->msg, issue, [bytes](const msg_completion_t &c) {
+        if (bytes != nullptr) *bytes = c.bytes;
+    });
 }
 
 bool options_valid(const rio_options_t &o) {
@@ -153,12 +142,9 @@ extern "C" int rio_request(rio_t *r, int rank, int target, uint32_t command, con
 extern "C" int rio_call(rio_t *r, int rank, int target, uint32_t command, const void *data,
                         size_t len, void *reply, size_t reply_capacity, size_t *reply_len) {
     if (r == nullptr) return MSG_ERR_INVALID_ARG;
-    OneShot one(r->msg);
-    if (one.rc != MSG_OK) return one.rc;
-    int rc =
-        rio_request(r, rank, target, command, data, len, reply, reply_capacity, one.cq, nullptr);
-    if (rc != MSG_OK) return rc;
-    return wait_one(one.cq, reply_len);
+    return wait_one(r, reply_len, [&](msg_cq_t *cq) {
+        return rio_request(r, rank, target, command, data, len, reply, reply_capacity, cq, nullptr);
+    });
 }
 
 // ---- serving IPC requests ----
@@ -231,19 +217,17 @@ extern "C" int rio_write(rio_t *r, int rank, uint64_t handle, uint64_t offset, c
 
 extern "C" int rio_stat(rio_t *r, int rank, uint64_t handle, uint64_t *length, int *flags) {
     if (r == nullptr) return MSG_ERR_INVALID_ARG;
-    OneShot one(r->msg);
-    if (one.rc != MSG_OK) return one.rc;
     uint64_t reply[2] = {0, 0};
-    int rc = r->client.issue(Request{.rank = rank,
-                                     .target = RIO_TARGET_SHADOW,
-                                     .command = remoteio::kCmdStat,
-                                     .reply = reply,
-                                     .reply_capacity = sizeof reply,
-                                     .cq = one.cq,
-                                     .handle = handle});
-    if (rc != MSG_OK) return rc;
     size_t got = 0;
-    rc = wait_one(one.cq, &got);
+    int rc = wait_one(r, &got, [&](msg_cq_t *cq) {
+        return r->client.issue(Request{.rank = rank,
+                                       .target = RIO_TARGET_SHADOW,
+                                       .command = remoteio::kCmdStat,
+                                       .reply = reply,
+                                       .reply_capacity = sizeof reply,
+                                       .cq = cq,
+                                       .handle = handle});
+    });
     if (rc != RIO_OK) return rc;
     if (got != sizeof reply) return MSG_ERR_PROTOCOL;
     if (length != nullptr) *length = reply[0];
@@ -254,21 +238,17 @@ extern "C" int rio_stat(rio_t *r, int rank, uint64_t handle, uint64_t *length, i
 extern "C" int rio_read_sync(rio_t *r, int rank, uint64_t handle, uint64_t offset, void *buf,
                              size_t len, size_t *moved) {
     if (r == nullptr) return MSG_ERR_INVALID_ARG;
-    OneShot one(r->msg);
-    if (one.rc != MSG_OK) return one.rc;
-    int rc = rio_read(r, rank, handle, offset, buf, len, one.cq, nullptr);
-    if (rc != MSG_OK) return rc;
-    return wait_one(one.cq, moved);
+    return wait_one(r, moved, [&](msg_cq_t *cq) {
+        return rio_read(r, rank, handle, offset, buf, len, cq, nullptr);
+    });
 }
 
 extern "C" int rio_write_sync(rio_t *r, int rank, uint64_t handle, uint64_t offset,
                               const void *data, size_t len) {
     if (r == nullptr) return MSG_ERR_INVALID_ARG;
-    OneShot one(r->msg);
-    if (one.rc != MSG_OK) return one.rc;
-    int rc = rio_write(r, rank, handle, offset, data, len, one.cq, nullptr);
-    if (rc != MSG_OK) return rc;
-    return wait_one(one.cq, nullptr);
+    return wait_one(r, nullptr, [&](msg_cq_t *cq) {
+        return rio_write(r, rank, handle, offset, data, len, cq, nullptr);
+    });
 }
 
 // ---- statistics and status text ----

@@ -1,16 +1,17 @@
-// The shadow thread's local asynchronous file I/O: io_uring where the kernel
-// allows it, else a few threads doing pread/pwrite. Either way a finished
-// transfer comes back as an entry on the shadow thread's CQ.
+// The shadow thread's local asynchronous file I/O on viaduct::Uring (io_uring
+// where the kernel allows it, else a few threads doing pread/pwrite). Either
+// way a finished transfer comes back as an entry on the shadow thread's CQ.
 #pragma once
 
 #include <sys/types.h>
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <thread>
 
 #include "msg/msg.h"
 #include "parts.hpp"
+#include "viaduct/uring.hpp"
 
 namespace remoteio {
 
@@ -21,23 +22,31 @@ struct IoRequest {
     size_t len = 0;
     uint64_t offset = 0;
     bool write = false;
-    ssize_t result = 0;  // bytes moved by this one transfer, or -errno
-    // Published by the submitter and read by the completing thread: the
-    // kernel ring in between is invisible to ThreadSanitizer.
-    std::atomic<int> handoff{0};
+    ssize_t result = 0;   // bytes moved by this one transfer, or -errno
+    viaduct::UringOp op;  // the transfer as the ring sees it
 };
 
 class FileIo {
   public:
     // Completed requests are posted to `done` (op MSG_OP_USER, cookie = &req->part).
     static std::unique_ptr<FileIo> create(msg_cq_t *done, int depth);
-    virtual ~FileIo() = default;
+    FileIo(msg_cq_t *done, std::unique_ptr<viaduct::Uring> ring);
+    ~FileIo();
+    FileIo(const FileIo &) = delete;
+    FileIo &operator=(const FileIo &) = delete;
     // One transfer (it may move fewer bytes than asked). Called by one thread only.
-    virtual void submit(IoRequest *req) = 0;
+    void submit(IoRequest *req);
     // A transfer already finished (a page-cache hit often completes during
     // submit), taken here instead of through the CQ; null if none.
-    virtual IoRequest *poll() { return nullptr; }
-    virtual const char *name() const = 0;
+    IoRequest *poll();
+    const char *name() const { return ring_->name(); }
+
+  private:
+    void reap();
+
+    msg_cq_t *done_;
+    std::unique_ptr<viaduct::Uring> ring_;
+    std::thread reaper_;
 };
 
 }  // namespace remoteio

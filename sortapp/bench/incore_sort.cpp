@@ -8,12 +8,11 @@
 
 #include "sortapp/generator.hpp"
 #include "sortapp/key_sort.hpp"
+#include "viaduct/clock.hpp"
 
 using namespace sortapp;
 
-static double seconds_since(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+using viaduct::seconds_since;
 
 int main(int argc, char **argv) {
     std::uint64_t n = argc > 1 ? std::stoull(argv[1]) : 10'000'000;

@@ -26,6 +26,7 @@
 #include "paths.hpp"
 #include "sortapp/cleanup.hpp"
 #include "sortapp/memory_budget.hpp"
+#include "viaduct/env.hpp"
 
 namespace sortapp::cluster {
 
@@ -52,11 +53,12 @@ bool executable(const std::string &p) {
 
 // msgrun: $VIADUCT_MSGRUN, beside this program, in the build tree, or on PATH.
 std::string find_msgrun(const std::string &exe) {
-    if (const char *e = std::getenv("VIADUCT_MSGRUN"); e != nullptr && executable(e)) return e;
-    std::string dir = exe.substr(0, exe.rfind('/'));
+    if (const char *e = viaduct::env::get("VIADUCT_MSGRUN"); e != nullptr && executable(e))
+        return e;
+    const std::string dir = viaduct::path_dir(exe);
     for (const std::string &c : {dir + "/msgrun", dir + "/../libmsg/tools/msgrun"})
         if (executable(c)) return c;
-    if (const char *path = std::getenv("PATH")) {
+    if (const char *path = viaduct::env::get("PATH")) {
         std::string p = path;
         for (size_t at = 0; at <= p.size();) {
             size_t colon = p.find(':', at);

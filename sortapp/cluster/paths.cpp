@@ -9,12 +9,6 @@
 
 namespace sortapp::cluster {
 
-PathParts split_path(const std::string &path) {
-    const auto slash = path.rfind('/');
-    if (slash == std::string::npos) return {".", path};
-    return {slash == 0 ? "/" : path.substr(0, slash), path.substr(slash + 1)};
-}
-
 PathId path_id(const std::string &path) {
     PathId id;
     struct stat st;

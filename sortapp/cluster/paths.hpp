@@ -9,6 +9,7 @@
 
 #include "options.hpp"
 #include "sortapp/status.hpp"
+#include "viaduct/path.hpp"
 
 namespace sortapp::cluster {
 
@@ -19,11 +20,7 @@ struct PathId {
     std::string normal;  // absolute, with the directory's symbolic links resolved
 };
 
-// A path's directory ("." for a bare name, "/" at the root) and last component.
-struct PathParts {
-    std::string dir, base;
-};
-PathParts split_path(const std::string &path);
+using viaduct::split_path;
 
 PathId path_id(const std::string &path);
 bool same_file(const PathId &a, const PathId &b);

@@ -15,6 +15,7 @@
 #include "sortapp/local_sort.hpp"
 #include "sortapp/memory_budget.hpp"
 #include "sortapp/test_hold.hpp"
+#include "viaduct/path.hpp"
 
 using namespace sortapp;
 
@@ -189,8 +190,7 @@ int run_local(int argc, char **argv) {
     if (a.args.size() != 2) cli::fail(tool, std::string("expected INPUT and OUTPUT\n") + usage);
     const std::string &input = a.args[0], &output = a.args[1];
     if (a.scratch.empty()) {
-        auto slash = output.rfind('/');
-        a.scratch = slash == std::string::npos ? "." : (slash == 0 ? "/" : output.substr(0, slash));
+        a.scratch = viaduct::path_dir(output);
     }
     o.scratch_dir = a.scratch;
     MemoryFigures mem;

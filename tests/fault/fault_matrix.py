@@ -21,7 +21,6 @@ Binaries: SORTAPP_BIN, SORTGEN_BIN, SORTCHECK_BIN, VIADUCT_MSGRUN (as the cluste
 Prints one line per case and a summary (runs, failures, worst time to exit per case).
 """
 import argparse
-import hashlib
 import json
 import os
 import signal
@@ -29,6 +28,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+from viaduct_checks import sha  # noqa: E402
 
 # Where the binaries are: default to a build directory's layout (meson sets these).
 SORTAPP = os.environ.get("SORTAPP_BIN", "build/sortapp/sortapp")
@@ -61,14 +63,6 @@ def hold_point(role, phase):
     # A node's sorting thread is idle in phase 3a (its shadow thread answers): the monitor
     # holds there instead.
     return "monitor", MONITOR_PHASE[phase]
-
-
-def sha(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def job_pids(job_dir):

@@ -11,7 +11,6 @@ names the monitor, nothing but the inputs is left, the inputs are byte-identical
 usage: vanished_host.py [PHASE]  (default "phase 3b"; also "phase 1")
 Exit 77 (meson's skip) where network namespaces cannot be made (not root).
 """
-import hashlib
 import os
 import shutil
 import signal
@@ -20,30 +19,19 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+from viaduct_checks import SLOW, check, failures, sha  # noqa: E402
+
 SORTAPP = os.environ["SORTAPP_BIN"]
 SORTGEN = os.environ["SORTGEN_BIN"]
 MSGRUN = os.environ["VIADUCT_MSGRUN"]
-SLOW = int(os.environ.get("VIADUCT_TEST_SLOWDOWN", "1"))
 NODES = 4
 STALL_S = 5
 BOUND_S = (STALL_S * 3 + 30) * SLOW
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, flush=True)
-    return cond
 
 
 def ip(*args):
     return subprocess.run(["ip", *args], capture_output=True, text=True)
-
-
-def sha(path):
-    with open(path, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
 
 
 def main():

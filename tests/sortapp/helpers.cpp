@@ -12,11 +12,12 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "viaduct/env.hpp"
+
 namespace sortapp_test {
 
 TempDir::TempDir() {
-    const char *base = std::getenv("TMPDIR");
-    std::string templ = std::string(base && *base ? base : "/tmp") + "/sortapp-test.XXXXXX";
+    std::string templ = viaduct::env::text("TMPDIR", "/tmp") + "/sortapp-test.XXXXXX";
     std::vector<char> buf(templ.begin(), templ.end());
     buf.push_back('\0');
     if (::mkdtemp(buf.data()) == nullptr) throw std::runtime_error("mkdtemp failed");

@@ -8,7 +8,6 @@ by that very signal, names it, and leaves no output, temporary output or run dir
 that the input is unchanged. Then `--memory 1T` under an address-space limit must fail with a
 clear message and leave nothing. Binaries from SORTAPP_BIN, SORTGEN_BIN.
 """
-import hashlib
 import os
 import resource
 import shutil
@@ -18,20 +17,11 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+from viaduct_checks import check, failures, sha  # noqa: E402
+
 SORTAPP = os.environ["SORTAPP_BIN"]
 SORTGEN = os.environ["SORTGEN_BIN"]
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, flush=True)
-
-
-def digest(path):
-    with open(path, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
 
 
 def leftovers(d):
@@ -72,7 +62,7 @@ def main():
     d = tempfile.mkdtemp(prefix="sortapp-local-faults-")
     try:
         subprocess.run([SORTGEN, "200000", f"{d}/in"], check=True, capture_output=True)
-        before = digest(f"{d}/in")
+        before = sha(f"{d}/in")
         for phase in ["phase 1", "phase 2"]:
             for sig in [signal.SIGTERM, signal.SIGINT, signal.SIGHUP]:
                 interrupted(d, phase, sig)
@@ -91,7 +81,7 @@ def main():
             check(r.returncode > 0, f"--memory 1T under a 40 MiB limit: exit {r.returncode}")
             check("out of memory" in r.stderr, f"--memory 1T: message {r.stderr[-300:]!r}")
             check(leftovers(d) == [], f"--memory 1T: left {leftovers(d)}")
-        check(digest(f"{d}/in") == before, "the input changed")
+        check(sha(f"{d}/in") == before, "the input changed")
     finally:
         shutil.rmtree(d)
     print("local_faults:", "FAILED" if failures else "ok", flush=True)

@@ -18,19 +18,12 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+from viaduct_checks import SKIP, SLOW, check, failures  # noqa: E402
+
 SORTAPP = os.environ["SORTAPP_BIN"]
 SORTGEN = os.environ["SORTGEN_BIN"]
 SORTCHECK = os.environ["SORTCHECK_BIN"]
-SLOW = int(os.environ.get("VIADUCT_TEST_SLOWDOWN", "1"))
-SKIP = 77
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, flush=True)
-    return cond
 
 
 def generate(d, sizes, dist, seed=5, rec=100, key=10):

@@ -1,6 +1,7 @@
 // The messaging calls: argument checks, then the engine under the context lock.
 // Blocking calls are an asynchronous call on a private CQ plus a wait.
 #include "api/core.hpp"
+#include "viaduct/one_shot.hpp"
 
 namespace {
 
@@ -31,18 +32,6 @@ int issue(msg_context_t *context, msg_cq_t *cq, F &&call) {
     return rc;
 }
 
-// A private CQ for one blocking call.
-struct OneShot {
-    explicit OneShot(msg_context_t *c) { rc = msg_cq_create(c, &cq); }
-    ~OneShot() {
-        if (cq != nullptr) msg_cq_destroy(cq);
-    }
-    OneShot(const OneShot &) = delete;
-    OneShot &operator=(const OneShot &) = delete;
-    msg_cq_t *cq = nullptr;
-    int rc;
-};
-
 }  // namespace
 
 extern "C" int msg_isend(msg_context_t *context, int dest, int tag, const void *buf, size_t len,
@@ -67,25 +56,18 @@ extern "C" int msg_irecv(msg_context_t *context, int source, int tag, void *buf,
 
 extern "C" int msg_send(msg_context_t *context, int dest, int tag, const void *buf, size_t len) {
     if (context == nullptr) return MSG_ERR_INVALID_ARG;
-    OneShot one(context);
-    if (one.rc != MSG_OK) return one.rc;
-    int rc = msg_isend(context, dest, tag, buf, len, one.cq, nullptr);
-    if (rc != MSG_OK) return rc;
-    msg_completion_t c;
-    rc = msg_cq_wait(one.cq, -1, &c);
-    return rc != MSG_OK ? rc : c.status;
+    return viaduct::one_shot(context, [&](msg_cq_t *cq) {
+        return msg_isend(context, dest, tag, buf, len, cq, nullptr);
+    });
 }
 
 extern "C" int msg_recv(msg_context_t *context, int source, int tag, void *buf, size_t capacity,
                         msg_completion_t *completion) {
     if (context == nullptr) return MSG_ERR_INVALID_ARG;
-    OneShot one(context);
-    if (one.rc != MSG_OK) return one.rc;
-    int rc = msg_irecv(context, source, tag, buf, capacity, one.cq, nullptr);
-    if (rc != MSG_OK) return rc;
-    msg_completion_t c;
-    rc = msg_cq_wait(one.cq, -1, &c);
-    if (rc != MSG_OK) return rc;
-    if (completion != nullptr) *completion = c;
-    return c.status;
+    return viaduct::one_shot(
+        context,
+        [&](msg_cq_t *cq) { return msg_irecv(context, source, tag, buf, capacity, cq, nullptr); },
+        [completion](const msg_completion_t &c) {
+            if (completion != nullptr) *completion = c;
+        });
 }

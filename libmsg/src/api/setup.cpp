@@ -10,12 +10,14 @@
 #include "bootstrap/frame.hpp"
 #include "common/log.hpp"
 #include "transport/registry.hpp"
+#include "viaduct/clock.hpp"
 
 namespace msg {
 
 namespace {
 
 using clock = Core::clock;
+using viaduct::seconds_since;
 
 // What every rank must agree on, exchanged in the first bootstrap round.
 struct JobParams {
@@ -38,10 +40,6 @@ struct Placement {
 std::vector<uint8_t> to_bytes(const JobParams &p) {
     const auto *b = reinterpret_cast<const uint8_t *>(&p);
     return std::vector<uint8_t>(b, b + sizeof p);
-}
-
-double seconds_since(clock::time_point t0) {
-    return std::chrono::duration<double>(clock::now() - t0).count();
 }
 
 const char *transport_name(const msg_config_t &c) {

@@ -24,30 +24,13 @@
 #include <limits>
 
 #include "common/log.hpp"
+#include "viaduct/env.hpp"
 
 namespace {
 
 constexpr unsigned long long kNoLimit = std::numeric_limits<unsigned long long>::max();
 
-// Parses a non-negative integer with an optional K/M/G (binary) suffix.
-bool parse_size(const char *text, unsigned long long *out) {
-    if (text == nullptr || *text == '\0') return false;
-    errno = 0;
-    char *end = nullptr;
-    unsigned long long v = std::strtoull(text, &end, 10);
-    if (errno != 0 || end == text || text[0] == '-') return false;
-    unsigned long long mult = 1;
-    if (*end == 'k' || *end == 'K')
-        mult = 1ull << 10, ++end;
-    else if (*end == 'm' || *end == 'M')
-        mult = 1ull << 20, ++end;
-    else if (*end == 'g' || *end == 'G')
-        mult = 1ull << 30, ++end;
-    if (*end != '\0') return false;
-    if (v > ~0ull / mult) return false;
-    *out = v * mult;
-    return true;
-}
+using viaduct::env::parse_size;
 
 // Reads variables, remembering whether any failed to parse.
 class Environment {
@@ -55,10 +38,8 @@ class Environment {
     explicit Environment(bool report) : report_(report) {}
     int status() const { return status_; }
 
-    // The variable's text; null when unset, and when empty if empty_is_unset.
     static const char *get(const char *name, bool empty_is_unset) {
-        const char *v = std::getenv(name);
-        return v != nullptr && empty_is_unset && *v == '\0' ? nullptr : v;
+        return viaduct::env::get(name, empty_is_unset);
     }
 
     // A variable that does not parse: MSG_ERR_CONFIG, and the default stays.
@@ -115,9 +96,7 @@ class Environment {
     }
 
     // On/off: "0" is off, any other value on.
-    static void on_off(const char *name, int *out) {
-        if (const char *v = get(name, false)) *out = std::strcmp(v, "0") != 0;
-    }
+    static void on_off(const char *name, int *out) { *out = viaduct::env::flag(name, *out != 0); }
 
   private:
     bool report_;

@@ -14,14 +14,11 @@
 #include "messages.hpp"
 #include "options.hpp"
 #include "sortapp/status.hpp"
+#include "viaduct/clock.hpp"
 
 namespace sortapp::cluster {
 
-// Seconds on the monotonic clock.
-inline double now_seconds() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
+using viaduct::now_seconds;
 
 // A node's answer: RIO_OK and the reply, kNodeError and its message, or why none came.
 struct Answer {

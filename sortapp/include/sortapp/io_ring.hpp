@@ -1,9 +1,8 @@
-// Deep asynchronous file I/O over one io_uring, driven by one thread: requests are posted with
-// a caller-owned Request and completed by wait_for()/reap(). Short transfers are continued
-// inside the ring, so a completed request has moved all its bytes or carries an error.
+// Deep asynchronous file I/O over one viaduct::Uring (io_uring, or pread/pwrite threads where
+// the kernel refuses it), driven by one thread: requests are posted with a caller-owned Request
+// and completed by wait_for()/reap(). Short transfers are continued inside the ring, so a
+// completed request has moved all its bytes or carries an error.
 #pragma once
-
-#include <liburing.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -12,6 +11,7 @@
 #include <string>
 
 #include "sortapp/status.hpp"
+#include "viaduct/uring.hpp"
 
 namespace sortapp {
 
@@ -77,7 +77,8 @@ struct Request {
     std::size_t required = 0;  // reads: end of file after this many bytes is fine (0: length)
     std::size_t done = 0;      // bytes transferred so far
     bool pending = false;
-    int error = 0;  // errno of a failed request; EIO-like for an unexpected end of file
+    int error = 0;        // errno of a failed request; EIO-like for an unexpected end of file
+    viaduct::UringOp op;  // the transfer in flight
 };
 
 class IoRing {
@@ -87,7 +88,11 @@ class IoRing {
     IoRing &operator=(const IoRing &) = delete;
     ~IoRing();
 
-    Status init(unsigned depth);
+    // io_uring where the kernel allows it unless `backend` asks for threads.
+    Status init(unsigned depth,
+                viaduct::Uring::Backend backend = viaduct::Uring::Backend::automatic);
+    // "io_uring" or "threads" once initialized.
+    const char *backend_name() const { return ring_ ? ring_->name() : ""; }
     unsigned depth() const { return depth_; }
     unsigned in_flight() const { return in_flight_; }
 
@@ -102,10 +107,9 @@ class IoRing {
 
   private:
     Status submit(Request &request);
-    Status complete(io_uring_cqe *cqe);
+    Status complete(viaduct::UringOp *op);
 
-    io_uring ring_{};
-    bool ready_ = false;
+    std::unique_ptr<viaduct::Uring> ring_;
     unsigned depth_ = 0;
     unsigned in_flight_ = 0;
 };

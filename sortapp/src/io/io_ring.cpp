@@ -105,40 +105,27 @@ Buffer::~Buffer() {
 }
 
 IoRing::~IoRing() {
-    if (ready_) {
-        // Requests still in flight refer to caller memory: finish them before leaving.
-        while (in_flight_ > 0 && reap_one()) {
-        }
-        io_uring_queue_exit(&ring_);
+    // Requests still in flight refer to caller memory: finish them before leaving.
+    while (ring_ && in_flight_ > 0 && reap_one()) {
     }
 }
 
-Status IoRing::init(unsigned depth) {
+Status IoRing::init(unsigned depth, viaduct::Uring::Backend backend) {
     if (depth == 0) depth = 1;
-    int rc = io_uring_queue_init(depth, &ring_, 0);
-    if (rc < 0) return Status::from_errno("io_uring_queue_init", -rc);
-    ready_ = true;
+    ring_ = viaduct::Uring::open(depth, backend);
     depth_ = depth;
     return Status::ok();
 }
 
 Status IoRing::submit(Request &r) {
-    io_uring_sqe *sqe = io_uring_get_sqe(&ring_);
-    if (sqe == nullptr) {
-        io_uring_submit(&ring_);
-        sqe = io_uring_get_sqe(&ring_);
-        if (sqe == nullptr) return Status::error("io_uring: no submission slot");
-    }
-    std::uint8_t *buf = r.buffer + r.done;
-    unsigned len = unsigned(r.length - r.done);
-    if (r.kind == Request::Kind::read) {
-        io_uring_prep_read(sqe, r.file->fd(), buf, len, r.offset + r.done);
-    } else {
-        io_uring_prep_write(sqe, r.file->fd(), buf, len, r.offset + r.done);
-    }
-    io_uring_sqe_set_data(sqe, &r);
-    int rc = io_uring_submit(&ring_);
-    if (rc < 0) return Status::from_errno("io_uring_submit", -rc);
+    r.op = viaduct::UringOp{.fd = r.file->fd(),
+                            .buf = r.buffer + r.done,
+                            .len = r.length - r.done,
+                            .offset = r.offset + r.done,
+                            .write = r.kind == Request::Kind::write,
+                            .result = 0,
+                            .user = &r};
+    ring_->submit(&r.op);
     return Status::ok();
 }
 
@@ -157,13 +144,12 @@ Status IoRing::post(Request &r) {
     return Status::ok();
 }
 
-Status IoRing::complete(io_uring_cqe *cqe) {
-    auto *r = static_cast<Request *>(io_uring_cqe_get_data(cqe));
-    int res = cqe->res;
-    io_uring_cqe_seen(&ring_, cqe);
+Status IoRing::complete(viaduct::UringOp *op) {
+    auto *r = static_cast<Request *>(op->user);
+    const ssize_t res = op->result;
     if (res == -EINTR || res == -EAGAIN) return submit(*r);
     if (res < 0) {
-        r->error = -res;
+        r->error = int(-res);
     } else if (res == 0 && r->kind == Request::Kind::read && r->required != 0 &&
                r->done >= r->required) {
         // A direct read rounded up past the end of the file: it has all it needs.
@@ -181,13 +167,9 @@ Status IoRing::complete(io_uring_cqe *cqe) {
 
 Status IoRing::reap_one() {
     if (in_flight_ == 0) return Status::ok();
-    io_uring_cqe *cqe = nullptr;
-    int rc;
-    do {
-        rc = io_uring_wait_cqe(&ring_, &cqe);
-    } while (rc == -EINTR);
-    if (rc < 0) return Status::from_errno("io_uring_wait_cqe", -rc);
-    return complete(cqe);
+    viaduct::UringOp *op = ring_->wait();
+    if (op == nullptr) return Status::error("io_uring: waiting for a completion failed");
+    return complete(op);
 }
 
 Status IoRing::wait_for(Request &r) {

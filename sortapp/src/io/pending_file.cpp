@@ -9,19 +9,9 @@
 #include <vector>
 
 #include "sortapp/cleanup.hpp"
+#include "viaduct/path.hpp"
 
 namespace sortapp {
-
-namespace {
-
-// The directory of `path` ("." for a bare name, "/" at the root) and its last component.
-std::pair<std::string, std::string> split(const std::string &path) {
-    const auto slash = path.rfind('/');
-    if (slash == std::string::npos) return {".", path};
-    return {slash == 0 ? "/" : path.substr(0, slash), path.substr(slash + 1)};
-}
-
-}  // namespace
 
 PendingFile::~PendingFile() {
     file.close();
@@ -30,7 +20,7 @@ PendingFile::~PendingFile() {
 
 Status PendingFile::create(const std::string &final_path, bool direct, const std::string &tag) {
     final_ = final_path;
-    const auto [dir, base] = split(final_path);
+    const auto [dir, base] = viaduct::split_path(final_path);
     std::string templ = dir + "/." + base + ".sortapp-" + (tag.empty() ? "" : tag + "-") + "XXXXXX";
     SORTAPP_TRY(cleanup::create([&](std::string &path) {
         std::vector<char> name(templ.begin(), templ.end());

@@ -14,6 +14,7 @@
 #include "phase1/parallel.hpp"
 #include "sortapp/key_sort.hpp"
 #include "sortapp/sequential_writer.hpp"
+#include "viaduct/clock.hpp"
 
 namespace sortapp {
 
@@ -23,10 +24,7 @@ std::uint64_t round_up(std::uint64_t v, std::uint64_t a) {
     return (v + a - 1) / a * a;
 }
 
-double now_seconds() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
+using viaduct::now_seconds;
 
 // Memory for one run: its records as read, their sort entries and the radix scratch.
 struct RunBuffer {

@@ -2,6 +2,7 @@
 // request size and depth (direct I/O where possible), and caches the figures per device.
 #include "sortapp/disk_probe.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,15 +12,15 @@
 #include <sstream>
 
 #include "sortapp/io_ring.hpp"
+#include "viaduct/clock.hpp"
+#include "viaduct/env.hpp"
+#include "viaduct/path.hpp"
 
 namespace sortapp {
 
 namespace {
 
-double now_seconds() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
+using viaduct::now_seconds;
 
 bool read_cache(const std::string &path, std::uint64_t dev, DiskBandwidth &out) {
     std::ifstream in(path);
@@ -38,9 +39,7 @@ bool read_cache(const std::string &path, std::uint64_t dev, DiskBandwidth &out) 
 }
 
 void write_cache(const std::string &path, std::uint64_t dev, const DiskBandwidth &bw) {
-    auto slash = path.rfind('/');
-    if (slash != std::string::npos && slash > 0) {
-        std::string dir = path.substr(0, slash);
+    if (const std::string dir = viaduct::path_dir(path); dir != "." && dir != "/") {
         for (std::size_t p = 1; p <= dir.size(); ++p) {
             if (p == dir.size() || dir[p] == '/') ::mkdir(dir.substr(0, p).c_str(), 0755);
         }
@@ -49,12 +48,38 @@ void write_cache(const std::string &path, std::uint64_t dev, const DiskBandwidth
     out << dev << " " << bw.read_mb_s << " " << bw.write_mb_s << "\n";
 }
 
+// Writes or reads `bytes` of file in `io`-sized requests, a sliding window of `depth` of them
+// in flight, each request's slot of `buffer` reused as it completes.
+Status sweep(Request::Kind kind, const File &file, const Buffer &buffer, std::size_t io,
+             std::uint64_t bytes, unsigned depth) {
+    IoRing ring;
+    Status status = ring.init(depth);
+    std::vector<Request> requests(depth);
+    for (std::uint64_t off = 0, k = 0; off < bytes && status; off += io, ++k) {
+        Request &r = requests[k % requests.size()];
+        if (r.pending) status = ring.wait_for(r);
+        if (status) status = request_status(r);
+        r.kind = kind;
+        r.file = &file;
+        r.buffer = buffer.data() + (k % requests.size()) * io;
+        r.length = io;
+        r.required = kind == Request::Kind::read ? io : 0;
+        r.offset = off;
+        if (status) status = ring.post(r);
+    }
+    for (Request &r : requests) {
+        Status s = ring.wait_for(r);
+        if (status) status = s;
+        if (status) status = request_status(r);
+    }
+    return status;
+}
+
 }  // namespace
 
 std::string default_disk_cache_path() {
-    const char *xdg = std::getenv("XDG_CACHE_HOME");
-    const char *home = std::getenv("HOME");
-    std::string base = xdg && *xdg ? xdg : std::string(home && *home ? home : "/tmp") + "/.cache";
+    const std::string base =
+        viaduct::env::text("XDG_CACHE_HOME", viaduct::env::text("HOME", "/tmp") + "/.cache");
     return base + "/viaduct/sortapp-disk";
 }
 
@@ -75,26 +100,8 @@ Status probe_disk(const DiskProbeOptions &o, DiskBandwidth &out) {
     {
         File file;
         SORTAPP_TRY(File::create(path, true, true, file));
-        IoRing ring;
-        status = ring.init(o.io_depth);
-        std::vector<Request> requests(o.io_depth);
         double t0 = now_seconds();
-        for (std::uint64_t off = 0, k = 0; off < bytes && status; off += io, ++k) {
-            Request &r = requests[k % requests.size()];
-            if (r.pending) status = ring.wait_for(r);
-            if (status) status = request_status(r);
-            r.kind = Request::Kind::write;
-            r.file = &file;
-            r.buffer = buffer.data() + (k % requests.size()) * io;
-            r.length = io;
-            r.offset = off;
-            if (status) status = ring.post(r);
-        }
-        for (Request &r : requests) {
-            Status s = ring.wait_for(r);
-            if (status) status = s;
-            if (status) status = request_status(r);
-        }
+        status = sweep(Request::Kind::write, file, buffer, io, bytes, o.io_depth);
         if (status && ::fdatasync(file.fd()) != 0)
             status = Status::from_errno("fdatasync " + path, errno);
         out.write_mb_s = bytes / (now_seconds() - t0) / 1e6;
@@ -106,27 +113,8 @@ Status probe_disk(const DiskProbeOptions &o, DiskBandwidth &out) {
         File file;
         status = File::open_read(path, true, file);
         if (status && !file.direct()) ::posix_fadvise(file.fd(), 0, 0, POSIX_FADV_DONTNEED);
-        IoRing ring;
-        if (status) status = ring.init(o.io_depth);
-        std::vector<Request> requests(o.io_depth);
         double t0 = now_seconds();
-        for (std::uint64_t off = 0, k = 0; off < bytes && status; off += io, ++k) {
-            Request &r = requests[k % requests.size()];
-            if (r.pending) status = ring.wait_for(r);
-            if (status) status = request_status(r);
-            r.kind = Request::Kind::read;
-            r.file = &file;
-            r.buffer = buffer.data() + (k % requests.size()) * io;
-            r.length = io;
-            r.required = io;
-            r.offset = off;
-            if (status) status = ring.post(r);
-        }
-        for (Request &r : requests) {
-            Status s = ring.wait_for(r);
-            if (status) status = s;
-            if (status) status = request_status(r);
-        }
+        if (status) status = sweep(Request::Kind::read, file, buffer, io, bytes, o.io_depth);
         out.read_mb_s = bytes / (now_seconds() - t0) / 1e6;
     }
     ::unlink(path.c_str());

@@ -8,6 +8,8 @@
 #include <mutex>
 #include <sstream>
 
+#include "viaduct/clock.hpp"
+
 namespace sortapp {
 
 namespace {
@@ -16,8 +18,7 @@ std::mutex progress_mutex;
 
 Stopwatch Stopwatch::now() {
     Stopwatch s;
-    s.wall =
-        std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    s.wall = viaduct::now_seconds();
     rusage ru{};
     ::getrusage(RUSAGE_SELF, &ru);
     s.cpu = double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +

@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "../../libmsg/internal/queued_transport.hpp"
 #include "protocol/engine.hpp"
 
 namespace {
@@ -47,18 +48,14 @@ class FakeRegion : public msg::MemoryRegion {
 
 // Sends, reads and writes complete at the next poll; a read brings message
 // data; receives wait for packets the input forges.
-class FakeTransport : public msg::Transport {
+class FakeTransport : public testtransport::QueuedTransport {
   public:
     FakeTransport(bool read, bool write) : read_(read), write_(write) {}
 
     std::string name() const override { return "fuzz"; }
-    std::vector<uint8_t> address() const override { return {}; }
-    int connect(const std::vector<std::vector<uint8_t>> &) override { return 0; }
-    bool needs_local_registration() const override { return false; }
     bool supports_rdma_read() const override { return read_; }
     bool supports_rdma_write() const override { return write_; }
     size_t max_transfer() const override { return 1u << 20; }
-    size_t max_iov() const override { return 2; }
     size_t max_posted_receives() const override { return 64; }
     int register_memory(const void *addr, size_t len, unsigned access,
                         std::unique_ptr<msg::MemoryRegion> *out) override {
@@ -73,10 +70,6 @@ class FakeTransport : public msg::Transport {
         if (peer <= 0 || peer >= kJob) broken("a send to a rank outside the job");
         if (count < 1 || iov[0].iov_len != sizeof(msg::WireHeader)) broken("a send without header");
         done_.push_back({ctx, msg::OpKind::Send, 0, 0, -1});
-        return 0;
-    }
-    int post_recv(void *buf, size_t len, void *, msg::OpContext *ctx) override {
-        posted_.push_back({static_cast<char *>(buf), len, ctx});
         return 0;
     }
     int post_read(int peer, void *local, size_t len, void *, uint64_t, uint64_t,
@@ -94,16 +87,6 @@ class FakeTransport : public msg::Transport {
         done_.push_back({ctx, msg::OpKind::Write, 0, 0, -1});
         return 0;
     }
-    int poll(msg::TransportCompletion *out, int max) override {
-        int n = 0;
-        while (n < max && !done_.empty()) {
-            out[n++] = done_.front();
-            done_.pop_front();
-        }
-        return n;
-    }
-    void shutdown() override {}
-    int wait_fd() const override { return -1; }
     bool prepare_wait() override { return true; }
     bool fd_covers_own_operations() const override { return false; }
 
@@ -121,14 +104,7 @@ class FakeTransport : public msg::Transport {
     }
 
   private:
-    struct Posted {
-        char *buf;
-        size_t len;
-        msg::OpContext *ctx;
-    };
     bool read_, write_;
-    std::deque<Posted> posted_;
-    std::deque<msg::TransportCompletion> done_;
 };
 
 struct Buffer {

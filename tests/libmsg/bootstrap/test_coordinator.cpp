@@ -20,22 +20,16 @@
 #include "bootstrap/frame.hpp"
 #include "bootstrap/job_key.hpp"
 #include "bootstrap/messages.hpp"
+#include "coordinator_fixture.hpp"
 #include "msg/msg.h"
 
 using namespace msg;
 using Clock = std::chrono::steady_clock;
+using coordtest::job_key;
+using coordtest::patience_ms;
+using coordtest::real_rank;
 
 namespace {
-
-int slowdown() {
-    const char *s = std::getenv("VIADUCT_TEST_SLOWDOWN");
-    return s != nullptr && std::atoi(s) > 0 ? std::atoi(s) : 1;
-}
-
-// Generous bounds: they only end a test that has already failed.
-int patience_ms() {
-    return 30000 * slowdown();
-}
 
 int raw_connect(int port) {
     int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -67,25 +61,9 @@ bool closed_by_peer(int fd, int wait_ms) {
 
 // Runs a whole job of `size` ranks against the coordinator on `port`: an
 // allgather of each rank's number, a barrier, and an orderly leave.
-const boot::JobKey &job_key() {
-    static const boot::JobKey k = boot::make_job_key();
-    return k;
-}
-
 void run_job(int port, int size) {
     std::vector<std::unique_ptr<Bootstrap>> ranks(static_cast<size_t>(size));
-    for (int r = 0; r < size; ++r) {
-        TcpJob job;
-        job.host = "127.0.0.1";
-        job.port = std::to_string(port);
-        job.rank = r;
-        job.size = size;
-        job.key = job_key();
-        std::string error;
-        int rc = connect_tcp_bootstrap(job, patience_ms(), &ranks[static_cast<size_t>(r)], &error);
-        INFO("rank " << r << ": " << error);
-        REQUIRE(rc == MSG_OK);
-    }
+    for (int r = 0; r < size; ++r) ranks[static_cast<size_t>(r)] = real_rank(port, r, size);
     std::vector<int> status(static_cast<size_t>(size), -1);
     std::vector<std::string> errors(static_cast<size_t>(size));
     std::vector<std::vector<std::vector<uint8_t>>> all(static_cast<size_t>(size));
@@ -111,13 +89,7 @@ void run_job(int port, int size) {
 }
 
 std::unique_ptr<boot::Coordinator> serve(int size, const boot::CoordinatorLimits &limits = {}) {
-    std::string error;
-    auto c =
-        boot::Coordinator::listen("127.0.0.1", "0", size, patience_ms(), job_key(), &error, limits);
-    INFO(error);
-    REQUIRE(c);
-    c->start();
-    return c;
+    return coordtest::serve(size, limits);
 }
 
 int open_descriptors() {

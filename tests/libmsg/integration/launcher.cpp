@@ -15,6 +15,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "viaduct/clock.hpp"
+
 extern char **environ;
 
 namespace launcher {
@@ -44,8 +46,7 @@ std::vector<std::string> child_environment(const JobSpec &spec) {
 }
 
 double now() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
+    return viaduct::now_seconds();
 }
 
 int decode(int wstatus) {

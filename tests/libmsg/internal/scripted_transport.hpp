@@ -13,6 +13,7 @@
 
 #include "protocol/engine.hpp"
 #include "protocol/wire.hpp"
+#include "queued_transport.hpp"
 #include "transport/transport.hpp"
 
 namespace scripted {
@@ -42,7 +43,7 @@ struct Write {
     bool done = false;
 };
 
-class Transport final : public msg::Transport {
+class Transport final : public testtransport::QueuedTransport {
   public:
     // Largest single write: small, so that a message takes several.
     size_t piece = 64 * 1024;
@@ -59,15 +60,11 @@ class Transport final : public msg::Transport {
     std::vector<Write> reads;
 
     std::string name() const override { return "scripted"; }
-    std::vector<uint8_t> address() const override { return {}; }
     uint64_t registrations = 0;
 
-    int connect(const std::vector<std::vector<uint8_t>> &) override { return 0; }
-    bool needs_local_registration() const override { return false; }
     bool supports_rdma_read() const override { return true; }
     bool supports_rdma_write() const override { return true; }
     size_t max_transfer() const override { return piece; }
-    size_t max_iov() const override { return 2; }
     size_t max_posted_receives() const override { return 1024; }
 
     int register_memory(const void *, size_t, unsigned access,
@@ -92,10 +89,6 @@ class Transport final : public msg::Transport {
         done_.push_back({ctx, msg::OpKind::Send, 0, 0, -1});
         return 0;
     }
-    int post_recv(void *buf, size_t len, void *, msg::OpContext *ctx) override {
-        posted_.push_back({static_cast<char *>(buf), len, ctx});
-        return 0;
-    }
     int post_read(int peer, void *local, size_t len, void *, uint64_t remote_addr, uint64_t key,
                   msg::OpContext *ctx) override {
         if (!reads_on) return -ENOTSUP;
@@ -107,16 +100,6 @@ class Transport final : public msg::Transport {
         writes.push_back({peer, static_cast<const char *>(local), len, remote_addr, key, ctx});
         return 0;
     }
-    int poll(msg::TransportCompletion *out, int max) override {
-        int n = 0;
-        while (n < max && !done_.empty()) {
-            out[n++] = done_.front();
-            done_.pop_front();
-        }
-        return n;
-    }
-    void shutdown() override {}
-    int wait_fd() const override { return -1; }
     bool prepare_wait() override { return false; }
     bool fd_covers_own_operations() const override { return true; }
 
@@ -171,15 +154,6 @@ class Transport final : public msg::Transport {
             if (p.hdr.type == t) out.push_back(p);
         return out;
     }
-
-  private:
-    struct Posted {
-        char *buf;
-        size_t len;
-        msg::OpContext *ctx;
-    };
-    std::deque<Posted> posted_;
-    std::deque<msg::TransportCompletion> done_;
 };
 
 class Sink final : public msg::CompletionSink {

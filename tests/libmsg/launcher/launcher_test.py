@@ -18,21 +18,14 @@ import sys
 import tempfile
 import time
 
-SLOW = int(os.environ.get("VIADUCT_TEST_SLOWDOWN", "1"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "pylib"))
+from viaduct_checks import SKIP, SLOW, check, failures  # noqa: E402
+
 BOUND = 30 * SLOW  # seconds allowed for anything that should happen at once
-failures = []
-SKIP = 77  # meson's code for a skipped test
 
 
 class Skip(Exception):
     pass
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, flush=True)
-    return cond
 
 
 # ---- the rank side -------------------------------------------------------------------------

@@ -18,7 +18,9 @@ import sys
 import tempfile
 import time
 
-SLOW = int(os.environ.get("VIADUCT_TEST_SLOWDOWN", "1"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "pylib"))
+from viaduct_checks import SLOW, check, failures, slurp  # noqa: E402
+
 HEARTBEAT_MS = 2000 * SLOW  # short, but longer where everything is slower
 # What "bounded" means here: the heartbeat period plus a few seconds (more in slow builds).
 BOUND = HEARTBEAT_MS / 1000.0 + 5.0 * SLOW
@@ -26,22 +28,6 @@ BOUND = HEARTBEAT_MS / 1000.0 + 5.0 * SLOW
 PATIENCE = 60.0 * SLOW
 
 MSG_OK, MSG_ERR_PEER_FAILED, MSG_ERR_BOOTSTRAP = 0, -5, -9
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, flush=True)
-    return cond
-
-
-def slurp(path):
-    try:
-        with open(path, errors="replace") as f:
-            return f.read()
-    except FileNotFoundError:
-        return ""
 
 
 def wait_until(pred, what):

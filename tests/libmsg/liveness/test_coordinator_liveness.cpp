@@ -13,6 +13,7 @@
 #include <mutex>
 #include <thread>
 
+#include "../bootstrap/coordinator_fixture.hpp"
 #include "bootstrap/bootstrap.hpp"
 #include "bootstrap/coordinator.hpp"
 #include "bootstrap/frame.hpp"
@@ -22,23 +23,11 @@
 
 using namespace msg;
 using Clock = std::chrono::steady_clock;
+using coordtest::job_key;
+using coordtest::patience_ms;
+using coordtest::real_rank;
 
 namespace {
-
-int slowdown() {
-    const char *s = std::getenv("VIADUCT_TEST_SLOWDOWN");
-    return s != nullptr && std::atoi(s) > 0 ? std::atoi(s) : 1;
-}
-
-// Only ends a test that has already failed.
-int patience_ms() {
-    return 30000 * slowdown();
-}
-
-const boot::JobKey &job_key() {
-    static const boot::JobKey k = boot::make_job_key();
-    return k;
-}
 
 // A rank speaking the wire by hand, so the test decides when it talks and when it is silent.
 class RawRank {
@@ -85,31 +74,10 @@ class RawRank {
     boot::FrameReader reader_;
 };
 
-std::unique_ptr<Bootstrap> real_rank(int port, int rank, int size) {
-    TcpJob job;
-    job.host = "127.0.0.1";
-    job.port = std::to_string(port);
-    job.rank = rank;
-    job.size = size;
-    job.key = job_key();
-    std::unique_ptr<Bootstrap> b;
-    std::string error;
-    int rc = connect_tcp_bootstrap(job, patience_ms(), &b, &error);
-    INFO(error);
-    REQUIRE(rc == MSG_OK);
-    return b;
-}
-
 std::unique_ptr<boot::Coordinator> serve(int size, int heartbeat_ms) {
     boot::CoordinatorLimits limits;
     limits.heartbeat_ms = heartbeat_ms;
-    std::string error;
-    auto c =
-        boot::Coordinator::listen("127.0.0.1", "0", size, patience_ms(), job_key(), &error, limits);
-    INFO(error);
-    REQUIRE(c);
-    c->start();
-    return c;
+    return coordtest::serve(size, limits);
 }
 
 }  // namespace

@@ -10,6 +10,10 @@
 #include <optional>
 #include <string>
 
+#include "scoped_env.hpp"
+#include "viaduct/clock.hpp"
+#include "viaduct/env.hpp"
+
 namespace unit {
 
 class LocalJob {
@@ -46,40 +50,12 @@ class LocalCq {
     msg_cq_t *cq_ = nullptr;
 };
 
-// Sets (or, with nullopt, removes) one variable and restores it at scope end.
-class ScopedEnv {
-  public:
-    ScopedEnv(const char *name, std::optional<std::string> value) : name_(name) {
-        if (const char *old = getenv(name)) old_ = old;
-        if (value)
-            setenv(name, value->c_str(), 1);
-        else
-            unsetenv(name);
-    }
-    ~ScopedEnv() {
-        if (old_)
-            setenv(name_.c_str(), old_->c_str(), 1);
-        else
-            unsetenv(name_.c_str());
-    }
-    ScopedEnv(const ScopedEnv &) = delete;
-    ScopedEnv &operator=(const ScopedEnv &) = delete;
-
-  private:
-    std::string name_;
-    std::optional<std::string> old_;
-};
-
-inline double now_seconds() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
+using testing_env::ScopedEnv;
+using viaduct::now_seconds;
 
 // VIADUCT_TEST_SLOWDOWN: timing slack for sanitizer builds.
 inline int slowdown() {
-    const char *v = getenv("VIADUCT_TEST_SLOWDOWN");
-    int f = v != nullptr ? atoi(v) : 1;
-    return f >= 1 ? f : 1;
+    return static_cast<int>(viaduct::env::positive("VIADUCT_TEST_SLOWDOWN", 1));
 }
 
 }  // namespace unit

@@ -12,6 +12,9 @@
 #include <mutex>
 #include <thread>
 
+#include "viaduct/clock.hpp"
+#include "viaduct/env.hpp"
+
 namespace worker {
 namespace {
 
@@ -55,11 +58,7 @@ void fail_at(const char *file, int line, const char *expr, const char *fmt, ...)
 }
 
 int slowdown() {
-    static const int factor = [] {
-        const char *v = std::getenv("VIADUCT_TEST_SLOWDOWN");
-        int f = v != nullptr ? std::atoi(v) : 1;
-        return f >= 1 ? f : 1;
-    }();
+    static const int factor = static_cast<int>(viaduct::env::positive("VIADUCT_TEST_SLOWDOWN", 1));
     return factor;
 }
 
@@ -73,8 +72,7 @@ int completion_timeout_ms() {
 }
 
 double now_seconds() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
+    return viaduct::now_seconds();
 }
 
 size_t parse_size_arg(const Args &args, size_t index, size_t fallback) {
@@ -191,6 +189,35 @@ void check_info_matches_environment(const msg_info_t &info) {
         WCHECK(std::strstr(info.provider, first.c_str()) != nullptr,
                "msg_get_info provider '%s', VIADUCT_PROVIDER=%s", info.provider, v);
     }
+}
+
+namespace {
+
+void scenario_usage(const char *program, const Scenario *begin, const Scenario *end) {
+    std::fprintf(stderr, "usage: %s SCENARIO [ARGS...]\nscenarios:\n", program);
+    for (const Scenario *s = begin; s != end; ++s)
+        std::fprintf(stderr, "  %s %s\n", s->name, s->usage);
+}
+
+}  // namespace
+
+int run_scenario(const char *program, const Scenario *begin, const Scenario *end, int argc,
+                 char **argv) {
+    if (argc < 2) {
+        scenario_usage(program, begin, end);
+        return 2;
+    }
+    for (const Scenario *s = begin; s != end; ++s) {
+        if (std::strcmp(s->name, argv[1]) != 0) continue;
+        Args args(argv + 2, argv + argc);
+        say("pid %d", static_cast<int>(getpid()));
+        s->run(args);
+        say("PASS %s", s->name);
+        return 0;
+    }
+    std::fprintf(stderr, "unknown scenario '%s'\n", argv[1]);
+    scenario_usage(program, begin, end);
+    return 2;
 }
 
 }  // namespace worker

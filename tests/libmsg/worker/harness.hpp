@@ -46,6 +46,18 @@ int completion_timeout_ms();
 double now_seconds();
 size_t parse_size_arg(const Args &args, size_t index, size_t fallback);
 
+// One scenario a worker program can run: `PROGRAM SCENARIO [ARGS...]`.
+struct Scenario {
+    const char *name;
+    void (*run)(const Args &);
+    const char *usage;
+};
+// A worker's main(): runs the scenario argv[1] names. It says "pid P" first (the driver cleans
+// up after ranks that die without closing the fabric) and "PASS NAME" last (the driver counts
+// these lines: a rank that never got there did not pass). 2 for a usage error.
+int run_scenario(const char *program, const Scenario *begin, const Scenario *end, int argc,
+                 char **argv);
+
 // Fails the scenario, naming `what`, if it is still alive after `seconds`: a blocking call
 // that hangs then reports itself instead of waiting for msgrun's timeout.
 class Watchdog {

@@ -1,19 +1,12 @@
 // The multi-process test worker: `libmsg_test_worker SCENARIO [ARGS...]`, started on every rank
 // by msgrun. Exit status 0 means every check of the scenario passed on this rank.
-#include <unistd.h>
-
-#include <cstdio>
-#include <cstring>
+#include <iterator>
 
 #include "scenarios.hpp"
 
 namespace {
 
-struct Scenario {
-    const char *name;
-    void (*run)(const worker::Args &);
-    const char *usage;
-};
+using worker::Scenario;
 
 const Scenario kScenarios[] = {
     {"payload", worker::run_payload, "SEED RANDOM_COUNT BIG_MIB   (2 ranks)"},
@@ -30,29 +23,9 @@ const Scenario kScenarios[] = {
     {"registration", worker::run_registration, "MIB ROUNDS EXPECT_REUSE   (2 ranks)"},
 };
 
-void usage() {
-    std::fprintf(stderr, "usage: libmsg_test_worker SCENARIO [ARGS...]\nscenarios:\n");
-    for (const Scenario &s : kScenarios) std::fprintf(stderr, "  %s %s\n", s.name, s.usage);
-}
-
 }  // namespace
 
 int main(int argc, char **argv) {
-    if (argc < 2) {
-        usage();
-        return 2;
-    }
-    for (const Scenario &s : kScenarios) {
-        if (std::strcmp(s.name, argv[1]) != 0) continue;
-        worker::Args args(argv + 2, argv + argc);
-        // The driver uses this to clean up after ranks that die without closing the fabric.
-        worker::say("pid %d", static_cast<int>(getpid()));
-        s.run(args);
-        // The driver counts these lines: a rank that never got here did not pass.
-        worker::say("PASS %s", s.name);
-        return 0;
-    }
-    std::fprintf(stderr, "unknown scenario '%s'\n", argv[1]);
-    usage();
-    return 2;
+    return worker::run_scenario("libmsg_test_worker", std::begin(kScenarios), std::end(kScenarios),
+                                argc, argv);
 }

@@ -14,13 +14,13 @@
 #include <string>
 #include <vector>
 
+#include "viaduct/env.hpp"
+
 namespace riounit {
 
 // VIADUCT_TEST_SLOWDOWN: time limits stretch under the sanitizers.
 inline int slowdown() {
-    const char *v = getenv("VIADUCT_TEST_SLOWDOWN");
-    int f = v != nullptr ? atoi(v) : 1;
-    return f >= 1 ? f : 1;
+    return static_cast<int>(viaduct::env::positive("VIADUCT_TEST_SLOWDOWN", 1));
 }
 
 // How long a completion that must come may take before the test fails.
@@ -88,8 +88,7 @@ inline std::vector<uint8_t> pattern(size_t len, uint64_t seed, uint64_t start = 
 class ScratchFile {
   public:
     ScratchFile(size_t len, uint64_t seed) {
-        const char *dir = getenv("TMPDIR");
-        path_ = std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp") + "/rio-unit-XXXXXX";
+        path_ = viaduct::env::text("TMPDIR", "/tmp") + "/rio-unit-XXXXXX";
         int fd = mkstemp(path_.data());
         REQUIRE(fd >= 0);
         std::vector<uint8_t> bytes = pattern(len, seed);

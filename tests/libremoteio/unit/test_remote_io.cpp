@@ -8,35 +8,14 @@
 #include <vector>
 
 #include "local_rio.hpp"
+#include "scoped_env.hpp"
 
 using riounit::LocalRio;
 using riounit::ScratchFile;
 
 namespace {
 
-// Sets (or removes) one environment variable for a scope.
-class ScopedEnv {
-  public:
-    ScopedEnv(const char *name, std::optional<std::string> value) : name_(name) {
-        if (const char *old = getenv(name)) old_ = old;
-        if (value)
-            setenv(name, value->c_str(), 1);
-        else
-            unsetenv(name);
-    }
-    ~ScopedEnv() {
-        if (old_)
-            setenv(name_.c_str(), old_->c_str(), 1);
-        else
-            unsetenv(name_.c_str());
-    }
-    ScopedEnv(const ScopedEnv &) = delete;
-    ScopedEnv &operator=(const ScopedEnv &) = delete;
-
-  private:
-    std::string name_;
-    std::optional<std::string> old_;
-};
+using testing_env::ScopedEnv;
 
 constexpr uint64_t kSeed = 77;
 constexpr size_t kFileLen = (size_t{3} << 20) + 4099;

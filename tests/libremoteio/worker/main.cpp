@@ -1,19 +1,12 @@
 // The libremoteio multi-process test worker: `rio_test_worker SCENARIO [ARGS...]`, started on
 // every rank by msgrun. Exit status 0 means every check of the scenario passed on this rank.
-#include <unistd.h>
-
-#include <cstdio>
-#include <cstring>
+#include <iterator>
 
 #include "scenarios.hpp"
 
 namespace {
 
-struct Scenario {
-    const char *name;
-    void (*run)(const worker::Args &);
-    const char *usage;
-};
+using worker::Scenario;
 
 const Scenario kScenarios[] = {
     {"roundtrip", riotest::run_roundtrip, "BIG_MIB   (any number of ranks)"},
@@ -28,27 +21,9 @@ const Scenario kScenarios[] = {
     {"finalize_stuck", riotest::run_finalize_stuck, "   (2 ranks)"},
 };
 
-void usage() {
-    std::fprintf(stderr, "usage: rio_test_worker SCENARIO [ARGS...]\nscenarios:\n");
-    for (const Scenario &s : kScenarios) std::fprintf(stderr, "  %s %s\n", s.name, s.usage);
-}
-
 }  // namespace
 
 int main(int argc, char **argv) {
-    if (argc < 2) {
-        usage();
-        return 2;
-    }
-    for (const Scenario &s : kScenarios) {
-        if (std::strcmp(s.name, argv[1]) != 0) continue;
-        worker::Args args(argv + 2, argv + argc);
-        worker::say("pid %d", static_cast<int>(getpid()));
-        s.run(args);
-        worker::say("PASS %s", s.name);
-        return 0;
-    }
-    std::fprintf(stderr, "unknown scenario '%s'\n", argv[1]);
-    usage();
-    return 2;
+    return worker::run_scenario("rio_test_worker", std::begin(kScenarios), std::end(kScenarios),
+                                argc, argv);
 }

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "viaduct/env.hpp"
+
 namespace riotest {
 
 Node::Node(const rio_options_t *options) {
@@ -56,8 +58,7 @@ uint64_t fnv1a(const void *buf, size_t len) {
 }
 
 ScratchFile::ScratchFile(const std::string &tag, size_t len, uint64_t seed) {
-    const char *dir = std::getenv("TMPDIR");
-    std::string tmpl = std::string(dir != nullptr ? dir : "/tmp") + "/rio-test-" + tag + "-XXXXXX";
+    std::string tmpl = viaduct::env::text("TMPDIR", "/tmp") + "/rio-test-" + tag + "-XXXXXX";
     std::vector<char> name(tmpl.begin(), tmpl.end());
     name.push_back('\0');
     int fd = mkstemp(name.data());
@@ -79,8 +80,7 @@ ScratchFile::~ScratchFile() {
 }
 
 void ScratchFile::truncate(size_t len) {
-    WCHECK(::truncate(path_.c_str(), static_cast<off_t>(len)) == 0, "truncating %s",
-           path_.c_str());
+    WCHECK(::truncate(path_.c_str(), static_cast<off_t>(len)) == 0, "truncating %s", path_.c_str());
 }
 
 std::vector<uint8_t> ScratchFile::contents() const {

@@ -1,0 +1,81 @@
+// Environment variables and the number syntax every VIADUCT_* setting shares.
+// One rule for all: an unset variable keeps the default; a set one that does not
+// parse is an error the caller reports as "NAME=VALUE is not valid".
+#pragma once
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <string>
+
+namespace viaduct::env {
+
+// A non-negative integer with an optional K/M/G (binary) suffix, nothing after it.
+inline bool parse_size(const char *text, unsigned long long *out) {
+    if (text == nullptr || *text == '\0' || text[0] == '-') return false;
+    errno = 0;
+    char *end = nullptr;
+    unsigned long long v = std::strtoull(text, &end, 10);
+    if (errno != 0 || end == text) return false;
+    unsigned long long mult = 1;
+    if (*end == 'k' || *end == 'K')
+        mult = 1ull << 10, ++end;
+    else if (*end == 'm' || *end == 'M')
+        mult = 1ull << 20, ++end;
+    else if (*end == 'g' || *end == 'G')
+        mult = 1ull << 30, ++end;
+    if (*end != '\0') return false;
+    if (v > ~0ull / mult) return false;
+    *out = v * mult;
+    return true;
+}
+
+// On/off: "0" is off, any other text on.
+inline bool parse_bool(const char *text) {
+    return std::strcmp(text, "0") != 0;
+}
+
+// The variable's text; null when unset, and when empty if empty_is_unset.
+inline const char *get(const char *name, bool empty_is_unset = true) {
+    const char *v = std::getenv(name);
+    return v != nullptr && empty_is_unset && *v == '\0' ? nullptr : v;
+}
+
+// The variable as a string; `fallback` when unset or empty.
+inline std::string text(const char *name, const std::string &fallback = {}) {
+    const char *v = get(name);
+    return v != nullptr ? std::string(v) : fallback;
+}
+
+// The variable as a size (parse_size's syntax): nullopt when unset or empty;
+// *valid is false when it is set but does not parse.
+inline std::optional<unsigned long long> size(const char *name, bool *valid) {
+    *valid = true;
+    const char *v = get(name);
+    if (v == nullptr) return std::nullopt;
+    unsigned long long n = 0;
+    if (!parse_size(v, &n)) {
+        *valid = false;
+        return std::nullopt;
+    }
+    return n;
+}
+
+// The variable as a whole number >= 1 (no suffix): `fallback` when unset, empty or not one.
+inline long positive(const char *name, long fallback) {
+    const char *v = get(name);
+    if (v == nullptr) return fallback;
+    char *end = nullptr;
+    errno = 0;
+    long n = std::strtol(v, &end, 10);
+    return errno == 0 && end != v && *end == '\0' && n >= 1 ? n : fallback;
+}
+
+// The variable as on/off (parse_bool): `fallback` when unset.
+inline bool flag(const char *name, bool fallback) {
+    const char *v = get(name, false);
+    return v != nullptr ? parse_bool(v) : fallback;
+}
+
+}  // namespace viaduct::env

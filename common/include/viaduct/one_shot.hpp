@@ -1,0 +1,28 @@
+// A blocking call made of one asynchronous operation and a wait on a private CQ, written
+// only against msg.h so that libmsg's own blocking calls and libremoteio's share it.
+#pragma once
+
+#include <msg/msg.h>
+
+namespace viaduct {
+
+inline void ignore_completion(const msg_completion_t &) {}
+
+// Calls issue(cq) on a CQ of its own, then waits for that one operation and hands its
+// completion to done(completion). Returns the first error (creating the CQ, issuing,
+// waiting), else the operation's status.
+template <typename Issue, typename Done = void (*)(const msg_completion_t &)>
+int one_shot(msg_context_t *context, Issue &&issue, Done &&done = ignore_completion) {
+    msg_cq_t *cq = nullptr;
+    int rc = msg_cq_create(context, &cq);
+    if (rc != MSG_OK) return rc;
+    msg_completion_t c{};
+    rc = issue(cq);
+    if (rc == MSG_OK) rc = msg_cq_wait(cq, -1, &c);
+    msg_cq_destroy(cq);
+    if (rc != MSG_OK) return rc;
+    done(c);
+    return c.status;
+}
+
+}  // namespace viaduct
