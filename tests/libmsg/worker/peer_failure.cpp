@@ -60,6 +60,9 @@ void survive(Job &job, int dead, bool busy) {
     int recv_cookie = 0, send_cookie = 0;
     WSTATUS(msg_irecv(job.ctx(), dead, kRecvTag, in.get(), in.size, cq.get(), &recv_cookie),
             MSG_OK);
+    // Busy: the doomed rank's receives are posted before the long sends go, so each finds its
+    // receive waiting and the transfer starts at once.
+    if (busy) WSTATUS(msg_barrier(job.ctx()), MSG_OK);
     WSTATUS(msg_isend(job.ctx(), dead, kSendTag, out.get(), long_size, cq.get(), &send_cookie),
             MSG_OK);
     // Both operations are posted before the doomed rank leaves the barrier.
@@ -167,7 +170,9 @@ void run_peer_failure(const Args &args) {
     WCHECK(job.size >= 3, "the peer_failure scenario needs at least 3 ranks, got %d", job.size);
     const int dead = job.size - 1;
     if (job.rank == dead) {
-        const msg_stats_t before = get_stats(job);
+        // A new context, and the survivors' long sends are the only messages sent to it: its
+        // counts start at zero.
+        const msg_stats_t before{};
         std::vector<std::unique_ptr<Buffer>> sinks;
         Cq cq(job.ctx());
         if (busy) {
@@ -177,6 +182,7 @@ void run_peer_failure(const Args &args) {
                                   cq.get(), nullptr),
                         MSG_OK);
             }
+            WSTATUS(msg_barrier(job.ctx()), MSG_OK);
         }
         WSTATUS(msg_barrier(job.ctx()), MSG_OK);
         // Every survivor's long send has arrived, so it is truly in flight when this rank dies:

@@ -136,7 +136,9 @@ void send_round(Job &job, int phase, size_t eager, size_t buffer) {
     Cq cq(job.ctx());
     std::vector<Buffer> bufs;
     bufs.reserve(2 * all.size());
-    if (phase == 0) WSTATUS(msg_barrier(job.ctx()), MSG_OK);
+    // Phase 0: the receives are posted. Phase 1: the receiver has taken the counts it starts
+    // from, so every message of the round shows in them.
+    WSTATUS(msg_barrier(job.ctx()), MSG_OK);
     for (size_t i = 0; i < all.size(); ++i) {
         const int tag = phase * 100 + static_cast<int>(i);
         bufs.emplace_back(all[i].size);
@@ -148,7 +150,6 @@ void send_round(Job &job, int phase, size_t eager, size_t buffer) {
         make_message(bufs.back().get(), follow, 0, tag, 1);
         WSTATUS(msg_isend(job.ctx(), 1, tag, bufs.back().get(), follow, cq.get(), nullptr), MSG_OK);
     }
-    if (phase == 1) WSTATUS(msg_barrier(job.ctx()), MSG_OK);
     for (size_t n = 0; n < bufs.size(); ++n) {
         msg_completion_t c = wait_completion(cq.get(), "truncation sends");
         WCHECK(c.status == MSG_OK || c.status == MSG_ERR_TRUNCATED, "phase %d send: %s", phase,
