@@ -204,6 +204,22 @@ typedef struct msg_stats {
      * long message instead (native verbs' registration cache). */
     uint64_t memory_registrations;
     uint64_t registrations_reused;
+    /* Messages (eager, or a long message's request to send; sends to self
+     * included) counted once, when they arrive: unexpected if no posted
+     * receive matched them (they wait until one is posted), expected if a
+     * posted receive took them at once. */
+    uint64_t unexpected_messages;
+    uint64_t expected_messages;
+    /* Long messages to and from other ranks completed (MSG_OK or
+     * MSG_ERR_TRUNCATED), by the protocol that moved their data: chunks
+     * (MSG_PROTOCOL_SENDRECV, also where RDMA was configured but not
+     * available), RDMA read, RDMA write. */
+    uint64_t long_sent_sendrecv;
+    uint64_t long_received_sendrecv;
+    uint64_t long_sent_rdma_read;
+    uint64_t long_received_rdma_read;
+    uint64_t long_sent_rdma_write;
+    uint64_t long_received_rdma_write;
 } msg_stats_t;
 
 int msg_get_stats(const msg_context_t *context, msg_stats_t *stats);

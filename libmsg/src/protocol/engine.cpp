@@ -19,7 +19,6 @@ struct Engine::RxBuf {
     char *buf = nullptr;
 };
 
-
 // Indexed by PacketType (validate_header admits only Hello..Credit).
 const Engine::PacketHandler Engine::kHandlers[] = {
     nullptr,           &Engine::on_hello, &Engine::on_open, &Engine::on_open,   &Engine::on_cts,
@@ -124,12 +123,27 @@ void Engine::complete(Request *r, int status, size_t bytes) {
             ++stats_.messages_received;
             stats_.bytes_received += bytes;
         }
+        if (proto != nullptr) count_long(proto->moved_by(*r), is_send);
     }
     CompletionSink *sink = r->sink;
     requests_.remove(r);
     sink->deliver(c);
     // Last: the protocol may start another request (restricted mode's slot).
     if (proto != nullptr) proto->ended(id, is_send);
+}
+
+void Engine::count_long(int protocol, bool is_send) {
+    switch (protocol) {
+        case MSG_PROTOCOL_RDMA:
+            ++(is_send ? stats_.long_sent_rdma_read : stats_.long_received_rdma_read);
+            break;
+        case MSG_PROTOCOL_RDMA_WRITE:
+            ++(is_send ? stats_.long_sent_rdma_write : stats_.long_received_rdma_write);
+            break;
+        default:
+            ++(is_send ? stats_.long_sent_sendrecv : stats_.long_received_sendrecv);
+            break;
+    }
 }
 
 bool Engine::matches(const Request *r, int src, int tag) const {
@@ -182,10 +196,12 @@ int Engine::isend(int dest, int tag, const void *buf, size_t len, CompletionSink
 void Engine::send_self(Request *r) {
     for (Request *p : posted_) {
         if (!matches(p, rank_, r->tag)) continue;
+        ++stats_.expected_messages;
         deliver_eager(p, rank_, r->tag, r->sbuf, r->len);
         complete(r, MSG_OK, r->len);
         return;
     }
+    ++stats_.unexpected_messages;
     Unexpected u{PacketType::Eager, Offer{rank_, r->tag, r->len, 0, 0, 0, 0}, {}};
     if (r->len <= opts_.eager_max) {
         u.data.assign(r->sbuf, r->sbuf + r->len);
@@ -439,6 +455,7 @@ void Engine::on_open(Arrival &a) {
     if (match == nullptr) {
         Peer &p = peers_[static_cast<size_t>(a.src)];
         Unexpected u{h.type, o, {}};
+        ++stats_.unexpected_messages;
         if (h.type == PacketType::Eager) u.data.assign(a.payload, a.payload + a.plen);
         ++p.unexpected_count;
         p.unexpected_bytes += u.data.size();
@@ -448,7 +465,10 @@ void Engine::on_open(Arrival &a) {
         // more, so what it holds here stays bounded.
         a.withhold = p.unexpected_count > opts_.unexpected_count ||
                      p.unexpected_bytes > opts_.unexpected_bytes;
-    } else if (h.type == PacketType::Eager) {
+        return;
+    }
+    ++stats_.expected_messages;
+    if (h.type == PacketType::Eager) {
         deliver_eager(match, a.src, h.tag, a.payload, a.plen);
     } else {
         start_long_recv(match, o);

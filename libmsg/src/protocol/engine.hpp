@@ -137,6 +137,8 @@ class Engine final : private ProtocolHost {
     void discard(Request *r);
     void complete(Request *r, int status, size_t bytes);
     Request *find(uint64_t id, int peer) { return requests_.find(id, peer); }
+    // One more long message sent or received by `protocol` (MSG_PROTOCOL_*).
+    void count_long(int protocol, bool is_send);
     bool matches(const Request *r, int src, int tag) const;
     void send_self(Request *r);
     void take_unexpected(Request *r, Unexpected u);

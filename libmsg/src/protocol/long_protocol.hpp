@@ -93,6 +93,9 @@ class LongProtocol {
     virtual bool on_go(Request &, const WireHeader &) { return false; }
     virtual bool on_fin(Request &, const WireHeader &) { return false; }
 
+    // The protocol (MSG_PROTOCOL_*) that moved r's data, for the per-protocol
+    // counts of msg_stats_t.
+    virtual int moved_by(const Request &r) const = 0;
     // True when the receiver moves the data (it reads): nothing tells it
     // when the sender's turn has come unless someone sends it.
     virtual bool receiver_pulls() const { return false; }

@@ -14,6 +14,7 @@ class RdmaReadProtocol final : public LongProtocol, public RmaClient {
     void send_data(Request &r) override;
     void start_recv(Request &r) override;
     bool on_fin(Request &r, const WireHeader &h) override;
+    int moved_by(const Request &) const override { return MSG_PROTOCOL_RDMA; }
     bool receiver_pulls() const override { return true; }
 
     void piece_done(Request &r) override;

@@ -19,6 +19,10 @@ class RdmaWriteProtocol final : public LongProtocol, public RmaClient {
     void start_recv(Request &r) override;
     bool on_chunk(Request &r, const WireHeader &h, const char *payload, size_t len) override;
     bool on_fin(Request &r, const WireHeader &h) override;
+    // Chunks, when the receiver offered no write target.
+    int moved_by(const Request &r) const override {
+        return r.chunked ? MSG_PROTOCOL_SENDRECV : MSG_PROTOCOL_RDMA_WRITE;
+    }
 
     void piece_done(Request &r) override;
 

@@ -31,6 +31,7 @@ class RestrictedGate final : public LongProtocol {
     }
     bool on_go(Request &r, const WireHeader &h) override;
     bool on_fin(Request &r, const WireHeader &h) override { return inner_.on_fin(r, h); }
+    int moved_by(const Request &r) const override { return inner_.moved_by(r); }
     bool receiver_pulls() const override { return inner_.receiver_pulls(); }
     void ended(uint64_t id, bool is_send) override;
     void abort() override;

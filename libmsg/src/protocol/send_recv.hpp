@@ -14,6 +14,7 @@ class SendRecvProtocol final : public LongProtocol, public PacketStream {
     bool take_cts(Request &r, const WireHeader &cts) override;
     void send_data(Request &r) override;
     void start_recv(Request &r) override;
+    int moved_by(const Request &) const override { return MSG_PROTOCOL_SENDRECV; }
     bool on_chunk(Request &r, const WireHeader &h, const char *payload, size_t len) override;
 
     PostResult emit(Request &r) override;

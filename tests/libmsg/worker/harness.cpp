@@ -3,7 +3,9 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
+#include <cinttypes>
 #include <condition_variable>
 #include <cstdarg>
 #include <cstdio>
@@ -191,7 +193,42 @@ void check_info_matches_environment(const msg_info_t &info) {
     }
 }
 
+msg_stats_t get_stats(const Job &job) {
+    msg_stats_t stats{};
+    WSTATUS(msg_get_stats(job.ctx(), &stats), MSG_OK);
+    return stats;
+}
+
+void wait_for_stat(const Job &job, uint64_t msg_stats_t::*counter, uint64_t target,
+                   const char *what) {
+    const double deadline = now_seconds() + completion_timeout_ms() / 1000.0;
+    uint64_t seen = get_stats(job).*counter;
+    while (seen < target) {
+        WCHECK(now_seconds() < deadline, "%s: the count stayed at %" PRIu64 ", waited for %" PRIu64,
+               what, seen, target);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        seen = get_stats(job).*counter;
+    }
+}
+
+void check_arrivals(const msg_stats_t &before, const msg_stats_t &after, uint64_t unexpected,
+                    uint64_t expected, const char *what) {
+    const uint64_t u = after.unexpected_messages - before.unexpected_messages;
+    const uint64_t e = after.expected_messages - before.expected_messages;
+    WCHECK(u == unexpected && e == expected,
+           "%s: %" PRIu64 " messages arrived unexpected and %" PRIu64
+           " to a posted receive, expected %" PRIu64 " and %" PRIu64,
+           what, u, e, unexpected, expected);
+}
+
 namespace {
+
+// Long messages counted per protocol, indexed by MSG_PROTOCOL_*.
+std::array<uint64_t, 3> long_counts(const msg_stats_t &s, bool received) {
+    if (received)
+        return {s.long_received_sendrecv, s.long_received_rdma_read, s.long_received_rdma_write};
+    return {s.long_sent_sendrecv, s.long_sent_rdma_read, s.long_sent_rdma_write};
+}
 
 void scenario_usage(const char *program, const Scenario *begin, const Scenario *end) {
     std::fprintf(stderr, "usage: %s SCENARIO [ARGS...]\nscenarios:\n", program);
@@ -200,6 +237,20 @@ void scenario_usage(const char *program, const Scenario *begin, const Scenario *
 }
 
 }  // namespace
+
+void check_long_protocol(const msg_stats_t &before, const msg_stats_t &after, bool received,
+                         int protocol, uint64_t n, const char *what) {
+    const std::array<uint64_t, 3> a = long_counts(after, received),
+                                  b = long_counts(before, received);
+    uint64_t d[3], total = 0;
+    for (size_t p = 0; p < 3; ++p) total += d[p] = a[p] - b[p];
+    const bool stray = (protocol != MSG_PROTOCOL_RDMA && d[MSG_PROTOCOL_RDMA] != 0) ||
+                       (protocol != MSG_PROTOCOL_RDMA_WRITE && d[MSG_PROTOCOL_RDMA_WRITE] != 0);
+    WCHECK(total == n && !stray,
+           "%s: long messages %s by send/recv %" PRIu64 ", RDMA read %" PRIu64
+           ", RDMA write %" PRIu64 "; expected %" PRIu64 " by protocol %d",
+           what, received ? "received" : "sent", d[0], d[1], d[2], n, protocol);
+}
 
 int run_scenario(const char *program, const Scenario *begin, const Scenario *end, int argc,
                  char **argv) {

@@ -112,6 +112,24 @@ class Cq {
 msg_completion_t wait_completion(msg_cq_t *cq, const char *what);
 std::string describe(const msg_completion_t &c);
 
+// The context's counters now (msg_get_stats must succeed).
+msg_stats_t get_stats(const Job &job);
+// Polls msg_get_stats until stats.*counter reaches `target`: how a scenario learns that
+// messages have arrived (say, before their receive is posted) instead of sleeping and hoping.
+// Fails the scenario, naming `what`, after completion_timeout_ms().
+void wait_for_stat(const Job &job, uint64_t msg_stats_t::*counter, uint64_t target,
+                   const char *what);
+// Between two snapshots exactly `unexpected` messages arrived before a matching receive was
+// posted and exactly `expected` were taken by one already posted: the path a phase meant to
+// test is the one it took.
+void check_arrivals(const msg_stats_t &before, const msg_stats_t &after, uint64_t unexpected,
+                    uint64_t expected, const char *what);
+// Between two snapshots exactly `n` long messages were received (or sent), each by the
+// configured protocol (MSG_PROTOCOL_*) or by send/recv, which replaces an RDMA protocol where
+// the transport lacks its operation; none by the third.
+void check_long_protocol(const msg_stats_t &before, const msg_stats_t &after, bool received,
+                         int protocol, uint64_t n, const char *what);
+
 // A byte buffer that is not zeroed on allocation (the 1 GiB case would pay for it).
 struct Buffer {
     explicit Buffer(size_t n)

@@ -9,7 +9,6 @@
 #include <cinttypes>
 #include <cstring>
 #include <memory>
-#include <thread>
 
 #include "pattern.hpp"
 #include "scenarios.hpp"
@@ -61,6 +60,9 @@ void survive(Job &job, int dead, bool busy) {
     int recv_cookie = 0, send_cookie = 0;
     WSTATUS(msg_irecv(job.ctx(), dead, kRecvTag, in.get(), in.size, cq.get(), &recv_cookie),
             MSG_OK);
+    // Busy: the doomed rank's receives are posted before the long sends go, so each finds its
+    // receive waiting and the transfer starts at once.
+    if (busy) WSTATUS(msg_barrier(job.ctx()), MSG_OK);
     WSTATUS(msg_isend(job.ctx(), dead, kSendTag, out.get(), long_size, cq.get(), &send_cookie),
             MSG_OK);
     // Both operations are posted before the doomed rank leaves the barrier.
@@ -168,6 +170,9 @@ void run_peer_failure(const Args &args) {
     WCHECK(job.size >= 3, "the peer_failure scenario needs at least 3 ranks, got %d", job.size);
     const int dead = job.size - 1;
     if (job.rank == dead) {
+        // A new context, and the survivors' long sends are the only messages sent to it: its
+        // counts start at zero.
+        const msg_stats_t before{};
         std::vector<std::unique_ptr<Buffer>> sinks;
         Cq cq(job.ctx());
         if (busy) {
@@ -177,11 +182,19 @@ void run_peer_failure(const Args &args) {
                                   cq.get(), nullptr),
                         MSG_OK);
             }
+            WSTATUS(msg_barrier(job.ctx()), MSG_OK);
         }
         WSTATUS(msg_barrier(job.ctx()), MSG_OK);
-        // Idle: give the survivors' operations time to arrive, so they are truly in flight.
-        // Busy: die while the large transfers are moving.
-        std::this_thread::sleep_for(std::chrono::milliseconds(busy ? 20 : 100));
+        // Every survivor's long send has arrived, so it is truly in flight when this rank dies:
+        // idle, its request to send waits unexpected here; busy, a posted receive has taken it
+        // and the large transfer has begun.
+        const uint64_t survivors = static_cast<uint64_t>(dead);
+        wait_for_stat(job,
+                      busy ? &msg_stats_t::expected_messages : &msg_stats_t::unexpected_messages,
+                      (busy ? before.expected_messages : before.unexpected_messages) + survivors,
+                      "the survivors' long sends arriving");
+        check_arrivals(before, get_stats(job), busy ? 0 : survivors, busy ? survivors : 0,
+                       busy ? "busy: the survivors' sends" : "idle: the survivors' sends");
         say("dying by %s", how.c_str());
         die(how);
     }

@@ -1,7 +1,6 @@
 // Scenario "truncation": a message larger than the receive buffer completes the receive with
 // MSG_ERR_TRUNCATED, writes nothing past the buffer, and leaves the stream usable afterwards.
 #include <cstring>
-#include <thread>
 
 #include "pattern.hpp"
 #include "scenarios.hpp"
@@ -45,10 +44,21 @@ struct Slot {
     explicit Slot(size_t capacity, size_t follow) : buf(capacity + kGuard), next(follow) {}
 };
 
-// Rank 1 receives: phase 0 posts before rank 0 sends, phase 1 only after the messages have
-// had time to arrive (the unexpected path).
+// How many of a round's messages (each case and its follow-up) are long.
+uint64_t long_messages(size_t eager, size_t buffer) {
+    const std::vector<Case> all = cases(eager, buffer);
+    uint64_t n = 0;
+    for (size_t i = 0; i < all.size(); ++i)
+        n += (all[i].size > eager) + (follow_up_size(i, eager, buffer) > eager);
+    return n;
+}
+
+// Rank 1 receives: phase 0 posts before rank 0 sends (the posted path), phase 1 only once its
+// counters show every message has arrived (the unexpected path); the counters then confirm it.
 void receive_round(Job &job, int phase, size_t eager, size_t buffer) {
     const std::vector<Case> all = cases(eager, buffer);
+    const uint64_t messages = 2 * all.size();
+    const msg_stats_t before = get_stats(job);
     Cq cq(job.ctx());
     std::vector<Slot> slots;
     slots.reserve(all.size());
@@ -70,7 +80,8 @@ void receive_round(Job &job, int phase, size_t eager, size_t buffer) {
     if (phase == 0) post();
     WSTATUS(msg_barrier(job.ctx()), MSG_OK);
     if (phase == 1) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        wait_for_stat(job, &msg_stats_t::unexpected_messages, before.unexpected_messages + messages,
+                      "phase 1: every message arriving before its receive is posted");
         post();
     }
     for (size_t n = 0; n < 2 * all.size(); ++n) {
@@ -109,6 +120,11 @@ void receive_round(Job &job, int phase, size_t eager, size_t buffer) {
             }
         }
     }
+    const msg_stats_t after = get_stats(job);
+    const char *path = phase == 0 ? "phase 0 (posted)" : "phase 1 (unexpected)";
+    check_arrivals(before, after, phase == 0 ? 0 : messages, phase == 0 ? messages : 0, path);
+    check_long_protocol(before, after, true, job.info.long_protocol, long_messages(eager, buffer),
+                        path);
     cq.destroy();
 }
 
@@ -116,10 +132,13 @@ void receive_round(Job &job, int phase, size_t eager, size_t buffer) {
 // success or MSG_ERR_TRUNCATED, but it must complete.
 void send_round(Job &job, int phase, size_t eager, size_t buffer) {
     const std::vector<Case> all = cases(eager, buffer);
+    const msg_stats_t before = get_stats(job);
     Cq cq(job.ctx());
     std::vector<Buffer> bufs;
     bufs.reserve(2 * all.size());
-    if (phase == 0) WSTATUS(msg_barrier(job.ctx()), MSG_OK);
+    // Phase 0: the receives are posted. Phase 1: the receiver has taken the counts it starts
+    // from, so every message of the round shows in them.
+    WSTATUS(msg_barrier(job.ctx()), MSG_OK);
     for (size_t i = 0; i < all.size(); ++i) {
         const int tag = phase * 100 + static_cast<int>(i);
         bufs.emplace_back(all[i].size);
@@ -131,12 +150,14 @@ void send_round(Job &job, int phase, size_t eager, size_t buffer) {
         make_message(bufs.back().get(), follow, 0, tag, 1);
         WSTATUS(msg_isend(job.ctx(), 1, tag, bufs.back().get(), follow, cq.get(), nullptr), MSG_OK);
     }
-    if (phase == 1) WSTATUS(msg_barrier(job.ctx()), MSG_OK);
     for (size_t n = 0; n < bufs.size(); ++n) {
         msg_completion_t c = wait_completion(cq.get(), "truncation sends");
         WCHECK(c.status == MSG_OK || c.status == MSG_ERR_TRUNCATED, "phase %d send: %s", phase,
                describe(c).c_str());
     }
+    check_long_protocol(before, get_stats(job), false, job.info.long_protocol,
+                        long_messages(eager, buffer),
+                        phase == 0 ? "phase 0 sends" : "phase 1 sends");
     cq.destroy();
 }
 
