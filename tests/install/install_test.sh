@@ -3,12 +3,14 @@
 # as an application would: builds C and C++ programs against libmsg with pkg-config (shared,
 # and static from C) and with CMake (find_package(libmsg)), runs them as a job of one and
 # under the installed msgrun, checks that the libraries export only their C API and that
-# the installed programs start without LD_LIBRARY_PATH.
+# the installed programs start without LD_LIBRARY_PATH; then builds libmsg alone with clang
+# (-Dlibremoteio=false -Dsortapp=false -Dsimulator=false -Dtests=false -Dbenchmarks=false).
 # Usage: install_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 
 build=$(realpath "$1")
-here=$(realpath "$2")/tests/install
+src=$(realpath "$2")
+here=$src/tests/install
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "install_test: $*" >&2; exit 1; }
@@ -62,24 +64,25 @@ done
 echo "${progs[*]}: libraries found"
 
 step "pkg-config"
-export PKG_CONFIG_PATH=$lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$root
-cflags=$(pkg-config --cflags libmsg)
+# The installed .pc files, their paths read below the temporary root.
+pc() { PKG_CONFIG_PATH=$lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$root pkg-config "$@"; }
+cflags=$(pc --cflags libmsg)
 case " $cflags " in *pmix*|*libnl*|*" -I/usr/include "*) fail "pkg-config --cflags libmsg names other packages' paths: $cflags" ;; esac
 cd "$tmp"
 run=(env LD_LIBRARY_PATH="$lib")
 # shellcheck disable=SC2046
-cc -std=c11 -Wall -Werror $cflags "$here/hello.c" -o hello-c $(pkg-config --libs libmsg)
+cc -std=c11 -Wall -Werror $cflags "$here/hello.c" -o hello-c $(pc --libs libmsg)
 # shellcheck disable=SC2046
-c++ -std=c++17 -Wall -Werror $cflags "$here/hello.cpp" -o hello-cpp $(pkg-config --libs libmsg)
+c++ -std=c++17 -Wall -Werror $cflags "$here/hello.cpp" -o hello-cpp $(pc --libs libmsg)
 # Static libmsg from C: libmsg.a and its private dependencies (libstdc++ among them).
 # shellcheck disable=SC2046
 cc -std=c11 -Wall -Werror $cflags "$here/hello.c" -o hello-c-static \
-  $(pkg-config --static --libs libmsg | sed 's/-lmsg\b/-l:libmsg.a/')
+  $(pc --static --libs libmsg | sed 's/-lmsg\b/-l:libmsg.a/')
 if ldd hello-c-static | grep -q libmsg; then fail "hello-c-static loads libmsg.so"; fi
 if [ $with_rio = 1 ]; then
   # shellcheck disable=SC2046
-  cc -std=c11 -Wall -Werror $(pkg-config --cflags libremoteio) "$here/hello_rio.c" -o hello-rio \
-    $(pkg-config --libs libremoteio)
+  cc -std=c11 -Wall -Werror $(pc --cflags libremoteio) "$here/hello_rio.c" -o hello-rio \
+    $(pc --libs libremoteio)
 fi
 
 step "CMake find_package(libmsg)"
@@ -111,5 +114,24 @@ done
 if [ $with_rio = 1 ]; then
   expect_one ./hello-rio "hello-rio ok"
   expect_one ./cmake-build/hello-rio "hello-rio ok"
+fi
+step "libmsg-only build with clang"
+# Kept beside the build (BUILD_DIR/install-clang-libmsg) so that later runs only rebuild
+# what changed.
+if command -v clang >/dev/null && command -v clang++ >/dev/null; then
+  cb=$build/install-clang-libmsg
+  opts=(-Dlibremoteio=false -Dsortapp=false -Dsimulator=false -Dtests=false -Dbenchmarks=false)
+  if [ -f "$cb/build.ninja" ]; then
+    meson setup --reconfigure "$cb" "$src" "${opts[@]}" >"$tmp/clang.log" 2>&1
+  else
+    CC=clang CXX=clang++ meson setup "$cb" "$src" "${opts[@]}" >"$tmp/clang.log" 2>&1
+  fi || { cat "$tmp/clang.log" >&2; fail "meson setup of the clang libmsg-only build failed"; }
+  ninja -C "$cb" >>"$tmp/clang.log" 2>&1 || { tail -40 "$tmp/clang.log" >&2; fail "the clang libmsg-only build failed"; }
+  grep -q 'command = .*clang++ ' "$cb/build.ninja" || fail "$cb was not configured with clang"
+  bad=$(exports "$cb/libmsg/libmsg.so" | grep -v '^msg_' || true)
+  [ -z "$bad" ] || fail "clang's libmsg.so exports more than msg_*: $(echo $bad | head -c 400)"
+  echo "clang libmsg-only build: libmsg.so and msgrun built, $(exports "$cb/libmsg/libmsg.so" | wc -l) symbols, all msg_*"
+else
+  echo "clang not installed: the libmsg-only clang build is not tried"
 fi
 echo "install_test: all passed"
