@@ -38,13 +38,13 @@ step "exported symbols"
 exports() { nm -D --defined-only "$1" | awk '{print $3}'; }
 n=$(exports "$lib/libmsg.so" | wc -l)
 bad=$(exports "$lib/libmsg.so" | grep -v '^msg_' || true)
-[ -z "$bad" ] || fail "libmsg.so exports more than msg_*: $(echo $bad | head -c 400)"
+[ -z "$bad" ] || fail "libmsg.so exports more than msg_*: $(echo "$bad" | tr "\n" " " | head -c 400)"
 exports "$lib/libmsg.so" | grep -qx msg_get_version || fail "libmsg.so lacks msg_get_version"
 echo "libmsg.so: $n symbols, all msg_*"
 readelf -d "$lib/libmsg.so" | grep -q 'SONAME.*\[libmsg\.so\.0\]' || fail "libmsg.so's SONAME is not libmsg.so.0"
 if [ $with_rio = 1 ]; then
   bad=$(exports "$lib/libremoteio.so" | grep -v '^rio_' || true)
-  [ -z "$bad" ] || fail "libremoteio.so exports more than rio_*: $(echo $bad | head -c 400)"
+  [ -z "$bad" ] || fail "libremoteio.so exports more than rio_*: $(echo "$bad" | tr "\n" " " | head -c 400)"
   echo "libremoteio.so: $(exports "$lib/libremoteio.so" | wc -l) symbols, all rio_*"
 fi
 
@@ -129,7 +129,7 @@ if command -v clang >/dev/null && command -v clang++ >/dev/null; then
   ninja -C "$cb" >>"$tmp/clang.log" 2>&1 || { tail -40 "$tmp/clang.log" >&2; fail "the clang libmsg-only build failed"; }
   grep -q 'command = .*clang++ ' "$cb/build.ninja" || fail "$cb was not configured with clang"
   bad=$(exports "$cb/libmsg/libmsg.so" | grep -v '^msg_' || true)
-  [ -z "$bad" ] || fail "clang's libmsg.so exports more than msg_*: $(echo $bad | head -c 400)"
+  [ -z "$bad" ] || fail "clang's libmsg.so exports more than msg_*: $(echo "$bad" | tr "\n" " " | head -c 400)"
   echo "clang libmsg-only build: libmsg.so and msgrun built, $(exports "$cb/libmsg/libmsg.so" | wc -l) symbols, all msg_*"
 else
   echo "clang not installed: the libmsg-only clang build is not tried"
