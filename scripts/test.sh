@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Builds and runs the whole test suite three times: a release build, an
-# AddressSanitizer build and a ThreadSanitizer build, then runs the fuzz targets
-# for a bounded time (scripts/fuzz.sh), then the Soft-RoCE
-# suite (tests/softroce/suite.sh) inside a qemu guest on the release build.
+# First checks that no C/C++ function is longer than 80 lines
+# (scripts/function-size-check.py, a second at most). Then builds and runs the
+# whole test suite three times: a release build, an AddressSanitizer build and
+# a ThreadSanitizer build, then runs the fuzz targets for a bounded time
+# (scripts/fuzz.sh), then the Soft-RoCE suite (tests/softroce/suite.sh) inside
+# a qemu guest on the release build.
 # Exits non-zero if any test fails. meson prints the real counts (ok / fail /
 # skipped) of each run. VIADUCT_SKIP_SOFTROCE=1 skips the Soft-RoCE suite
 # (reported as SKIPPED, not as passed).
@@ -40,6 +42,15 @@ bad = [t["name"] for t in map(json.loads, open(sys.argv[1])) if t["result"] not 
 print(" ".join(bad) or "(none recorded)")' "$1/meson-logs/testlog.json"
 }
 
+# Fast, before any build: no C/C++ function over 80 lines outside the allow-list
+# (scripts/function-size-allow.txt).
+echo "=== function size: no function over 80 lines ==="
+if ! scripts/function-size-check.py; then
+  status=1
+  failed_stages+=("function size")
+  echo "=== function size: FAILED ==="
+fi
+
 run release build
 # Sanitizer builds. libfabric itself is not instrumented; none of its reports
 # are suppressed. b_lundef=false: the sanitizer runtime resolves at load time.
@@ -75,8 +86,8 @@ if [ $status -ne 0 ]; then
   for f in "${failed_stages[@]}"; do echo "test.sh: FAILED $f"; done
   echo "test.sh: SOME TESTS FAILED (softroce: $softroce; $SECONDS s in all)"
 elif [ $softroce = SKIPPED ]; then
-  echo "test.sh: release, address, thread and fuzz suites passed; softroce SKIPPED"
+  echo "test.sh: function size, release, address, thread and fuzz suites passed; softroce SKIPPED"
 else
-  echo "test.sh: all suites passed (release, address, thread, fuzz, softroce)"
+  echo "test.sh: all suites passed (function size, release, address, thread, fuzz, softroce)"
 fi
 exit $status

@@ -94,11 +94,15 @@ msg::boot::CoordinatorLimits coordinator_limits() {
     return limits;
 }
 
-}  // namespace
-
-int main(int argc, char **argv) {
+struct Options {
     long n = 0, timeout_s = 0, join_ms = 30000, grace_s = 5, failure_grace_s = 60;
     std::string serve, key_file;
+    int program = 0;  // argv's index of PROGRAM
+};
+
+// Reads the options before PROGRAM. Returns -1 when msgrun goes on, else the
+// status it exits with (0 after --help, 2 for a usage error).
+int parse_options(int argc, char **argv, Options &o) {
     int i = 1;
     for (; i < argc; ++i) {
         std::string a = argv[i];
@@ -114,38 +118,38 @@ int main(int argc, char **argv) {
             return 0;
         } else if (a == "-n" || a == "--np") {
             const char *v = value("-n");
-            if (!parse_long(v, 1, 4096, &n)) {
+            if (!parse_long(v, 1, 4096, &o.n)) {
                 std::fprintf(stderr, "msgrun: -n %s: need a number of ranks in 1..4096\n", v);
                 return 2;
             }
         } else if (a == "--timeout") {
             const char *v = value("--timeout");
-            if (!parse_long(v, 1, 86400 * 7, &timeout_s)) {
+            if (!parse_long(v, 1, 86400 * 7, &o.timeout_s)) {
                 std::fprintf(stderr, "msgrun: --timeout %s: need seconds > 0\n", v);
                 return 2;
             }
         } else if (a == "--failure-grace") {
             const char *v = value("--failure-grace");
-            if (!parse_long(v, 0, 86400, &failure_grace_s)) {
+            if (!parse_long(v, 0, 86400, &o.failure_grace_s)) {
                 std::fprintf(stderr, "msgrun: --failure-grace %s: need seconds >= 0\n", v);
                 return 2;
             }
         } else if (a == "--grace") {
             const char *v = value("--grace");
-            if (!parse_long(v, 0, 86400, &grace_s)) {
+            if (!parse_long(v, 0, 86400, &o.grace_s)) {
                 std::fprintf(stderr, "msgrun: --grace %s: need seconds >= 0\n", v);
                 return 2;
             }
         } else if (a == "--join-timeout") {
             const char *v = value("--join-timeout");
-            if (!parse_long(v, 1, 86400000, &join_ms)) {
+            if (!parse_long(v, 1, 86400000, &o.join_ms)) {
                 std::fprintf(stderr, "msgrun: --join-timeout %s: need milliseconds > 0\n", v);
                 return 2;
             }
         } else if (a == "--serve") {
-            serve = value("--serve");
+            o.serve = value("--serve");
         } else if (a == "--key-file") {
-            key_file = value("--key-file");
+            o.key_file = value("--key-file");
         } else if (a == "--") {
             ++i;
             break;
@@ -156,22 +160,106 @@ int main(int argc, char **argv) {
             break;
         }
     }
-    if (n == 0) {
+    o.program = i;
+    return -1;
+}
+
+// The options that only make sense together. Returns -1 when they do, else 2.
+int check_options(const Options &o, int argc) {
+    if (o.n == 0) {
         std::fprintf(stderr, "msgrun: -n N is required (see --help)\n");
         return 2;
     }
-    if (serve.empty() && i >= argc) {
+    if (o.serve.empty() && o.program >= argc) {
         std::fprintf(stderr, "msgrun: no program to run (see --help)\n");
         return 2;
     }
-
-    if (!key_file.empty() && serve.empty()) {
+    if (!o.key_file.empty() && o.serve.empty()) {
         std::fprintf(stderr, "msgrun: --key-file goes with --serve\n");
         return 2;
     }
+    return -1;
+}
+
+// --serve: coordinates ranks started elsewhere until they are done or the
+// timeout expires.
+int serve_job(const Options &o, msg::boot::Coordinator &coord, const msg::boot::JobKey &key,
+              bool key_from_env, const std::string &host) {
+    coord.start();
+    auto start = std::chrono::steady_clock::now();
+    auto expired = [&] {
+        return o.timeout_s > 0 &&
+               std::chrono::steady_clock::now() - start > std::chrono::seconds(o.timeout_s);
+    };
+    std::string error;
+    if (!o.key_file.empty()) {
+        if (!msg::boot::write_key_file(o.key_file, key, &error)) {
+            std::fprintf(stderr, "msgrun: --key-file: %s\n", error.c_str());
+            return 2;
+        }
+    } else if (!key_from_env) {
+        std::printf("VIADUCT_JOB_KEY=%s\n", msg::boot::key_to_hex(key).c_str());
+        std::fflush(stdout);
+    }
+    std::fprintf(stderr, "msgrun: coordinating %ld ranks on %s:%d\n", o.n, host.c_str(),
+                 coord.port());
+    while (!expired()) {
+        // join() would block; poll for the end instead.
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        if (coord.finished()) break;
+    }
+    if (expired()) {
+        std::fprintf(stderr, "msgrun: --timeout of %ld s reached\n", o.timeout_s);
+        return 124;
+    }
+    return coord.join() ? 0 : 1;
+}
+
+// Starts the ranks on this machine, each told where the coordinator listens
+// and the job's key, and waits for them all.
+int run_local_job(const Options &o, char **argv, msg::boot::Coordinator &coord,
+                  const msg::boot::JobKey &key, const std::string &host) {
+    std::string error;
+    auto supervisor = msgrun::Supervisor::create(o.timeout_s, o.grace_s, &error);
+    if (!supervisor) {
+        std::fprintf(stderr, "msgrun: %s\n", error.c_str());
+        return 1;
+    }
+    coord.start();
+    std::string address = host + ":" + std::to_string(coord.port());
+    std::vector<std::vector<std::string>> env;
+    for (long r = 0; r < o.n; ++r)
+        env.push_back({"VIADUCT_COORDINATOR=" + address, "VIADUCT_RANK=" + std::to_string(r),
+                       "VIADUCT_SIZE=" + std::to_string(o.n),
+                       "VIADUCT_JOB_KEY=" + msg::boot::key_to_hex(key)});
+    // The ranks take the key msgrun gives them, not a file named in its own environment.
+    unsetenv("VIADUCT_JOB_KEY_FILE");
+    if (!supervisor->launch(argv + o.program, env, &error)) {
+        std::fprintf(stderr, "msgrun: %s\n", error.c_str());
+        return 1;
+    }
+    supervisor->on_failure(o.failure_grace_s, (o.join_ms + 999) / 1000 / 3 + 1,
+                           [&](int rank) { coord.report_failure(rank); });
+    int exit_code = supervisor->wait([&](int rank, pid_t pid, int status) {
+        if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) remove_shm_regions(pid);
+        // A rank that left in order is not a failure; the coordinator knows.
+        coord.report_failure(rank);
+    });
+    coord.stop();
+    coord.join();
+    return exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    Options o;
+    int rc = parse_options(argc, argv, o);
+    if (rc < 0) rc = check_options(o, argc);
+    if (rc >= 0) return rc;
     // The job's secret: only processes that hold it join the job.
     msg::boot::JobKey key;
-    const bool key_from_env = !serve.empty() && msg::boot::job_key_given();
+    const bool key_from_env = !o.serve.empty() && msg::boot::job_key_given();
     std::string error;
     if (!key_from_env) {
         key = msg::boot::make_job_key();
@@ -180,76 +268,17 @@ int main(int argc, char **argv) {
         return 2;
     }
     std::string host = "127.0.0.1", port = "0";
-    if (!serve.empty() && !msg::boot::parse_host_port(serve, host, port)) {
-        std::fprintf(stderr, "msgrun: --serve %s: expected HOST:PORT\n", serve.c_str());
+    if (!o.serve.empty() && !msg::boot::parse_host_port(o.serve, host, port)) {
+        std::fprintf(stderr, "msgrun: --serve %s: expected HOST:PORT\n", o.serve.c_str());
         return 2;
     }
-    auto coord =
-        msg::boot::Coordinator::listen(host, port, static_cast<int>(n), static_cast<int>(join_ms),
-                                       key, &error, coordinator_limits());
+    auto coord = msg::boot::Coordinator::listen(host, port, static_cast<int>(o.n),
+                                                static_cast<int>(o.join_ms), key, &error,
+                                                coordinator_limits());
     if (!coord) {
         std::fprintf(stderr, "msgrun: %s\n", error.c_str());
         return 1;
     }
-    std::unique_ptr<msgrun::Supervisor> supervisor;
-    if (serve.empty()) {
-        supervisor = msgrun::Supervisor::create(timeout_s, grace_s, &error);
-        if (!supervisor) {
-            std::fprintf(stderr, "msgrun: %s\n", error.c_str());
-            return 1;
-        }
-    }
-    coord->start();
-    auto start = std::chrono::steady_clock::now();
-    auto expired = [&] {
-        return timeout_s > 0 &&
-               std::chrono::steady_clock::now() - start > std::chrono::seconds(timeout_s);
-    };
-
-    if (!serve.empty()) {
-        if (!key_file.empty()) {
-            if (!msg::boot::write_key_file(key_file, key, &error)) {
-                std::fprintf(stderr, "msgrun: --key-file: %s\n", error.c_str());
-                return 2;
-            }
-        } else if (!key_from_env) {
-            std::printf("VIADUCT_JOB_KEY=%s\n", msg::boot::key_to_hex(key).c_str());
-            std::fflush(stdout);
-        }
-        std::fprintf(stderr, "msgrun: coordinating %ld ranks on %s:%d\n", n, host.c_str(),
-                     coord->port());
-        while (!expired()) {
-            // join() would block; poll for the end instead.
-            std::this_thread::sleep_for(std::chrono::milliseconds(100));
-            if (coord->finished()) break;
-        }
-        if (expired()) {
-            std::fprintf(stderr, "msgrun: --timeout of %ld s reached\n", timeout_s);
-            return 124;
-        }
-        return coord->join() ? 0 : 1;
-    }
-
-    std::string address = host + ":" + std::to_string(coord->port());
-    std::vector<std::vector<std::string>> env;
-    for (long r = 0; r < n; ++r)
-        env.push_back({"VIADUCT_COORDINATOR=" + address, "VIADUCT_RANK=" + std::to_string(r),
-                       "VIADUCT_SIZE=" + std::to_string(n),
-                       "VIADUCT_JOB_KEY=" + msg::boot::key_to_hex(key)});
-    // The ranks take the key msgrun gives them, not a file named in its own environment.
-    unsetenv("VIADUCT_JOB_KEY_FILE");
-    if (!supervisor->launch(argv + i, env, &error)) {
-        std::fprintf(stderr, "msgrun: %s\n", error.c_str());
-        return 1;
-    }
-    supervisor->on_failure(failure_grace_s, (join_ms + 999) / 1000 / 3 + 1,
-                           [&](int rank) { coord->report_failure(rank); });
-    int exit_code = supervisor->wait([&](int rank, pid_t pid, int status) {
-        if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) remove_shm_regions(pid);
-        // A rank that left in order is not a failure; the coordinator knows.
-        coord->report_failure(rank);
-    });
-    coord->stop();
-    coord->join();
-    return exit_code;
+    if (!o.serve.empty()) return serve_job(o, *coord, key, key_from_env, host);
+    return run_local_job(o, argv, *coord, key, host);
 }

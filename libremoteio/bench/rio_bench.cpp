@@ -267,6 +267,122 @@ struct Baseline {
     double msg_alltoall_mbps;
 };
 
+// Handles travel over libmsg itself: each rank sends its own to every other.
+void exchange_handles(Job &job, uint64_t mine) {
+    job.handles.resize(static_cast<size_t>(job.size));
+    for (int p = 0; p < job.size; ++p) {
+        if (p == job.rank) continue;
+        check(msg_irecv(job.ctx.get(), p, kRawTag, &job.handles[static_cast<size_t>(p)],
+                        sizeof(uint64_t), job.cq, nullptr),
+              "msg_irecv");
+        check(msg_isend(job.ctx.get(), p, kRawTag, &mine, sizeof mine, job.cq, nullptr),
+              "msg_isend");
+    }
+    for (int i = 0; i < 2 * (job.size - 1); ++i) {
+        msg_completion_t c;
+        check(msg_cq_wait(job.cq, 60000, &c), "exchanging handles");
+        check(c.status, "exchanging handles");
+    }
+}
+
+// Every point of the sweep (block size by depth, both patterns) and each
+// block size's baselines, as the median of o.repeats runs.
+void measure(const Options &o, Job &job, ScratchFile &file, std::vector<Point> &points,
+             std::vector<Baseline> &baselines) {
+    const size_t max_block = *std::max_element(o.blocks.begin(), o.blocks.end());
+    const long max_depth = *std::max_element(o.depths.begin(), o.depths.end());
+    AlignedBuffer readbuf(max_block * static_cast<size_t>(max_depth));
+    AlignedBuffer sendbuf(max_block * static_cast<size_t>(job.size));
+    AlignedBuffer recvbuf(max_block * static_cast<size_t>(job.size));
+    std::vector<int> others;
+    for (int p = 0; p < job.size; ++p)
+        if (p != job.rank) others.push_back(p);
+    const double P = job.size;
+    const double total = static_cast<double>(o.point_bytes);
+
+    for (size_t block : o.blocks) {
+        const size_t ndepths = o.depths.size();
+        std::vector<double> pread, alltoall;
+        std::vector<std::vector<double>> to_one(ndepths), remote(ndepths);
+        for (long r = 0; r < o.repeats; ++r) {
+            double t =
+                timed(job, [&] { local_pread(file, block, o.point_bytes, readbuf, o.file_bytes); });
+            pread.push_back(total / t / 1e6);  // every rank reads at once; the slowest sets t
+            t = timed(job, [&] { raw_alltoall(job, block, o.point_bytes, sendbuf, recvbuf); });
+            size_t per_peer = std::max<size_t>(1, o.point_bytes / block / others.size());
+            alltoall.push_back(static_cast<double>(per_peer * others.size() * block) / t / 1e6);
+            for (size_t d = 0; d < ndepths; ++d) {
+                long depth = o.depths[d];
+                t = timed(job, [&] {
+                    if (job.rank != 0) read_remote(job, {0}, block, depth, o.point_bytes, readbuf);
+                });
+                to_one[d].push_back((P - 1) * total / t / 1e6);
+                t = timed(job,
+                          [&] { read_remote(job, others, block, depth, o.point_bytes, readbuf); });
+                remote[d].push_back(total / t / 1e6);
+            }
+        }
+        baselines.push_back({block, median(pread), median(alltoall)});
+        for (size_t d = 0; d < ndepths; ++d) {
+            points.push_back({"many_to_one", block, o.depths[d], median(to_one[d])});
+            points.push_back({"all_to_all", block, o.depths[d], median(remote[d])});
+        }
+    }
+}
+
+Baseline baseline_of(const std::vector<Baseline> &baselines, size_t block) {
+    for (const Baseline &b : baselines)
+        if (b.block == block) return b;
+    return Baseline{};
+}
+
+void print_json(const Options &o, const msg_info_t &info, const std::vector<Point> &points,
+                const std::vector<Baseline> &baselines) {
+    std::printf(
+        "{\"ranks\": %d, \"provider\": %s, \"protocol\": \"%s\", \"file_bytes\": %zu, "
+        "\"bytes_per_point\": %zu, \"repeats\": %ld, \"points\": [",
+        info.size, json_string(info.provider).c_str(), protocol_name(info.long_protocol),
+        o.file_bytes, o.point_bytes, o.repeats);
+    for (size_t i = 0; i < points.size(); ++i) {
+        const Point &p = points[i];
+        std::string ratio = "null";
+        if (p.pattern == "all_to_all")
+            ratio = json_number(p.mbps / baseline_of(baselines, p.block).msg_alltoall_mbps, 3);
+        std::printf(
+            "%s{\"pattern\": \"%s\", \"block_bytes\": %zu, \"outstanding\": %ld, "
+            "\"mbps\": %s, \"ratio_to_msg_alltoall\": %s}",
+            i ? ", " : "", p.pattern.c_str(), p.block, p.depth, json_number(p.mbps, 1).c_str(),
+            ratio.c_str());
+    }
+    std::printf("], \"baselines\": [");
+    for (size_t i = 0; i < baselines.size(); ++i)
+        std::printf(
+            "%s{\"block_bytes\": %zu, \"local_pread_mbps\": %s, "
+            "\"msg_alltoall_per_rank_mbps\": %s}",
+            i ? ", " : "", baselines[i].block, json_number(baselines[i].pread_mbps, 1).c_str(),
+            json_number(baselines[i].msg_alltoall_mbps, 1).c_str());
+    std::printf("]}\n");
+}
+
+void print_table(const Options &o, const msg_info_t &info, const std::vector<Point> &points,
+                 const std::vector<Baseline> &baselines) {
+    std::printf(
+        "# rio-bench: %d ranks, provider %s, protocol %s, %zu MiB file per rank, "
+        "%zu MiB per reading rank per point, median of %ld; MB = 10^6 B\n",
+        info.size, info.provider, protocol_name(info.long_protocol), o.file_bytes / MiB,
+        o.point_bytes / MiB, o.repeats);
+    std::printf("%10s %6s %14s %14s %14s %16s %8s\n", "block", "depth", "many-to-one", "all-to-all",
+                "local pread", "msg all-to-all", "ratio");
+    std::printf("%10s %6s %14s %14s %14s %16s %8s\n", "", "", "MB/s @rank0", "MB/s/rank",
+                "MB/s/rank", "MB/s/rank recv", "a2a/msg");
+    for (size_t i = 0; i + 1 < points.size(); i += 2) {
+        const Point &m = points[i], &a = points[i + 1];
+        Baseline b = baseline_of(baselines, m.block);
+        std::printf("%10zu %6ld %14.1f %14.1f %14.1f %16.1f %8.2f\n", m.block, m.depth, m.mbps,
+                    a.mbps, b.pread_mbps, b.msg_alltoall_mbps, a.mbps / b.msg_alltoall_mbps);
+    }
+}
+
 int run(const Options &o, int &rank_out) {
     msg_config_t config = o.fabric.config();
     Context ctx(config);
@@ -287,116 +403,21 @@ int run(const Options &o, int &rank_out) {
         rio_export(rio, file.path().c_str(), 0, RIO_EXPORT_TO_END, RIO_EXPORT_READ_ONLY, &mine),
         "rio_export");
     Job job{ctx, rio, cq.get(), info.rank, info.size, {}, o.file_bytes};
-    job.handles.resize(static_cast<size_t>(info.size));
-    // Handles travel over libmsg itself: each rank sends its own to every other.
-    for (int p = 0; p < info.size; ++p) {
-        if (p == info.rank) continue;
-        check(msg_irecv(ctx.get(), p, kRawTag, &job.handles[static_cast<size_t>(p)],
-                        sizeof(uint64_t), cq.get(), nullptr),
-              "msg_irecv");
-        check(msg_isend(ctx.get(), p, kRawTag, &mine, sizeof mine, cq.get(), nullptr), "msg_isend");
-    }
-    for (int i = 0; i < 2 * (info.size - 1); ++i) {
-        msg_completion_t c;
-        check(msg_cq_wait(cq.get(), 60000, &c), "exchanging handles");
-        check(c.status, "exchanging handles");
-    }
-
-    const size_t max_block = *std::max_element(o.blocks.begin(), o.blocks.end());
-    const long max_depth = *std::max_element(o.depths.begin(), o.depths.end());
-    AlignedBuffer readbuf(max_block * static_cast<size_t>(max_depth));
-    AlignedBuffer sendbuf(max_block * static_cast<size_t>(info.size));
-    AlignedBuffer recvbuf(max_block * static_cast<size_t>(info.size));
-    std::vector<int> others;
-    for (int p = 0; p < info.size; ++p)
-        if (p != info.rank) others.push_back(p);
-    const double P = info.size;
-    const double total = static_cast<double>(o.point_bytes);
+    exchange_handles(job, mine);
 
     std::vector<Point> points;
     std::vector<Baseline> baselines;
-    for (size_t block : o.blocks) {
-        const size_t ndepths = o.depths.size();
-        std::vector<double> pread, alltoall;
-        std::vector<std::vector<double>> to_one(ndepths), remote(ndepths);
-        for (long r = 0; r < o.repeats; ++r) {
-            double t =
-                timed(job, [&] { local_pread(file, block, o.point_bytes, readbuf, o.file_bytes); });
-            pread.push_back(total / t / 1e6);  // every rank reads at once; the slowest sets t
-            t = timed(job, [&] { raw_alltoall(job, block, o.point_bytes, sendbuf, recvbuf); });
-            size_t per_peer = std::max<size_t>(1, o.point_bytes / block / others.size());
-            alltoall.push_back(static_cast<double>(per_peer * others.size() * block) / t / 1e6);
-            for (size_t d = 0; d < ndepths; ++d) {
-                long depth = o.depths[d];
-                t = timed(job, [&] {
-                    if (info.rank != 0) read_remote(job, {0}, block, depth, o.point_bytes, readbuf);
-                });
-                to_one[d].push_back((P - 1) * total / t / 1e6);
-                t = timed(job,
-                          [&] { read_remote(job, others, block, depth, o.point_bytes, readbuf); });
-                remote[d].push_back(total / t / 1e6);
-            }
-        }
-        baselines.push_back({block, median(pread), median(alltoall)});
-        for (size_t d = 0; d < ndepths; ++d) {
-            points.push_back({"many_to_one", block, o.depths[d], median(to_one[d])});
-            points.push_back({"all_to_all", block, o.depths[d], median(remote[d])});
-        }
-    }
+    measure(o, job, file, points, baselines);
     int rc = rio_finalize(rio);
     check_rio(rc, "rio_finalize");
     if (info.rank != 0) {
         ctx.finalize();
         return 0;
     }
-
-    auto baseline = [&](size_t block) {
-        for (const Baseline &b : baselines)
-            if (b.block == block) return b;
-        return Baseline{};
-    };
-    if (o.json) {
-        std::printf(
-            "{\"ranks\": %d, \"provider\": %s, \"protocol\": \"%s\", \"file_bytes\": %zu, "
-            "\"bytes_per_point\": %zu, \"repeats\": %ld, \"points\": [",
-            info.size, json_string(info.provider).c_str(), protocol_name(info.long_protocol),
-            o.file_bytes, o.point_bytes, o.repeats);
-        for (size_t i = 0; i < points.size(); ++i) {
-            const Point &p = points[i];
-            std::string ratio = "null";
-            if (p.pattern == "all_to_all")
-                ratio = json_number(p.mbps / baseline(p.block).msg_alltoall_mbps, 3);
-            std::printf(
-                "%s{\"pattern\": \"%s\", \"block_bytes\": %zu, \"outstanding\": %ld, "
-                "\"mbps\": %s, \"ratio_to_msg_alltoall\": %s}",
-                i ? ", " : "", p.pattern.c_str(), p.block, p.depth, json_number(p.mbps, 1).c_str(),
-                ratio.c_str());
-        }
-        std::printf("], \"baselines\": [");
-        for (size_t i = 0; i < baselines.size(); ++i)
-            std::printf(
-                "%s{\"block_bytes\": %zu, \"local_pread_mbps\": %s, "
-                "\"msg_alltoall_per_rank_mbps\": %s}",
-                i ? ", " : "", baselines[i].block, json_number(baselines[i].pread_mbps, 1).c_str(),
-                json_number(baselines[i].msg_alltoall_mbps, 1).c_str());
-        std::printf("]}\n");
-    } else {
-        std::printf(
-            "# rio-bench: %d ranks, provider %s, protocol %s, %zu MiB file per rank, "
-            "%zu MiB per reading rank per point, median of %ld; MB = 10^6 B\n",
-            info.size, info.provider, protocol_name(info.long_protocol), o.file_bytes / MiB,
-            o.point_bytes / MiB, o.repeats);
-        std::printf("%10s %6s %14s %14s %14s %16s %8s\n", "block", "depth", "many-to-one",
-                    "all-to-all", "local pread", "msg all-to-all", "ratio");
-        std::printf("%10s %6s %14s %14s %14s %16s %8s\n", "", "", "MB/s @rank0", "MB/s/rank",
-                    "MB/s/rank", "MB/s/rank recv", "a2a/msg");
-        for (size_t i = 0; i + 1 < points.size(); i += 2) {
-            const Point &m = points[i], &a = points[i + 1];
-            Baseline b = baseline(m.block);
-            std::printf("%10zu %6ld %14.1f %14.1f %14.1f %16.1f %8.2f\n", m.block, m.depth, m.mbps,
-                        a.mbps, b.pread_mbps, b.msg_alltoall_mbps, a.mbps / b.msg_alltoall_mbps);
-        }
-    }
+    if (o.json)
+        print_json(o, info, points, baselines);
+    else
+        print_table(o, info, points, baselines);
     ctx.finalize();
     return 0;
 }

@@ -46,118 +46,93 @@ static const char usage[] =
 
 namespace {
 
-int run_local(int argc, char **argv) {
-    const std::string tool = "sortapp local";
-    cleanup::install_signal_cleanup([] { return std::string("sortapp local"); });
+// sortapp local's command line.
+struct LocalArgs {
     SortOptions o;
     bool json = false, progress = true, measure = true;
     double disk_read = 0, disk_write = 0;
     DiskProbeOptions probe;
-    probe.cache_path = default_disk_cache_path();
     std::string scratch;
     std::vector<std::string> args;
+};
+
+// Reads the options; -1 when the sort goes on, else the exit status (0 after --help).
+int parse_local(const std::string &tool, int argc, char **argv, LocalArgs &a) {
+    a.probe.cache_path = default_disk_cache_path();
     for (int i = 0; i < argc; ++i) {
-        std::string a = argv[i], v;
-        if (a == "-h" || a == "--help") {
+        std::string arg = argv[i], v;
+        if (arg == "-h" || arg == "--help") {
             std::fputs(usage, stdout);
             return 0;
-        } else if (cli::format_option(tool, argc, argv, i, o.format)) {
+        } else if (cli::format_option(tool, argc, argv, i, a.o.format)) {
         } else if (cli::option(tool, argc, argv, i, "--memory", v)) {
-            o.memory_budget = cli::size_value(tool, "--memory", v);
+            a.o.memory_budget = cli::size_value(tool, "--memory", v);
         } else if (cli::option(tool, argc, argv, i, "--scratch", v)) {
-            scratch = v;
+            a.scratch = v;
         } else if (cli::option(tool, argc, argv, i, "--io-size", v)) {
-            o.io_size = std::size_t(cli::size_value(tool, "--io-size", v));
+            a.o.io_size = std::size_t(cli::size_value(tool, "--io-size", v));
         } else if (cli::option(tool, argc, argv, i, "--io-depth", v)) {
-            o.io_depth = unsigned(cli::size_value(tool, "--io-depth", v));
+            a.o.io_depth = unsigned(cli::size_value(tool, "--io-depth", v));
         } else if (cli::option(tool, argc, argv, i, "--merge-buffer", v)) {
-            o.merge_buffer = std::size_t(cli::size_value(tool, "--merge-buffer", v));
+            a.o.merge_buffer = std::size_t(cli::size_value(tool, "--merge-buffer", v));
         } else if (cli::option(tool, argc, argv, i, "--merge-depth", v)) {
-            o.merge_depth = unsigned(cli::size_value(tool, "--merge-depth", v));
-            if (o.merge_depth < 2) cli::fail(tool, "--merge-depth must be at least 2");
+            a.o.merge_depth = unsigned(cli::size_value(tool, "--merge-depth", v));
+            if (a.o.merge_depth < 2) cli::fail(tool, "--merge-depth must be at least 2");
         } else if (cli::option(tool, argc, argv, i, "--min-merge-buffer", v)) {
-            o.min_merge_buffer = std::size_t(cli::size_value(tool, "--min-merge-buffer", v));
+            a.o.min_merge_buffer = std::size_t(cli::size_value(tool, "--min-merge-buffer", v));
         } else if (cli::option(tool, argc, argv, i, "--threads", v)) {
-            o.threads = unsigned(cli::size_value(tool, "--threads", v));
+            a.o.threads = unsigned(cli::size_value(tool, "--threads", v));
         } else if (cli::option(tool, argc, argv, i, "--disk-read", v)) {
-            disk_read = std::atof(v.c_str());
+            a.disk_read = std::atof(v.c_str());
         } else if (cli::option(tool, argc, argv, i, "--disk-write", v)) {
-            disk_write = std::atof(v.c_str());
+            a.disk_write = std::atof(v.c_str());
         } else if (cli::option(tool, argc, argv, i, "--probe-size", v)) {
-            probe.bytes = cli::size_value(tool, "--probe-size", v);
+            a.probe.bytes = cli::size_value(tool, "--probe-size", v);
         } else if (cli::option(tool, argc, argv, i, "--disk-cache", v)) {
-            probe.cache_path = v;
-        } else if (a == "--no-direct") {
-            o.direct_io = false;
-        } else if (a == "--no-measure") {
-            measure = false;
-        } else if (a == "--remeasure") {
-            probe.remeasure = true;
-        } else if (a == "--json") {
-            json = true;
-        } else if (a == "--no-progress") {
-            progress = false;
-        } else if (a.size() > 1 && a[0] == '-') {
-            cli::fail(tool, "unknown option " + a + "\n" + usage);
+            a.probe.cache_path = v;
+        } else if (arg == "--no-direct") {
+            a.o.direct_io = false;
+        } else if (arg == "--no-measure") {
+            a.measure = false;
+        } else if (arg == "--remeasure") {
+            a.probe.remeasure = true;
+        } else if (arg == "--json") {
+            a.json = true;
+        } else if (arg == "--no-progress") {
+            a.progress = false;
+        } else if (arg.size() > 1 && arg[0] == '-') {
+            cli::fail(tool, "unknown option " + arg + "\n" + usage);
         } else {
-            args.push_back(a);
+            a.args.push_back(arg);
         }
     }
-    if (args.size() != 2) cli::fail(tool, std::string("expected INPUT and OUTPUT\n") + usage);
-    const std::string &input = args[0], &output = args[1];
-    if (scratch.empty()) {
-        auto slash = output.rfind('/');
-        scratch = slash == std::string::npos ? "." : (slash == 0 ? "/" : output.substr(0, slash));
-    }
-    o.scratch_dir = scratch;
-    MemoryFigures mem;
-    if (o.memory_budget == 0) {
-        mem = default_memory_budget();
-        o.memory_budget = mem.budget;
-    }
-    Status s = o.format.validate();
-    if (!s) cli::fail(tool, s.message());
+    return -1;
+}
 
+// The scratch disk's bandwidth: given, measured (or cached), or left unknown.
+DiskBandwidth disk_figures(const std::string &tool, LocalArgs &a) {
     DiskBandwidth disk;
-    if (disk_read > 0 && disk_write > 0) {
-        disk.read_mb_s = disk_read;
-        disk.write_mb_s = disk_write;
-    } else if (measure) {
-        probe.dir = scratch;
-        probe.io_size = o.io_size;
-        probe.io_depth = o.io_depth;
-        s = probe_disk(probe, disk);
+    if (a.disk_read > 0 && a.disk_write > 0) {
+        disk.read_mb_s = a.disk_read;
+        disk.write_mb_s = a.disk_write;
+    } else if (a.measure) {
+        a.probe.dir = a.scratch;
+        a.probe.io_size = a.o.io_size;
+        a.probe.io_depth = a.o.io_depth;
+        Status s = probe_disk(a.probe, disk);
         if (!s) cli::fail(tool, "measuring the scratch disk: " + s.message());
     }
+    return disk;
+}
 
-    // Expectations first (NOW-Sort: each phase reads and writes everything once).
-    FILE *text = json ? stderr : stdout;
-    if (!json) {
-        std::fprintf(text, "sortapp local: %s -> %s, %s\n", input.c_str(), output.c_str(),
-                     o.format.describe().c_str());
-        std::fprintf(
-            text, "memory budget: %.1f MiB%s\n", o.memory_budget / 1048576.0,
-            mem.available ? " (from /proc/meminfo and the cgroup limit, less a margin)" : "");
-        if (disk.read_mb_s > 0) {
-            std::fprintf(
-                text, "scratch disk: read %.0f MB/s, write %.0f MB/s (%s)\n", disk.read_mb_s,
-                disk.write_mb_s,
-                disk.cached ? "cached measurement" : (disk_read > 0 ? "given" : "measured now"));
-        }
-    }
-    ProgressBar bar(progress && ::isatty(2));
-    std::string last_phase;
-    o.progress = [&bar, &last_phase](const char *phase, std::uint64_t done, std::uint64_t total) {
-        if (last_phase != phase) test_hold("sortapp local", last_phase = phase);
-        bar.update(phase, done, total);
-    };
-    LocalSortResult result;
+// NOW-Sort's expectation: every pass reads and writes all the data once.
+void print_expectation(FILE *text, const SortOptions &o, const DiskBandwidth &disk,
+                       const std::string &input) {
     struct stat st {};
     MemoryPlan plan;
-    if (!json && disk.read_mb_s > 0 && ::stat(input.c_str(), &st) == 0 &&
+    if (disk.read_mb_s > 0 && ::stat(input.c_str(), &st) == 0 &&
         std::uint64_t(st.st_size) % o.format.record_size == 0 &&
         plan_memory(o, std::uint64_t(st.st_size) / o.format.record_size, plan)) {
-        // NOW-Sort's expectation: every pass reads and writes all the data once.
         const double bytes = double(st.st_size);
         const double pass = bytes / (disk.read_mb_s * 1e6) + bytes / (disk.write_mb_s * 1e6);
         if (plan.one_pass) {
@@ -174,15 +149,10 @@ int run_local(int argc, char **argv) {
         }
         std::fflush(text);
     }
-    auto on_phase = [&](const PhaseReport &r) {
-        bar.finish();
-        if (!json) std::fprintf(text, "%s\n", r.to_text().c_str());
-        std::fflush(text);
-    };
-    s = local_sort(o, input, output, disk, result, on_phase);
-    bar.finish();
-    if (!s) cli::fail("sortapp local", s.message());
-    cleanup::untrack(output);  // sorted and in place: kept from here on
+}
+
+void print_result(const SortOptions &o, const DiskBandwidth &disk, const LocalSortResult &result,
+                  bool json) {
     double total = 0, expected = 0;
     for (const PhaseReport &r : result.phases) total += r.seconds, expected += r.expected_seconds;
     if (json) {
@@ -207,6 +177,64 @@ int run_local(int argc, char **argv) {
             std::printf("  expected %.2f s  actual/expected %.2f", expected, total / expected);
         std::printf("\n");
     }
+}
+
+int run_local(int argc, char **argv) {
+    const std::string tool = "sortapp local";
+    cleanup::install_signal_cleanup([] { return std::string("sortapp local"); });
+    LocalArgs a;
+    if (int rc = parse_local(tool, argc, argv, a); rc >= 0) return rc;
+    SortOptions &o = a.o;
+    const bool json = a.json;
+    if (a.args.size() != 2) cli::fail(tool, std::string("expected INPUT and OUTPUT\n") + usage);
+    const std::string &input = a.args[0], &output = a.args[1];
+    if (a.scratch.empty()) {
+        auto slash = output.rfind('/');
+        a.scratch = slash == std::string::npos ? "." : (slash == 0 ? "/" : output.substr(0, slash));
+    }
+    o.scratch_dir = a.scratch;
+    MemoryFigures mem;
+    if (o.memory_budget == 0) {
+        mem = default_memory_budget();
+        o.memory_budget = mem.budget;
+    }
+    Status s = o.format.validate();
+    if (!s) cli::fail(tool, s.message());
+    DiskBandwidth disk = disk_figures(tool, a);
+
+    // Expectations first (NOW-Sort: each phase reads and writes everything once).
+    FILE *text = json ? stderr : stdout;
+    if (!json) {
+        std::fprintf(text, "sortapp local: %s -> %s, %s\n", input.c_str(), output.c_str(),
+                     o.format.describe().c_str());
+        std::fprintf(
+            text, "memory budget: %.1f MiB%s\n", o.memory_budget / 1048576.0,
+            mem.available ? " (from /proc/meminfo and the cgroup limit, less a margin)" : "");
+        if (disk.read_mb_s > 0) {
+            std::fprintf(
+                text, "scratch disk: read %.0f MB/s, write %.0f MB/s (%s)\n", disk.read_mb_s,
+                disk.write_mb_s,
+                disk.cached ? "cached measurement" : (a.disk_read > 0 ? "given" : "measured now"));
+        }
+    }
+    ProgressBar bar(a.progress && ::isatty(2));
+    std::string last_phase;
+    o.progress = [&bar, &last_phase](const char *phase, std::uint64_t done, std::uint64_t total) {
+        if (last_phase != phase) test_hold("sortapp local", last_phase = phase);
+        bar.update(phase, done, total);
+    };
+    LocalSortResult result;
+    if (!json) print_expectation(text, o, disk, input);
+    auto on_phase = [&](const PhaseReport &r) {
+        bar.finish();
+        if (!json) std::fprintf(text, "%s\n", r.to_text().c_str());
+        std::fflush(text);
+    };
+    s = local_sort(o, input, output, disk, result, on_phase);
+    bar.finish();
+    if (!s) cli::fail("sortapp local", s.message());
+    cleanup::untrack(output);  // sorted and in place: kept from here on
+    print_result(o, disk, result, json);
     return 0;
 }
 

@@ -4,7 +4,7 @@
 # and static from C) and with CMake (find_package(libmsg)), runs them as a job of one and
 # under the installed msgrun, checks that the libraries export only their C API and that
 # the installed programs start without LD_LIBRARY_PATH; then builds libmsg alone with clang
-# (-Dlibremoteio=false -Dsortapp=false -Dsimulator=false -Dtests=false -Dbenchmarks=false).
+# (-Dlibremoteio=false -Driver=false -Dsortapp=false -Dsimulator=false -Dtests=false -Dbenchmarks=false).
 # Usage: install_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 
@@ -54,6 +54,7 @@ progs=(msgrun)
 [ $with_rio = 1 ] && [ -x "$bin/rio-bench" ] && progs+=(rio-bench)
 [ -x "$bin/sortapp" ] && progs+=(sortapp sortgen sortcheck)
 [ -x "$bin/sansim" ] && progs+=(sansim)
+[ -x "$bin/datapump" ] && progs+=(datapump)
 for p in "${progs[@]}"; do
   [ -x "$bin/$p" ] || fail "$p not installed"
   if env -u LD_LIBRARY_PATH ldd "$bin/$p" | grep -q 'not found'; then
@@ -120,7 +121,8 @@ step "libmsg-only build with clang"
 # what changed.
 if command -v clang >/dev/null && command -v clang++ >/dev/null; then
   cb=$build/install-clang-libmsg
-  opts=(-Dlibremoteio=false -Dsortapp=false -Dsimulator=false -Dtests=false -Dbenchmarks=false)
+  opts=(-Dlibremoteio=false -Driver=false -Dsortapp=false -Dsimulator=false -Dtests=false
+    -Dbenchmarks=false)
   if [ -f "$cb/build.ninja" ]; then
     meson setup --reconfigure "$cb" "$src" "${opts[@]}" >"$tmp/clang.log" 2>&1
   else

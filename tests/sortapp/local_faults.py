@@ -53,9 +53,15 @@ def interrupted(d, phase, sig):
         out, err = proc.communicate()
         check(False, f"{phase}: never reached (exit {proc.returncode}): {err[-500:]}")
         return
+    # The hold stays in place until the process has ended: the signal, not a race between
+    # the signal thread and the rest of the phase, is what ends it.
     os.kill(int(open(held).read()), sig)
+    try:
+        out, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
     os.remove(held)
-    out, err = proc.communicate(timeout=120)
     name = signal.Signals(sig).name
     check(proc.returncode == -sig, f"{phase} {name}: exit {proc.returncode}, not the signal")
     check(f"interrupted by {name}" in err, f"{phase} {name}: message {err[-300:]!r}")

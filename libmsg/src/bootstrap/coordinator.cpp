@@ -82,6 +82,11 @@ struct Coordinator::State {
     int joined = 0;
     std::map<uint32_t, Collective> gathers, barriers;
 
+    void job_error(const std::string &text);
+    void prune(int hello_timeout_ms);
+    void judge_silence(std::chrono::steady_clock::time_point now);
+    void send_heartbeats();
+
     bool active(int r) const {
         return !failed[static_cast<size_t>(r)] && !left[static_cast<size_t>(r)];
     }
@@ -375,6 +380,105 @@ void Coordinator::accept_one(State &s, std::chrono::steady_clock::time_point &pa
     s.conns.push_back(std::move(c));
 }
 
+// Fails the whole job: every rank is told why and counted as failed.
+void Coordinator::State::job_error(const std::string &text) {
+    log_error("coordinator: %s", text.c_str());
+    for (auto &c : conns)
+        if (c.fd >= 0) write_frame(c.fd, FrameType::Error, encode_error(text));
+    for (int r = 0; r < size; ++r) failed[static_cast<size_t>(r)] = true;
+}
+
+// Closed connections go; the open ones keep their order (oldest first). A
+// connection that sent no Hello in time is closed.
+void Coordinator::State::prune(int hello_timeout_ms) {
+    conns.erase(std::remove_if(conns.begin(), conns.end(), [](const Conn &c) { return c.fd < 0; }),
+                conns.end());
+    auto now = std::chrono::steady_clock::now();
+    for (Conn &c : conns)
+        if (c.rank < 0 && now > c.hello_deadline) {
+            log_debug("coordinator: closed a connection from %s: no Hello within %d ms",
+                      c.peer.c_str(), hello_timeout_ms);
+            drop(c);
+        }
+}
+
+// Silence is judged only after what has arrived was read: a coordinator that
+// was itself not scheduled for a while finds the ranks' heartbeats waiting,
+// not missing.
+void Coordinator::State::judge_silence(std::chrono::steady_clock::time_point now) {
+    for (Conn &c : conns) {
+        if (c.fd < 0 || c.rank < 0 || c.silence_ms == 0 || !active(c.rank)) continue;
+        auto quiet = std::chrono::duration_cast<std::chrono::milliseconds>(now - c.last_heard);
+        if (quiet.count() > c.silence_ms) {
+            log_error(
+                "coordinator: rank %d (%s) sent nothing for %.1f s (stopped, or its host "
+                "frozen); declaring it failed",
+                c.rank, c.peer.c_str(), static_cast<double>(quiet.count()) / 1000.0);
+            drop(c);
+        }
+    }
+}
+
+void Coordinator::State::send_heartbeats() {
+    const auto beat = encode_heartbeat(heartbeat_ms);
+    for (Conn &c : conns)
+        if (c.fd >= 0 && c.rank >= 0 && c.silence_ms > 0)
+            send_to(c.rank, FrameType::Heartbeat, beat);
+}
+
+// The ranks that the launcher reported dead since the last turn.
+void Coordinator::take_reported_failures(State &s) {
+    std::vector<int> reported;
+    {
+        std::lock_guard<std::mutex> lk(mu_);
+        reported.swap(reported_failures_);
+    }
+    for (int r : reported)
+        if (r >= 0 && r < s.size) {
+            // A rank that died before joining can never join: the job is lost.
+            if (s.rank_fd[static_cast<size_t>(r)] < 0 && s.joined < s.size &&
+                !s.left[static_cast<size_t>(r)])
+                s.job_error("rank " + std::to_string(r) + " exited before joining the job");
+            s.fail(r);
+        }
+}
+
+// One poll of the listening socket, the wake-up fd and every connection, then
+// the frames that arrived, handled in order. False when poll failed (a
+// signal): the turn ends there.
+bool Coordinator::poll_once(State &s, std::chrono::steady_clock::time_point &accept_paused_until) {
+    std::vector<pollfd> fds;
+    // While accept4 fails for want of descriptors, the listening socket
+    // stays readable: poll would return at once, again and again.
+    bool listening = std::chrono::steady_clock::now() >= accept_paused_until;
+    fds.push_back({listening ? listen_fd_ : -1, POLLIN, 0});
+    fds.push_back({wake_fd_, POLLIN, 0});
+    for (const Conn &c : s.conns) fds.push_back({c.fd, POLLIN, 0});
+    int rc = ::poll(fds.data(), fds.size(), 100);
+    if (rc < 0) return false;
+    if (fds[1].revents & POLLIN) {
+        uint64_t v;
+        [[maybe_unused]] ssize_t n = ::read(wake_fd_, &v, sizeof v);
+    }
+    // Connections accepted now are polled from the next turn on.
+    const size_t polled = s.conns.size();
+    if (fds[0].revents & POLLIN) accept_one(s, accept_paused_until);
+    for (size_t k = 0; k < polled; ++k) {
+        if (!(fds[k + 2].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        Conn &c = s.conns[k];
+        if (!c.reader.fill(c.fd)) {
+            s.drop(c);
+            continue;
+        }
+        c.last_heard = std::chrono::steady_clock::now();
+        Frame f;
+        while (c.fd >= 0 && c.reader.next(f))
+            if (!s.handle(c, f)) break;
+        if (c.fd >= 0 && c.reader.bad()) s.broken(c, "a frame longer than allowed");
+    }
+    return true;
+}
+
 void Coordinator::serve() {
     State s;
     s.size = size_;
@@ -390,98 +494,22 @@ void Coordinator::serve() {
     auto join_deadline =
         std::chrono::steady_clock::now() + std::chrono::milliseconds(join_timeout_ms_);
 
-    auto job_error = [&](const std::string &text) {
-        log_error("coordinator: %s", text.c_str());
-        for (auto &c : s.conns)
-            if (c.fd >= 0) write_frame(c.fd, FrameType::Error, encode_error(text));
-        for (int r = 0; r < s.size; ++r) s.failed[static_cast<size_t>(r)] = true;
-    };
-
     std::chrono::steady_clock::time_point accept_paused_until{};
     while (!stop_) {
-        {
-            std::vector<int> reported;
-            {
-                std::lock_guard<std::mutex> lk(mu_);
-                reported.swap(reported_failures_);
-            }
-            for (int r : reported)
-                if (r >= 0 && r < s.size) {
-                    // A rank that died before joining can never join: the job is lost.
-                    if (s.rank_fd[static_cast<size_t>(r)] < 0 && s.joined < s.size &&
-                        !s.left[static_cast<size_t>(r)])
-                        job_error("rank " + std::to_string(r) + " exited before joining the job");
-                    s.fail(r);
-                }
-        }
+        take_reported_failures(s);
         if (s.joined == s.size && s.all_done()) break;
         if (s.joined < s.size && std::chrono::steady_clock::now() > join_deadline) {
-            job_error("only " + std::to_string(s.joined) + " of " + std::to_string(s.size) +
-                      " ranks joined within " + std::to_string(join_timeout_ms_) + " ms");
+            s.job_error("only " + std::to_string(s.joined) + " of " + std::to_string(s.size) +
+                        " ranks joined within " + std::to_string(join_timeout_ms_) + " ms");
             break;
         }
-
-        // Closed connections go; the open ones keep their order (oldest first).
-        s.conns.erase(
-            std::remove_if(s.conns.begin(), s.conns.end(), [](const Conn &c) { return c.fd < 0; }),
-            s.conns.end());
+        s.prune(limits_.hello_timeout_ms);
+        if (!poll_once(s, accept_paused_until)) continue;
         auto now = std::chrono::steady_clock::now();
-        for (Conn &c : s.conns)
-            if (c.rank < 0 && now > c.hello_deadline) {
-                log_debug("coordinator: closed a connection from %s: no Hello within %d ms",
-                          c.peer.c_str(), limits_.hello_timeout_ms);
-                s.drop(c);
-            }
-        std::vector<pollfd> fds;
-        // While accept4 fails for want of descriptors, the listening socket
-        // stays readable: poll would return at once, again and again.
-        bool listening = now >= accept_paused_until;
-        fds.push_back({listening ? listen_fd_ : -1, POLLIN, 0});
-        fds.push_back({wake_fd_, POLLIN, 0});
-        for (const Conn &c : s.conns) fds.push_back({c.fd, POLLIN, 0});
-        int rc = ::poll(fds.data(), fds.size(), 100);
-        if (rc < 0) continue;
-        if (fds[1].revents & POLLIN) {
-            uint64_t v;
-            [[maybe_unused]] ssize_t n = ::read(wake_fd_, &v, sizeof v);
-        }
-        // Connections accepted now are polled from the next turn on.
-        const size_t polled = s.conns.size();
-        if (fds[0].revents & POLLIN) accept_one(s, accept_paused_until);
-        for (size_t k = 0; k < polled; ++k) {
-            if (!(fds[k + 2].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-            Conn &c = s.conns[k];
-            if (!c.reader.fill(c.fd)) {
-                s.drop(c);
-                continue;
-            }
-            c.last_heard = std::chrono::steady_clock::now();
-            Frame f;
-            while (c.fd >= 0 && c.reader.next(f))
-                if (!s.handle(c, f)) break;
-            if (c.fd >= 0 && c.reader.bad()) s.broken(c, "a frame longer than allowed");
-        }
-        // Silence is judged only after what has arrived was read: a
-        // coordinator that was itself not scheduled for a while finds the
-        // ranks' heartbeats waiting, not missing.
-        now = std::chrono::steady_clock::now();
-        for (Conn &c : s.conns) {
-            if (c.fd < 0 || c.rank < 0 || c.silence_ms == 0 || !s.active(c.rank)) continue;
-            auto quiet = std::chrono::duration_cast<std::chrono::milliseconds>(now - c.last_heard);
-            if (quiet.count() > c.silence_ms) {
-                log_error(
-                    "coordinator: rank %d (%s) sent nothing for %.1f s (stopped, or its host "
-                    "frozen); declaring it failed",
-                    c.rank, c.peer.c_str(), static_cast<double>(quiet.count()) / 1000.0);
-                s.drop(c);
-            }
-        }
+        s.judge_silence(now);
         if (now >= next_beat) {
             next_beat = now + beat_every;
-            const auto beat = encode_heartbeat(s.heartbeat_ms);
-            for (Conn &c : s.conns)
-                if (c.fd >= 0 && c.rank >= 0 && c.silence_ms > 0)
-                    s.send_to(c.rank, FrameType::Heartbeat, beat);
+            s.send_heartbeats();
         }
     }
     bool clean = true;

@@ -59,6 +59,8 @@ class Coordinator {
     void serve();
     struct State;
     void accept_one(State &s, std::chrono::steady_clock::time_point &paused_until);
+    void take_reported_failures(State &s);
+    bool poll_once(State &s, std::chrono::steady_clock::time_point &accept_paused_until);
     int listen_fd_ = -1;
     int wake_fd_ = -1;
     int port_ = 0;

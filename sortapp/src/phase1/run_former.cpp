@@ -125,40 +125,37 @@ std::string run_name(const std::string &dir, std::size_t k) {
     return dir + name;
 }
 
-}  // namespace
-
-Status form_runs(const SortOptions &o, const MemoryPlan &plan, const File &input,
-                 std::uint64_t records, File &output, const std::string &run_dir,
-                 RunFormation &result) {
-    result = RunFormation();
-    result.records = records;
+// All the input fits in memory: one run, sorted and written as the output.
+Status form_one_run(const SortOptions &o, const MemoryPlan &plan, const File &input,
+                    std::uint64_t records, File &output, Progress &progress, RunFormation &result) {
     const std::size_t rs = o.format.record_size;
-    Progress progress(o, 2 * records * rs);
-    if (records == 0 || plan.one_pass) {
-        result.one_pass = true;
-        if (records == 0) return Status::ok();
-        RunBuffer run(records, rs);
-        run.count = records;
-        // The CPU is idle while the input arrives: make the sort entries of each part as it
-        // comes in, and let a helper fault in the radix scratch memory meanwhile.
-        std::jthread prefault([&] { std::memset(run.scratch.data(), 0, run.scratch.size()); });
-        IoRing ring;
-        SORTAPP_TRY(ring.init(o.io_depth));
-        std::uint64_t arrived = 0, entries_made = 0;
-        SORTAPP_TRY(read_sequential(ring, input, run.records.data(), 0, records * rs, o.io_size,
-                                    [&](std::uint64_t n) {
-                                        arrived += n;
-                                        std::uint64_t whole = arrived / rs;
-                                        make_entries_range(o.format, run.records.data(),
-                                                           entries_made, whole, run.entry_data());
-                                        entries_made = whole;
-                                        progress.add(n);
-                                    }));
-        prefault.join();
-        return sort_and_write(o, plan, ring, run, output, true, entries_made == records, progress,
-                              result.sort_seconds);
-    }
+    RunBuffer run(records, rs);
+    run.count = records;
+    // The CPU is idle while the input arrives: make the sort entries of each part as it
+    // comes in, and let a helper fault in the radix scratch memory meanwhile.
+    std::jthread prefault([&] { std::memset(run.scratch.data(), 0, run.scratch.size()); });
+    IoRing ring;
+    SORTAPP_TRY(ring.init(o.io_depth));
+    std::uint64_t arrived = 0, entries_made = 0;
+    SORTAPP_TRY(read_sequential(
+        ring, input, run.records.data(), 0, records * rs, o.io_size, [&](std::uint64_t n) {
+            arrived += n;
+            std::uint64_t whole = arrived / rs;
+            make_entries_range(o.format, run.records.data(), entries_made, whole, run.entry_data());
+            entries_made = whole;
+            progress.add(n);
+        }));
+    prefault.join();
+    return sort_and_write(o, plan, ring, run, output, true, entries_made == records, progress,
+                          result.sort_seconds);
+}
 
+// Reads the input a run at a time into two slots, one run read while the
+// other is sorted and written to a run file of its own.
+Status form_sorted_runs(const SortOptions &o, const MemoryPlan &plan, const File &input,
+                        std::uint64_t records, const std::string &run_dir, Progress &progress,
+                        RunFormation &result) {
+    const std::size_t rs = o.format.record_size;
     const std::uint64_t runs = (records + plan.run_records - 1) / plan.run_records;
     RunBuffer slots[2] = {RunBuffer(plan.run_records, rs), RunBuffer(plan.run_records, rs)};
     // Slot k % 2 holds run k. filled counts runs read; consumed counts runs written.
@@ -227,6 +224,23 @@ Status form_runs(const SortOptions &o, const MemoryPlan &plan, const File &input
     reader.join();
     if (status && !read_status) status = read_status;
     return status;
+}
+
+}  // namespace
+
+Status form_runs(const SortOptions &o, const MemoryPlan &plan, const File &input,
+                 std::uint64_t records, File &output, const std::string &run_dir,
+                 RunFormation &result) {
+    result = RunFormation();
+    result.records = records;
+    const std::size_t rs = o.format.record_size;
+    Progress progress(o, 2 * records * rs);
+    if (records == 0 || plan.one_pass) {
+        result.one_pass = true;
+        if (records == 0) return Status::ok();
+        return form_one_run(o, plan, input, records, output, progress, result);
+    }
+    return form_sorted_runs(o, plan, input, records, run_dir, progress, result);
 }
 
 }  // namespace sortapp

@@ -207,35 +207,58 @@ void VerbsTransport::close_peer(Peer &p) {
     p.sq_used = 0;
 }
 
+// A higher rank asks to connect: its hello is checked, then the connection
+// accepted with ours.
+void VerbsTransport::accept_connect_request(const CmEvent &ev) {
+    rdma_cm_id *id = ev.id;
+    ConnectHello h{};
+    const char *why = check_hello(ev.private_data, peers_.size(), &h);
+    int r = static_cast<int>(h.rank);
+    // Only a higher rank connects to us, and only while it is not connected.
+    if (why == nullptr && r <= self_) why = "a rank that should be listening";
+    if (why == nullptr && peers_[static_cast<size_t>(r)].state == PeerState::Connected)
+        why = "a rank already connected";
+    if (why != nullptr) {
+        log_debug("verbs: refused a connection request (%zu bytes of private data): %s",
+                  ev.private_data.size(), why);
+        rdma_reject(id, nullptr, 0);
+        rdma_destroy_id(id);
+        return;
+    }
+    Peer &p = peers_[static_cast<size_t>(r)];
+    close_peer(p);  // a retry replaces an attempt that failed half-way
+    id->context = reinterpret_cast<void *>(intptr_t{r});
+    p.id = id;
+    p.state = PeerState::Connecting;
+    ConnectHello mine{kHelloMagic, static_cast<uint32_t>(self_),
+                      static_cast<uint32_t>(peers_.size())};
+    rdma_conn_param param = conn_param(&mine, sizeof mine);
+    if (create_qp(id) != 0 || rdma_accept(id, &param) != 0) {
+        log_debug("verbs: accepting rank %d failed: %s", r, std::strerror(errno));
+        close_peer(p);
+    }
+}
+
+// A connection to rank r is up. When we connected to a lower rank, its answer
+// must say it is that rank of this job.
+void VerbsTransport::on_established(int r, const CmEvent &ev) {
+    Peer &p = peers_[static_cast<size_t>(r)];
+    ConnectHello h{};
+    const char *why = r < self_ ? check_hello(ev.private_data, peers_.size(), &h) : nullptr;
+    if (why == nullptr && r < self_ && static_cast<int>(h.rank) != r) why = "another rank answered";
+    if (why != nullptr) {
+        log_error("verbs: rank %d's address leads to an endpoint that is not it (%s)", r, why);
+        rdma_disconnect(ev.id);
+        p.state = PeerState::Lost;
+        return;
+    }
+    p.state = PeerState::Connected;
+}
+
 void VerbsTransport::handle_cm_event(const CmEvent &ev) {
     rdma_cm_id *id = ev.id;
     if (ev.type == RDMA_CM_EVENT_CONNECT_REQUEST) {
-        ConnectHello h{};
-        const char *why = check_hello(ev.private_data, peers_.size(), &h);
-        int r = static_cast<int>(h.rank);
-        // Only a higher rank connects to us, and only while it is not connected.
-        if (why == nullptr && r <= self_) why = "a rank that should be listening";
-        if (why == nullptr && peers_[static_cast<size_t>(r)].state == PeerState::Connected)
-            why = "a rank already connected";
-        if (why != nullptr) {
-            log_debug("verbs: refused a connection request (%zu bytes of private data): %s",
-                      ev.private_data.size(), why);
-            rdma_reject(id, nullptr, 0);
-            rdma_destroy_id(id);
-            return;
-        }
-        Peer &p = peers_[static_cast<size_t>(r)];
-        close_peer(p);  // a retry replaces an attempt that failed half-way
-        id->context = reinterpret_cast<void *>(intptr_t{r});
-        p.id = id;
-        p.state = PeerState::Connecting;
-        ConnectHello mine{kHelloMagic, static_cast<uint32_t>(self_),
-                          static_cast<uint32_t>(peers_.size())};
-        rdma_conn_param param = conn_param(&mine, sizeof mine);
-        if (create_qp(id) != 0 || rdma_accept(id, &param) != 0) {
-            log_debug("verbs: accepting rank %d failed: %s", r, std::strerror(errno));
-            close_peer(p);
-        }
+        accept_connect_request(ev);
         return;
     }
     if (id == listener_) {
@@ -260,22 +283,9 @@ void VerbsTransport::handle_cm_event(const CmEvent &ev) {
             if (create_qp(id) != 0 || rdma_connect(id, &param) != 0) close_peer(p);
             break;
         }
-        case RDMA_CM_EVENT_ESTABLISHED: {
-            // We connected to a lower rank: its answer must say it is that rank of this job.
-            ConnectHello h{};
-            const char *why = r < self_ ? check_hello(ev.private_data, peers_.size(), &h) : nullptr;
-            if (why == nullptr && r < self_ && static_cast<int>(h.rank) != r)
-                why = "another rank answered";
-            if (why != nullptr) {
-                log_error("verbs: rank %d's address leads to an endpoint that is not it (%s)", r,
-                          why);
-                rdma_disconnect(id);
-                p.state = PeerState::Lost;
-                break;
-            }
-            p.state = PeerState::Connected;
+        case RDMA_CM_EVENT_ESTABLISHED:
+            on_established(r, ev);
             break;
-        }
         case RDMA_CM_EVENT_ADDR_ERROR:
         case RDMA_CM_EVENT_ROUTE_ERROR:
         case RDMA_CM_EVENT_CONNECT_ERROR:

@@ -88,6 +88,8 @@ class VerbsTransport final : public Transport {
     int create_qp(rdma_cm_id *id);
     void close_peer(Peer &p);
     void handle_cm_event(const CmEvent &ev);
+    void accept_connect_request(const CmEvent &ev);
+    void on_established(int r, const CmEvent &ev);
     void drain_cm_events();
     rdma_conn_param conn_param(const void *private_data, uint8_t len) const;
 

@@ -1,0 +1,59 @@
+// datapump: copies a file from one rank's disk to another's through a river
+// (the NT cluster paper's DataPump), or with --no-disk measures the path
+// alone. Run under msgrun; see --help.
+#include <cstdio>
+#include <cstdlib>
+
+#include "pump.hpp"
+
+namespace {
+
+// msgrun gives every rank the same arguments: only one speaks about them.
+bool speaks() {
+    const char *rank = std::getenv("VIADUCT_RANK");
+    return rank == nullptr || std::atoi(rank) == 0;
+}
+
+int run(msg_context_t *ctx, const pump::Options &o) {
+    msg_info_t info{};
+    msg_get_info(ctx, &info);
+    if (o.from >= info.size || o.to >= info.size) {
+        if (info.rank == 0)
+            std::fprintf(stderr,
+                         "datapump: --from %d --to %d need %d ranks, the job has %d (run it under "
+                         "msgrun -n N)\n",
+                         o.from, o.to, (o.from > o.to ? o.from : o.to) + 1, info.size);
+        return 2;
+    }
+    pump::Figures source{}, sink{};
+    int source_status = 0, sink_status = 0;
+    if (info.rank == o.from) source_status = pump::run_source(ctx, o, &source);
+    if (info.rank == o.to) sink_status = pump::run_sink(ctx, o, &sink, &source);
+    if (info.rank == o.to && sink_status == 0 && source_status == 0)
+        pump::print_report(o, source, sink, info);
+    return source_status != 0 || sink_status != 0 ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    pump::Options o;
+    const int parsed = pump::parse_options(argc, argv, speaks(), &o);
+    if (parsed == 1) return 0;
+    if (parsed == 2) return 2;
+    msg_context_t *ctx = nullptr;
+    int rc = msg_init(nullptr, &ctx);
+    if (rc != MSG_OK) {
+        std::fprintf(stderr, "datapump: joining the job: %s\n", msg_strerror(rc));
+        return 1;
+    }
+    const int status = run(ctx, o);
+    std::fflush(stdout);
+    rc = msg_finalize(ctx);
+    msg_destroy(ctx);
+    if (status == 0 && rc != MSG_OK) {
+        std::fprintf(stderr, "datapump: leaving the job: %s\n", msg_strerror(rc));
+        return 1;
+    }
+    return status;
+}

@@ -1,0 +1,101 @@
+// The DataPump's report: MB/s of the whole copy and, at each end, CPU time
+// per byte (and cycles per byte at the CPU's nominal clock, the paper's cpb),
+// as text or one JSON object.
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "pump.hpp"
+
+namespace pump {
+
+namespace {
+
+// The first "cpu MHz" of /proc/cpuinfo, 0 if unknown.
+double cpu_mhz() {
+    std::ifstream f("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(f, line))
+        if (line.rfind("cpu MHz", 0) == 0) {
+            const size_t colon = line.find(':');
+            if (colon != std::string::npos) return std::atof(line.c_str() + colon + 1);
+        }
+    return 0;
+}
+
+double per_byte(double seconds, uint64_t bytes) {
+    return bytes ? seconds / static_cast<double>(bytes) : 0;
+}
+
+const char *protocol_name(int p) {
+    return p == MSG_PROTOCOL_SENDRECV ? "sendrecv" : p == MSG_PROTOCOL_RDMA ? "rdma" : "rdma-write";
+}
+
+void print_end_json(const char *name, int rank, const std::string &path, const Figures &f,
+                    uint64_t bytes, double mhz) {
+    const double spb = per_byte(f.cpu_seconds, bytes);
+    std::printf(
+        "\"%s\": {\"rank\": %d, \"path\": \"%s\", \"seconds\": %.6f, \"cpu_seconds\": %.6f, "
+        "\"cpu_seconds_per_byte\": %.6e, \"cycles_per_byte\": %.3f, \"io\": \"%s\", "
+        "\"direct\": %s}",
+        name, rank, path.c_str(), f.seconds, f.cpu_seconds, spb, spb * mhz * 1e6, f.io,
+        f.direct ? "true" : "false");
+}
+
+void print_json(const Options &o, const Figures &src, const Figures &snk, const msg_info_t &info,
+                double mhz) {
+    const uint64_t bytes = snk.bytes;
+    std::printf(
+        "{\"tool\": \"datapump\", \"version\": \"%s\", \"mode\": \"%s\", \"bytes\": %llu, "
+        "\"seconds\": %.6f, \"mb_per_s\": %.3f, \"cpu_mhz\": %.1f, ",
+        VIADUCT_VERSION, o.no_disk ? "no-disk" : "disk", static_cast<unsigned long long>(bytes),
+        snk.seconds, snk.seconds > 0 ? bytes / snk.seconds / 1e6 : 0.0, mhz);
+    print_end_json("source", o.from, o.input, src, bytes, mhz);
+    std::printf(", ");
+    print_end_json("sink", o.to, o.output, snk, bytes, mhz);
+    std::printf(
+        ", \"river\": {\"batch_bytes\": %zu, \"credits\": %d, \"batches\": %llu, "
+        "\"credit_waits\": %llu, \"blocked_seconds\": %.6f, \"peak_source_bytes\": %llu, "
+        "\"peak_sink_batches\": %llu}, \"block\": %zu, \"depth\": %d, "
+        "\"provider\": \"%s\", \"protocol\": \"%s\", \"restricted\": %d}\n",
+        o.batch, o.credits, static_cast<unsigned long long>(snk.river.batches_received),
+        static_cast<unsigned long long>(src.river.credit_waits), src.river.blocked_ns / 1e9,
+        static_cast<unsigned long long>(src.river.peak_source_bytes),
+        static_cast<unsigned long long>(snk.river.peak_sink_batches), o.block, o.depth,
+        info.provider, protocol_name(info.long_protocol), info.restricted);
+}
+
+void print_end_text(const char *name, int rank, const Figures &f, uint64_t bytes, double mhz) {
+    const double spb = per_byte(f.cpu_seconds, bytes);
+    std::printf("  %-6s rank %d: %.3f s CPU = %.3f ns/B", name, rank, f.cpu_seconds, spb * 1e9);
+    if (mhz > 0) std::printf(" (%.2f cycles/B at %.0f MHz)", spb * mhz * 1e6, mhz);
+    std::printf("; %s%s\n", f.io, f.direct ? ", O_DIRECT" : "");
+}
+
+}  // namespace
+
+void print_report(const Options &o, const Figures &src, const Figures &snk,
+                  const msg_info_t &info) {
+    const double mhz = cpu_mhz();
+    if (o.json) return print_json(o, src, snk, info, mhz);
+    const uint64_t bytes = snk.bytes;
+    if (o.no_disk)
+        std::printf("datapump --no-disk: %llu bytes from rank %d to rank %d",
+                    static_cast<unsigned long long>(bytes), o.from, o.to);
+    else
+        std::printf("datapump: %llu bytes from %d:%s to %d:%s",
+                    static_cast<unsigned long long>(bytes), o.from, o.input.c_str(), o.to,
+                    o.output.c_str());
+    std::printf(" in %.3f s = %.1f MB/s\n", snk.seconds,
+                snk.seconds > 0 ? bytes / snk.seconds / 1e6 : 0.0);
+    print_end_text("source", o.from, src, bytes, mhz);
+    print_end_text("sink", o.to, snk, bytes, mhz);
+    std::printf(
+        "  river: %llu batches of %zu B, %d credits, over %s (%s%s); the source waited "
+        "%.3f s for credits (%llu times)\n",
+        static_cast<unsigned long long>(snk.river.batches_received), o.batch, o.credits,
+        info.provider, protocol_name(info.long_protocol), info.restricted ? ", restricted" : "",
+        src.river.blocked_ns / 1e9, static_cast<unsigned long long>(src.river.credit_waits));
+}
+
+}  // namespace pump
