@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "msg/version.h" /* MSG_VERSION_MAJOR, MSG_VERSION_MINOR, MSG_VERSION_PATCH */
+
 #if defined(__GNUC__)
 #pragma GCC visibility push(default)
 #endif
@@ -35,6 +37,10 @@ enum msg_status {
 
 /* Readable text for a status code; never NULL. */
 const char *msg_strerror(int status);
+
+/* The loaded library's version (the MSG_VERSION_* macros are the version compiled
+ * against). MSG_ERR_INVALID_ARG if a pointer is NULL. */
+int msg_get_version(int *major, int *minor, int *patch);
 
 /* ---- wildcards and limits ---- */
 #define MSG_ANY_SOURCE (-1)

@@ -35,7 +35,8 @@ bool set(const char *name) {
 int make_bootstrap(const BootstrapSettings &settings, std::unique_ptr<Bootstrap> *out,
                    std::string *error) {
     const int timeout_ms = settings.timeout_ms;
-    std::string_view how = settings.method.empty() ? "auto" : settings.method;
+    // Both arms string_view: with "auto" : method the result is a temporary std::string.
+    std::string_view how = settings.method.empty() ? std::string_view("auto") : settings.method;
     if (how == "tcp") return make_tcp_bootstrap(settings, out, error);
     if (how == "pmix") return make_pmix_bootstrap(timeout_ms, out, error);
     if (how == "single") {
