@@ -52,7 +52,8 @@ Network::Network(const Topology &topo, const Params &params)
 void Network::setup_lanes() {
     const Params &p = params_;
     if (p.vls < 1 || p.vls > 16) throw TopologyError("virtual lanes: 1 to 16");
-    if (p.credit_bytes < 1 || (p.credit_bytes & (p.credit_bytes - 1)) != 0 || p.credit_bytes > 1 << 16)
+    if (p.credit_bytes < 1 || (p.credit_bytes & (p.credit_bytes - 1)) != 0 ||
+        p.credit_bytes > 1 << 16)
         throw TopologyError("the credit unit must be a power of two up to 65536 bytes, not " +
                             std::to_string(p.credit_bytes));
     lanes_ = p.vls;
@@ -67,10 +68,11 @@ void Network::setup_lanes() {
                             " bytes)");
     const int lane_bytes = p.vl_buffer_bytes > 0 ? p.vl_buffer_bytes : p.fifo_bytes;
     if (lane_bytes < static_cast<int>(charge(static_cast<std::uint32_t>(packet))))
-        throw TopologyError("virtual-lane buffers must hold one whole packet (" +
-                            std::to_string(charge(static_cast<std::uint32_t>(packet))) + " bytes" +
-                            (credit_ ? " in " + std::to_string(credit_round_ + 1) + "-byte credits" : "") +
-                            "), not " + std::to_string(lane_bytes));
+        throw TopologyError(
+            "virtual-lane buffers must hold one whole packet (" +
+            std::to_string(charge(static_cast<std::uint32_t>(packet))) + " bytes" +
+            (credit_ ? " in " + std::to_string(credit_round_ + 1) + "-byte credits" : "") +
+            "), not " + std::to_string(lane_bytes));
     // Lanes the rule needs to be deadlock free: the dateline's two per ring; one per global
     // link of the longest path plus one (minimal dragonfly paths cross one, Valiant's two).
     int needed = 1;
@@ -79,10 +81,11 @@ void Network::setup_lanes() {
     // Valiant's legs cross one link between groups each; the lanes only break the cycles if
     // nothing crosses more.
     if (lanes_ < needed)
-        throw TopologyError("virtual-lane rule '" + topo_.vl_rule + "'" +
-                            (topo_.vl_rule == "group" ? " with routing '" + topo_.routing + "'" : "") +
-                            " needs " + std::to_string(needed) + " virtual lanes (--vls " +
-                            std::to_string(needed) + "), not " + std::to_string(lanes_));
+        throw TopologyError(
+            "virtual-lane rule '" + topo_.vl_rule + "'" +
+            (topo_.vl_rule == "group" ? " with routing '" + topo_.routing + "'" : "") + " needs " +
+            std::to_string(needed) + " virtual lanes (--vls " + std::to_string(needed) + "), not " +
+            std::to_string(lanes_));
 }
 
 // Lane 0 of each block carries the link; every lane of it starts as a copy, with its own
@@ -100,8 +103,8 @@ void Network::build_channels() {
     out_channel_.assign(ports, -1);
     // A lane's buffer holds at most one header-only packet per header's worth of bytes; an
     // output is wanted by at most every input lane of its router (or the one NIC port behind it).
-    fifo_stride_ = static_cast<std::size_t>(lane_bytes) /
-                       static_cast<std::size_t>(params_.header_bytes) + 1;
+    fifo_stride_ =
+        static_cast<std::size_t>(lane_bytes) / static_cast<std::size_t>(params_.header_bytes) + 1;
     if (fifo_stride_ > 0xFFFF)
         throw TopologyError("router FIFOs may hold at most 65534 header-only packets");
     waiter_stride_ = 1;

@@ -74,6 +74,12 @@ struct Parser {
         return v;
     }
 
+    // Gb/s as MB/s (125 MB/s per Gb/s), within what the model can time.
+    double gbps(const std::string &word) const {
+        const double g = real(word, "gbps", kMinMbps / 125, kMaxMbps / 125);
+        return std::clamp(g * 125, kMinMbps, kMaxMbps);
+    }
+
     int node_of(const std::string &word) const {
         if (t.nodes == 0) fail("'" + word + "' used before the 'nodes' line");
         const long n = number(word.substr(1), "node number", 0, t.nodes - 1);
@@ -171,7 +177,7 @@ struct Parser {
             if (w[i] == "mbps")
                 l.mbps = real(w[i + 1], "mbps", kMinMbps, kMaxMbps);
             else if (w[i] == "gbps")
-                l.mbps = real(w[i + 1], "gbps", kMinMbps / 125, kMaxMbps / 125) * 125;
+                l.mbps = gbps(w[i + 1]);
             else if (w[i] == "delay_ns")
                 l.delay_ns = real(w[i + 1], "delay_ns", 0, kMaxDelayNs);
             else
@@ -202,7 +208,7 @@ struct Parser {
             if (w[i] == "mbps")
                 d.link_mbps = real(w[i + 1], "mbps", kMinMbps, kMaxMbps);
             else if (w[i] == "gbps")
-                d.link_mbps = real(w[i + 1], "gbps", kMinMbps / 125, kMaxMbps / 125) * 125;
+                d.link_mbps = gbps(w[i + 1]);
             else if (w[i] == "delay_ns")
                 d.link_delay_ns = real(w[i + 1], "delay_ns", 0, kMaxDelayNs);
             else if (w[i] == "switch_ns")
