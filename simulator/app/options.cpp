@@ -196,8 +196,7 @@ struct Parser {
         else if (flag == "--ties") {
             if (v != "hash" && v != "dmodk") die(flag + ": hash or dmodk");
             cl.ties = v;
-        }
-        else if (flag == "--fabric-choice") {
+        } else if (flag == "--fabric-choice") {
             if (v == "shortest")
                 p.fabric_choice = FabricChoice::shortest;
             else if (v == "balance")
@@ -397,8 +396,8 @@ struct Parser {
     void set(const std::string &flag, const std::string &v) {
         if (!topology_option(flag, v) && !workload_option(flag, v) &&
             !link_and_router_option(flag, v) && !nic_and_bus_option(flag, v) &&
-            !open_loop_option(flag, v) && !measurement_option(flag, v) &&
-            !lane_option(flag, v) && !output_option(flag, v))
+            !open_loop_option(flag, v) && !measurement_option(flag, v) && !lane_option(flag, v) &&
+            !output_option(flag, v))
             die("unknown option '" + flag + "' (see --help)");
         cl.given.insert(flag);
     }
@@ -454,7 +453,8 @@ void apply_topology_settings(Topology &topo, CommandLine &cl) {
     if (!d.flow_control.empty() && unset({"--flow-control"}))
         p.flow_control = d.flow_control == "credit" ? FlowControl::credit : FlowControl::packet;
     if (d.vls > 0 && unset({"--vls"})) p.vls = d.vls;
-    if (d.vl_buffer_bytes > 0 && unset({"--vl-buffer-bytes"})) p.vl_buffer_bytes = d.vl_buffer_bytes;
+    if (d.vl_buffer_bytes > 0 && unset({"--vl-buffer-bytes"}))
+        p.vl_buffer_bytes = d.vl_buffer_bytes;
     if (d.credit_bytes > 0 && unset({"--credit-bytes"})) p.credit_bytes = d.credit_bytes;
 }
 

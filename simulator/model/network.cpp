@@ -107,7 +107,9 @@ void Network::dispatch(const Event &e) {
         case kTimer: clients_[e.a]->timer(*this, e.b); break;
         case kDisk: disk_burst(static_cast<int>(e.a)); break;
         case kWindowEdge: window_edge(e.a != 0); break;
-        case kCredit: credit_return(e.a, e.b); break;
+        case kCredit:
+            credit_return(e.a, e.b);
+            break;
         default:
             pci_done(static_cast<int>(e.a), static_cast<PciOp>(e.kind() - kPciDone), e.b);
             break;
@@ -286,19 +288,30 @@ void Network::credit_return(std::uint32_t lane, std::uint32_t bytes) {
 }
 
 void Network::route_head(std::uint32_t input) {
+    if (__builtin_expect(lane_routing_, 0)) {
+        route_head_lanes(input);
+        return;
+    }
+    const Channel &in = channels_[input];
+    const Packet &p = packets_[fifo_front(input)];
+    const int router = in.to_dev - topo_.nodes;
+    const std::uint16_t port = routing_.port(router, p.phase, p.dst);
+    request(out_channel(in.to_dev, port), input);
+}
+
+// route_head with more than one lane or Valiant's two legs.
+void Network::route_head_lanes(std::uint32_t input) {
     const Channel &in = channels_[input];
     Packet &p = packets_[fifo_front(input)];
     const int router = in.to_dev - topo_.nodes;
-    const std::uint16_t port = __builtin_expect(valiant_, 0)
-                                   ? via_port(router, fifo_front(input))
-                                   : routing_.port(router, p.phase, p.dst);
+    const std::uint16_t port =
+        valiant_ ? via_port(router, fifo_front(input)) : routing_.port(router, p.phase, p.dst);
     const int out = out_channel(in.to_dev, port);
-    if (lanes_ > 1) {
-        // The lane rule: keep the lane within a class of links, step up where the link says.
-        const Channel &o = channels_[static_cast<std::size_t>(out)];
-        const std::uint32_t vl = (o.vl_class == in.vl_class ? input & lane_mask_ : 0) + o.vl_step;
-        p.vl = static_cast<std::uint8_t>(std::min<std::uint32_t>(vl, static_cast<std::uint32_t>(lanes_ - 1)));
-    }
+    // The lane rule: keep the lane within a class of links, step up where the link says.
+    const Channel &o = channels_[static_cast<std::size_t>(out)];
+    const std::uint32_t vl = (o.vl_class == in.vl_class ? input & lane_mask_ : 0) + o.vl_step;
+    p.vl = static_cast<std::uint8_t>(
+        std::min<std::uint32_t>(vl, static_cast<std::uint32_t>(lanes_ - 1)));
     request(out, input);
 }
 
@@ -309,7 +322,8 @@ std::uint16_t Network::via_port(int router, std::uint32_t pkt) {
     std::int32_t &via = packet_via_[pkt];
     if (via < 0) return routing_.port(router, p.phase, p.dst);
     const std::uint16_t port = routing_.port(router, p.phase, via);
-    if (channels_[static_cast<std::size_t>(out_channel(topo_.router_dev(router), port))].into_router)
+    if (channels_[static_cast<std::size_t>(out_channel(topo_.router_dev(router), port))]
+            .into_router)
         return port;
     via = -1;
     p.phase = 0;

@@ -252,6 +252,7 @@ private:
     void start(int out, std::uint32_t requester, std::uint32_t pkt);
     void tail_out(int out, std::uint32_t requester);
     void route_head(std::uint32_t input);
+    void route_head_lanes(std::uint32_t input);
     std::uint16_t via_port(int router, std::uint32_t pkt);
     void head_ready(int ch, std::uint32_t pkt);
     void credit_return(std::uint32_t lane, std::uint32_t bytes);
@@ -317,7 +318,8 @@ private:
     unsigned lane_shift_ = 0;
     std::uint32_t lane_mask_ = 0;
     bool credit_ = false;
-    bool spread_ = false;  // the spread lane rule: a packet's lane is chosen at its NIC
+    bool spread_ = false;             // the spread lane rule: a packet's lane is chosen at its NIC
+    bool lane_routing_ = false;       // more than one lane, or Valiant: route_head_lanes
     std::uint32_t credit_round_ = 0;  // the credit unit (a power of two) less one; 0: none
     std::vector<std::uint32_t> occupancy_;  // credit flow control: bytes in each lane's buffer
     // Valiant routing: per source router and group, the intermediate nodes to aim at, and the

@@ -32,8 +32,8 @@ struct Params {
     // lane does not hold up the others. The topology's lane rule says which lane a packet takes.
     FlowControl flow_control = FlowControl::packet;
     int vls = 1;
-    int vl_buffer_bytes = 0;  // per lane and input; 0: fifo_bytes
-    int credit_bytes = 64;    // credit unit (InfiniBand's 64 bytes); credit flow control only
+    int vl_buffer_bytes = 0;       // per lane and input; 0: fifo_bytes
+    int credit_bytes = 64;         // credit unit (InfiniBand's 64 bytes); credit flow control only
     std::uint64_t route_seed = 1;  // Valiant routing's choice of intermediate groups
 
     // Packets.

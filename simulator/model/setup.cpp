@@ -158,6 +158,7 @@ void Network::set_lane_rule(Channel &ch, const LinkSpec &l, Endpoint from, Endpo
 
 void Network::setup_valiant() {
     valiant_ = topo_.routing == "valiant";
+    lane_routing_ = valiant_ || lanes_ > 1;
     if (!valiant_) return;
     via_ = valiant_intermediates(topo_, routing_);
     route_rng_ = params_.route_seed * 0x9E3779B97F4A7C15ULL;

@@ -182,10 +182,10 @@ std::string to_text(const Results &r) {
         o << "flow control " << r.flow_control << ", " << r.vls << " virtual lane"
           << (r.vls > 1 ? "s" : "") << " of " << r.lane_buffer_bytes << " B, lane rule "
           << r.vl_rule << ", routing " << r.routing
-          << (r.flow_control == "credit" ? ", buffer overflows " +
-                                               std::to_string(r.buffer_overflows) + " (peak " +
-                                               std::to_string(r.peak_buffer_bytes) + " B)"
-                                         : std::string())
+          << (r.flow_control == "credit"
+                  ? ", buffer overflows " + std::to_string(r.buffer_overflows) + " (peak " +
+                        std::to_string(r.peak_buffer_bytes) + " B)"
+                  : std::string())
           << "\n";
     o << "simulated " << fmt("%.3f", r.sim_time_us) << " us in " << fmt("%.3f", r.wall_s)
       << " s wall; " << r.events << " events, " << fmt("%.3g", r.events_per_s) << " events/s\n";

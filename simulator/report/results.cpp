@@ -79,8 +79,8 @@ void fill_lanes(Results &r, const Network &net) {
     r.lane_buffer_bytes = p.vl_buffer_bytes > 0 ? p.vl_buffer_bytes : p.fifo_bytes;
     r.buffer_overflows = net.stats().buffer_overflows;
     r.peak_buffer_bytes = net.stats().peak_buffer_bytes;
-    r.lanes_reported = p.flow_control != FlowControl::packet || p.vls > 1 ||
-                       t.vl_rule != "none" || t.routing == "valiant";
+    r.lanes_reported = p.flow_control != FlowControl::packet || p.vls > 1 || t.vl_rule != "none" ||
+                       t.routing == "valiant";
 }
 
 void fill_run(Results &r, const Network &net, const Workload &work, double wall_s) {

@@ -230,7 +230,8 @@ struct Parser {
             if (w[i] == "vls") {
                 d.vls = static_cast<int>(number(w[i + 1], "vls", 1, 16));
             } else if (w[i] == "vl_buffer_bytes") {
-                d.vl_buffer_bytes = static_cast<int>(number(w[i + 1], "vl_buffer_bytes", 1, 1 << 24));
+                d.vl_buffer_bytes =
+                    static_cast<int>(number(w[i + 1], "vl_buffer_bytes", 1, 1 << 24));
             } else if (w[i] == "credit_bytes") {
                 d.credit_bytes = static_cast<int>(number(w[i + 1], "credit_bytes", 1, 1 << 16));
                 if ((d.credit_bytes & (d.credit_bytes - 1)) != 0)
@@ -258,8 +259,8 @@ struct Parser {
         } else if (k == "route") {
             route_statement(w);
         } else if (k == "vl_rule") {
-            if (w.size() != 2 || (w[1] != "none" && w[1] != "dateline" && w[1] != "group" &&
-                                  w[1] != "spread"))
+            if (w.size() != 2 ||
+                (w[1] != "none" && w[1] != "dateline" && w[1] != "group" && w[1] != "spread"))
                 fail("usage: vl_rule none|dateline|group|spread");
             t.vl_rule = w[1];
         } else if (k == "defaults") {

@@ -205,10 +205,15 @@ void distances_to(const Topology &t, const Routing &rt, int d, std::vector<int> 
             const int u = p.dev - N;
             const auto up = static_cast<std::size_t>(u), port = static_cast<std::size_t>(p.port);
             const int move = rt.to_phase1[up][port];
-            const int barred = rt.phase0_only[up][port];
-            // u in phase su --> v in phase su | move, unless barred in phase 1.
-            for (int su = 0; su <= 1 - barred; ++su) {
-                if ((su | move) != sv) continue;
+            // u in phase su --> v in phase su | move, su = 1 only where not barred: the phases
+            // of u that lead to sv are [lo, hi].
+            int lo = sv, hi = sv;
+            if (move) {
+                if (sv == 0) continue;
+                lo = 0;
+            }
+            if (rt.phase0_only[up][port]) hi = 0;
+            for (int su = lo; su <= hi; ++su) {
                 int &du = dist[static_cast<std::size_t>(u * 2 + su)];
                 if (du != kInf) continue;
                 du = dist[static_cast<std::size_t>(s)] + 1;
@@ -245,9 +250,10 @@ void downhill_ports(const Topology &t, const Routing &rt, int d, int u, int su,
 // upper router's at level l picks digit l-1 of the next. The leaf takes digit 0 of d (its
 // port at its own leaf), level l digit l+1 (digit l of its leaf's number): every link up and
 // down then carries traffic for as many destinations as any other under uniform traffic.
+// lowest: the leaves' level with ties 'dmodk', -1 with the hash.
 std::size_t tie_break(const Topology &t, int u, int d, std::size_t choices, int lowest) {
-    const int level = t.routers[static_cast<std::size_t>(u)].level;
-    if (t.ties == "dmodk" && level >= 0) {
+    const int level = lowest < 0 ? -1 : t.routers[static_cast<std::size_t>(u)].level;
+    if (level >= 0) {
         std::uint64_t q = static_cast<std::uint64_t>(d);
         for (int i = 0; level < lowest && i <= level && q > 0; ++i) q /= choices;
         return static_cast<std::size_t>(q % choices);
@@ -259,10 +265,9 @@ std::size_t tie_break(const Topology &t, int u, int d, std::size_t choices, int 
 
 // Next hops toward node d: any output that lowers the distance by one; ties spread by
 // destination and router.
-void fill_next_hops(const Topology &t, Routing &rt, int d, const std::vector<int> &dist) {
+void fill_next_hops(const Topology &t, Routing &rt, int d, const std::vector<int> &dist,
+                    int lowest) {
     const int R = static_cast<int>(t.routers.size());
-    int lowest = 0;
-    for (const RouterSpec &r : t.routers) lowest = std::max(lowest, r.level);
     std::vector<int> cand;
     for (int u = 0; u < R; ++u) {
         for (int su = 0; su < 2; ++su) {
@@ -298,9 +303,12 @@ void hops_from_distances(const Topology &t, Routing &rt, int d, const std::vecto
 void fill_minimal_tables(const Topology &t, Routing &rt) {
     std::vector<int> dist(t.routers.size() * 2);
     std::deque<int> q;
+    int lowest = -1;  // the leaves' level for d-mod-k ties
+    if (t.ties == "dmodk")
+        for (const RouterSpec &r : t.routers) lowest = std::max(lowest, r.level);
     for (int d = 0; d < t.nodes; ++d) {
         distances_to(t, rt, d, dist, q);
-        fill_next_hops(t, rt, d, dist);
+        fill_next_hops(t, rt, d, dist, lowest);
         hops_from_distances(t, rt, d, dist);
     }
 }
@@ -340,9 +348,10 @@ void hops_by_walking(const Topology &t, Routing &rt) {
 void check_coordinates(const Topology &t, const std::string &what) {
     for (const RouterSpec &r : t.routers)
         if (!r.placed)
-            throw TopologyError(at_line(t, r.line) + what + " needs coordinates for every " +
-                                "router, and router '" + r.name + "' has none" +
-                                (r.line > 0 ? " (give it 'at X Y')" : " (it suits mesh:X,Y and torus:X,Y)"));
+            throw TopologyError(
+                at_line(t, r.line) + what + " needs coordinates for every " +
+                "router, and router '" + r.name + "' has none" +
+                (r.line > 0 ? " (give it 'at X Y')" : " (it suits mesh:X,Y and torus:X,Y)"));
 }
 
 // Valiant routing and the group lane rule need every router's group (the dragonfly's).

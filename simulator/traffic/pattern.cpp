@@ -93,11 +93,13 @@ void DestinationPattern::remote_nodes(const std::vector<int> &routers) {
 void DestinationPattern::group_members(const std::vector<int> &groups) {
     std::vector<int> ids;
     for (int s = 0; s < n_; ++s) {
-        const int g = static_cast<std::size_t>(s) < groups.size() ? groups[static_cast<std::size_t>(s)] : -1;
+        const int g =
+            static_cast<std::size_t>(s) < groups.size() ? groups[static_cast<std::size_t>(s)] : -1;
         if (g < 0)
-            throw std::invalid_argument("pattern 'next_group' needs groups (a dragonfly, or "
-                                        "routers with 'group G'), and node n" +
-                                        std::to_string(s) + " has none");
+            throw std::invalid_argument(
+                "pattern 'next_group' needs groups (a dragonfly, or "
+                "routers with 'group G'), and node n" +
+                std::to_string(s) + " has none");
         ids.push_back(g);
     }
     std::vector<int> order = ids;
@@ -143,7 +145,8 @@ int DestinationPattern::next(int s, std::mt19937_64 &rng) {
         }
         case Kind::remote:
         case Kind::next_group: {
-            const auto &to = members_[static_cast<std::size_t>(target_group_[static_cast<std::size_t>(s)])];
+            const auto &to =
+                members_[static_cast<std::size_t>(target_group_[static_cast<std::size_t>(s)])];
             std::uniform_int_distribution<std::size_t> pick(0, to.size() - 1);
             return to[pick(rng)];
         }
@@ -159,7 +162,8 @@ void DestinationPattern::each_pair(const std::function<void(int, int)> &visit) c
             continue;
         }
         if (kind_ == Kind::next_group || kind_ == Kind::remote) {
-            for (int d : members_[static_cast<std::size_t>(target_group_[static_cast<std::size_t>(s)])])
+            for (int d :
+                 members_[static_cast<std::size_t>(target_group_[static_cast<std::size_t>(s)])])
                 visit(s, d);
             continue;
         }
