@@ -312,8 +312,8 @@ TEST_CASE("a 2:1 oversubscribed fat tree saturates near half the full one across
     // at full load, d-mod-k routing so every up and down link carries as many destinations.
     // The oversubscribed leaves have half the up links: at most half the injection capacity
     // gets through, and input-queued routers lose as much of it to head-of-line blocking as
-    // the full tree loses of its own (measured: 0.578 against 0.322 on 16 nodes, 0.579 against
-    // 0.316 on 64).
+    // the full tree loses of its own (measured: 0.577 against 0.322 on 16 nodes, 0.581 against
+    // 0.315 on 64).
     for (const auto &[k, n] : {std::pair{4, 2}, {4, 3}}) {
         INFO("k " << k << ", n " << n);
         const std::string spec = "fattree:" + std::to_string(k) + "," + std::to_string(n);
