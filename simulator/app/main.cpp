@@ -111,7 +111,7 @@ int run_load_sweep(const Topology &topo, CommandLine &cl, Time limit) {
 // Exit status: 0, or 3 when a run deadlocked or stalled.
 int simulate(CommandLine &cl) {
     Topology topo = make_topology(cl.topology, cl.fabrics);
-    if (!cl.routing.empty()) topo.routing = cl.routing;
+    apply_topology_settings(topo, cl);
     const Time limit = cl.time_limit_us > 0 ? from_us(cl.time_limit_us) : 0;
     const std::vector<bool> modes = protocol_modes(cl.protocol);
 

@@ -17,11 +17,24 @@ Discrete-event, packet-level simulator of a ServerNet-style system-area network.
 
 Topology
   --topology SPEC        crossbar:N | ring:R[,C] | mesh:X,Y[,C] | torus:X,Y[,C] |
-                         fattree:K,N | dragonfly:A,P,H | dual:N | chain:H | FILE
+                         fattree:K,N[,OVERSUB] | dragonfly:A,P,H[,G] | dual:N | chain:H | FILE
                          (default dual:64, the two-fabric 6-port-router network)
   --fabrics 1|2          fabrics for generators other than dual (default 1)
-  --routing RULE         override: updown | xy | shortest | table
+  --routing RULE         override: updown | xy | shortest | minimal | valiant | table
+  --ties T               among equal next hops: hash (default; of router and destination) |
+                         dmodk (destination digit per level: fat-tree d-mod-k)
   --fabric-choice C      shortest (default) | balance | x | y
+
+Flow control and virtual lanes
+  --flow-control F       packet (default; ServerNet: room for a whole packet, seen at once) |
+                         credit (InfiniBand: per-lane credits, returned a link delay after the
+                         buffer drains)
+  --vls N                virtual lanes per link, 1 to 16 (default 1)
+  --vl-buffer-bytes B    input buffer per lane (default: --fifo-bytes)
+  --credit-bytes B       credit unit, a power of two (default 64)
+  --vl-rule R            lane per hop: none (lane 0) | dateline (tori, with --routing xy) |
+                         group (dragonflies: one lane more per global link) | spread
+                         (destination mod lanes throughout: less head-of-line blocking)
 
 Workload
   --workload W           alltoall (default) | permutation | hotspot | pingpong | phase3b |
@@ -47,7 +60,8 @@ Open-loop experiments (--workload openloop)
   --load F               offered load per node, a fraction of its injection capacity (0.1)
   --injection I          bernoulli (default; one try per transfer time, load capped at 1) |
                          poisson
-  --pattern P            uniform (default) | permutation | transpose | hotspot | alltoall
+  --pattern P            uniform (default) | permutation | transpose | hotspot | alltoall |
+                         next_group (to the next group: dragonfly's adversarial traffic)
   --self                 destinations include the source itself
   --sweep-load LIST      one run per offered load, e.g. 0.1,0.2,...,0.9: latency against
                          offered load and the saturation point (implies --workload openloop)
@@ -65,7 +79,8 @@ Measurement
                          mean latency and still count as steady (default 0.1)
 
 Hardware (ServerNet I defaults)
-  --symbol-mhz F (50)  --link-mbps F (50)  --link-delay-ns F (10)  --hop-latency-ns F (300)
+  --symbol-mhz F (50)  --link-mbps F (50)  --link-gbps F (= link-mbps / 125)
+  --link-delay-ns F (10)  --hop-latency-ns F (300; the switch delay)
   --fifo-bytes N (256)  --arbitration round_robin|oldest_first
   --max-payload N (64)  --header-bytes N (16)
   --outstanding N (4)  --bte-engines N (1)  --turnaround-ns F (0)
@@ -86,6 +101,7 @@ const std::set<std::string> kValueFlags = {"--acks",
                                            "--arbitration",
                                            "--bte-engines",
                                            "--chunk-bytes",
+                                           "--credit-bytes",
                                            "--csv",
                                            "--disk-burst-bytes",
                                            "--disk-mbps",
@@ -93,12 +109,14 @@ const std::set<std::string> kValueFlags = {"--acks",
                                            "--fabric-choice",
                                            "--fabrics",
                                            "--fifo-bytes",
+                                           "--flow-control",
                                            "--header-bytes",
                                            "--hop-latency-ns",
                                            "--hot-fraction",
                                            "--injection",
                                            "--load",
                                            "--link-delay-ns",
+                                           "--link-gbps",
                                            "--link-mbps",
                                            "--max-payload",
                                            "--measure",
@@ -124,10 +142,14 @@ const std::set<std::string> kValueFlags = {"--acks",
                                            "--sweep-load",
                                            "--sweep-nodes",
                                            "--symbol-mhz",
+                                           "--ties",
                                            "--time-limit-us",
                                            "--topology",
                                            "--trace",
                                            "--turnaround-ns",
+                                           "--vl-buffer-bytes",
+                                           "--vl-rule",
+                                           "--vls",
                                            "--warmup",
                                            "--window",
                                            "--workload"};
@@ -171,7 +193,10 @@ struct Parser {
             cl.fabrics = to_int(flag, v, 1, 2);
         else if (flag == "--routing")
             cl.routing = v;
-        else if (flag == "--fabric-choice") {
+        else if (flag == "--ties") {
+            if (v != "hash" && v != "dmodk") die(flag + ": hash or dmodk");
+            cl.ties = v;
+        } else if (flag == "--fabric-choice") {
             if (v == "shortest")
                 p.fabric_choice = FabricChoice::shortest;
             else if (v == "balance")
@@ -220,7 +245,8 @@ struct Parser {
         else if (flag == "--trace")
             w.trace_path = v;
         else if (flag == "--seed")
-            w.seed = static_cast<std::uint64_t>(to_long(flag, v, 0, 1L << 62));
+            w.seed = cl.params.route_seed =
+                static_cast<std::uint64_t>(to_long(flag, v, 0, 1L << 62));
         else if (flag == "--time-limit-us")
             cl.time_limit_us = nonneg(flag, v);
         else if (flag == "--sweep-nodes")
@@ -236,6 +262,8 @@ struct Parser {
             p.symbol_mhz = nonneg(flag, v);
         else if (flag == "--link-mbps")
             p.link_mbps = nonneg(flag, v);
+        else if (flag == "--link-gbps")
+            p.link_mbps = nonneg(flag, v) * 125;
         else if (flag == "--link-delay-ns")
             p.link_delay_ns = nonneg(flag, v);
         else if (flag == "--hop-latency-ns")
@@ -329,6 +357,32 @@ struct Parser {
         return true;
     }
 
+    bool lane_option(const std::string &flag, const std::string &v) {
+        Params &p = cl.params;
+        if (flag == "--flow-control") {
+            if (v == "packet")
+                p.flow_control = FlowControl::packet;
+            else if (v == "credit")
+                p.flow_control = FlowControl::credit;
+            else
+                die(flag + ": packet or credit");
+        } else if (flag == "--vls") {
+            p.vls = to_int(flag, v, 1, 16);
+        } else if (flag == "--vl-buffer-bytes") {
+            p.vl_buffer_bytes = to_int(flag, v, 1, 1 << 24);
+        } else if (flag == "--credit-bytes") {
+            p.credit_bytes = to_int(flag, v, 1, 1 << 16);
+            if ((p.credit_bytes & (p.credit_bytes - 1)) != 0) die(flag + ": a power of two");
+        } else if (flag == "--vl-rule") {
+            if (v != "none" && v != "dateline" && v != "group" && v != "spread")
+                die(flag + ": none, dateline, group or spread");
+            cl.vl_rule = v;
+        } else {
+            return false;
+        }
+        return true;
+    }
+
     bool output_option(const std::string &flag, const std::string &v) {
         if (flag == "--csv")
             cl.csv_dir = v;
@@ -342,9 +396,10 @@ struct Parser {
     void set(const std::string &flag, const std::string &v) {
         if (!topology_option(flag, v) && !workload_option(flag, v) &&
             !link_and_router_option(flag, v) && !nic_and_bus_option(flag, v) &&
-            !open_loop_option(flag, v) && !measurement_option(flag, v) &&
+            !open_loop_option(flag, v) && !measurement_option(flag, v) && !lane_option(flag, v) &&
             !output_option(flag, v))
             die("unknown option '" + flag + "' (see --help)");
+        cl.given.insert(flag);
     }
 
     // Checks between options, and the defaults that depend on the workload.
@@ -379,6 +434,28 @@ struct Parser {
 
 const char *help_text() {
     return kHelp;
+}
+
+void apply_topology_settings(Topology &topo, CommandLine &cl) {
+    if (!cl.routing.empty()) topo.routing = cl.routing;
+    if (!cl.vl_rule.empty()) topo.vl_rule = cl.vl_rule;
+    if (!cl.ties.empty()) topo.ties = cl.ties;
+    const FabricDefaults &d = topo.defaults;
+    Params &p = cl.params;
+    auto unset = [&](std::initializer_list<const char *> flags) {
+        for (const char *f : flags)
+            if (cl.given.count(f)) return false;
+        return true;
+    };
+    if (d.link_mbps > 0 && unset({"--link-mbps", "--link-gbps"})) p.link_mbps = d.link_mbps;
+    if (d.link_delay_ns >= 0 && unset({"--link-delay-ns"})) p.link_delay_ns = d.link_delay_ns;
+    if (d.hop_latency_ns >= 0 && unset({"--hop-latency-ns"})) p.hop_latency_ns = d.hop_latency_ns;
+    if (!d.flow_control.empty() && unset({"--flow-control"}))
+        p.flow_control = d.flow_control == "credit" ? FlowControl::credit : FlowControl::packet;
+    if (d.vls > 0 && unset({"--vls"})) p.vls = d.vls;
+    if (d.vl_buffer_bytes > 0 && unset({"--vl-buffer-bytes"}))
+        p.vl_buffer_bytes = d.vl_buffer_bytes;
+    if (d.credit_bytes > 0 && unset({"--credit-bytes"})) p.credit_bytes = d.credit_bytes;
 }
 
 [[noreturn]] void die(const std::string &msg) {

@@ -1,6 +1,7 @@
 // sansim's command line as data: every option of one invocation, parsed and checked, with
 // the defaults that depend on other options (phase3b's disk and time limit) filled in.
 #pragma once
+#include <set>
 #include <string>
 
 #include "app/run.hpp"
@@ -16,6 +17,8 @@ struct CommandLine {
     std::string topology = "dual:64";
     int fabrics = 1;
     std::string routing;                    // empty: the topology's own rule
+    std::string vl_rule;                    // empty: the topology's own lane rule
+    std::string ties;                       // empty: the topology's own tie-break
     std::string protocol = "unrestricted";  // restricted | unrestricted | both
     std::string sweep;                      // --sweep-nodes list; empty: one node count
     std::string sweep_load;                 // --sweep-load list of offered loads
@@ -23,12 +26,17 @@ struct CommandLine {
     Measurement measure;                    // --warmup, --measure, --drain-us
     bool json = false;
     std::string csv_dir, plot_dir;
+    std::set<std::string> given;  // the options on the command line
 };
 
 // Reads argv; on bad input prints "sansim: <problem>" and exits with status 2.
 CommandLine parse_command_line(int argc, char **argv);
 
 const char *help_text();
+
+// The topology's own figures (a file's "defaults" and "flow_control" lines) where the command
+// line gave none, and its routing and lane rules unless --routing / --vl-rule override them.
+void apply_topology_settings(Topology &topo, CommandLine &cl);
 
 // "sansim: <msg>" on stderr, exit status 2.
 [[noreturn]] void die(const std::string &msg);

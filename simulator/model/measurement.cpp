@@ -28,9 +28,11 @@ Snapshot Network::snapshot() const {
     Snapshot s;
     s.taken = true;
     s.at = now_;
-    s.channel_busy.reserve(channels_.size());
-    for (const Channel &ch : channels_)
+    s.channel_busy.reserve(link_channels());
+    for (std::size_t i = 0; i < link_channels(); ++i) {
+        const Channel &ch = link_channel(i);
         s.channel_busy.push_back(ch.busy_total + (ch.busy ? now_ - ch.busy_since : 0));
+    }
     for (const Nic &nic : nics_) {
         s.nic_exhausted.push_back(nic.exhausted_total +
                                   (nic.exhausted_since >= 0 ? now_ - nic.exhausted_since : 0));

@@ -28,87 +28,6 @@ const char *fabric_choice_name(FabricChoice f) {
     return "?";
 }
 
-Network::Network(const Topology &topo, const Params &params)
-    : topo_(topo), params_(params), routing_(compute_routing(topo)) {
-    if (params_.max_payload < 1 || params_.header_bytes < 1)
-        throw TopologyError("packet payload and header must be at least one byte");
-    if (params_.fifo_bytes < params_.max_payload + params_.header_bytes)
-        throw TopologyError("router FIFOs must hold one whole packet (" +
-                            std::to_string(params_.max_payload + params_.header_bytes) +
-                            " bytes)");
-    if (params_.outstanding_limit < 1) throw TopologyError("outstanding limit must be >= 1");
-    if (params_.bte_engines < 1) throw TopologyError("BTE engines must be >= 1");
-    hop_latency_ = from_ns(params_.hop_latency_ns);
-    turnaround_ = from_ns(params_.nic_turnaround_ns);
-    const double default_mbps = params_.link_mbps > 0 ? params_.link_mbps : params_.symbol_mhz;
-
-    first_port_.resize(static_cast<std::size_t>(topo_.devices()));
-    std::uint32_t ports = 0;
-    for (int d = 0; d < topo_.devices(); ++d) {
-        first_port_[static_cast<std::size_t>(d)] = ports;
-        ports += static_cast<std::uint32_t>(topo_.ports_of(d));
-    }
-    out_channel_.assign(ports, -1);
-    // A FIFO holds at most one header-only packet per header's worth of bytes; an output is
-    // wanted by at most every input of its router (or the one NIC port behind it).
-    fifo_stride_ = static_cast<std::size_t>(params_.fifo_bytes / params_.header_bytes + 1);
-    if (fifo_stride_ > 0xFFFF)
-        throw TopologyError("router FIFOs may hold at most 65534 header-only packets");
-    waiter_stride_ = 1;
-    for (int d = topo_.nodes; d < topo_.devices(); ++d)
-        waiter_stride_ = std::max(waiter_stride_, static_cast<std::size_t>(topo_.ports_of(d)));
-    for (const LinkSpec &l : topo_.links) {
-        const double mbps = l.mbps > 0 ? l.mbps : default_mbps;
-        const double delay = l.delay_ns >= 0 ? l.delay_ns : params_.link_delay_ns;
-        if (!(mbps >= 0.001)) throw TopologyError("link bandwidth must be at least 0.001 MB/s");
-        for (int dir = 0; dir < 2; ++dir) {
-            const Endpoint from = dir == 0 ? l.a : l.b;
-            const Endpoint to = dir == 0 ? l.b : l.a;
-            Channel ch;
-            ch.to_dev = to.dev;
-            ch.ps_per_byte = static_cast<std::uint32_t>(ps_per_byte(mbps));
-            ch.delay = from_ns(delay);
-            ch.into_router = !topo_.is_node(to.dev);
-            ch.cap = ch.into_router ? static_cast<std::uint32_t>(params_.fifo_bytes)
-                                    : std::numeric_limits<std::uint32_t>::max();
-            if (!topo_.is_node(from.dev))
-                ch.to_phase1 = routing_.to_phase1[static_cast<std::size_t>(from.dev - topo_.nodes)]
-                                                 [static_cast<std::size_t>(from.port)];
-            out_channel_[first_port_[static_cast<std::size_t>(from.dev)] +
-                         static_cast<std::size_t>(from.port)] = static_cast<int>(channels_.size());
-            channels_.push_back(ch);
-            channel_ends_.push_back(ChannelEnds{from.dev, from.port, to.dev, to.port});
-        }
-    }
-    // A worm can sit in several FIFOs at once, so FIFOs are rings of packet ids rather than
-    // links through the packets.
-    fifo_slots_.assign(channels_.size() * fifo_stride_, kNil);
-    waiter_slots_.assign(channels_.size() * waiter_stride_, kNil);
-    nics_.resize(static_cast<std::size_t>(topo_.nodes));
-    for (int n = 0; n < topo_.nodes; ++n)
-        for (int f = 0; f < topo_.fabrics; ++f) {
-            NicPort &p = nics_[static_cast<std::size_t>(n)].port[f];
-            p.out = out_channel(n, f);
-            p.resp_head = p.resp_tail = p.req_head = p.req_tail = kNil;
-        }
-    for (Nic &nic : nics_)
-        for (NicPort &p : nic.port) p.resp_head = p.resp_tail = p.req_head = p.req_tail = kNil;
-    stats_.series_bin = std::max<Time>(1, from_us(params_.series_bin_us));
-    pair_used_.assign(static_cast<std::size_t>(topo_.nodes) * static_cast<std::size_t>(topo_.nodes),
-                      0);
-    // Past a simulated hour the stall time could overflow the clock: never.
-    if (params_.stall_us > 0 && params_.stall_us < 3.6e9)
-        stall_ = std::max(from_us(params_.stall_us), 100 * slowest_hop());
-    if (params_.disk_mbps > 0 && params_.pci_mbps > 0) {
-        // Reads and writes each at disk_mbps: one burst every burst / (2 * rate).
-        disk_interval_ = static_cast<Time>(params_.disk_burst_bytes / (2.0 * params_.disk_mbps) *
-                                           static_cast<double>(kUs));
-        for (int n = 0; n < topo_.nodes; ++n)
-            queue_.push(disk_interval_ * n / std::max(1, topo_.nodes), kDisk,
-                        static_cast<std::uint32_t>(n), 0);
-    }
-}
-
 Time Network::payload_time(int bytes) const {
     const double mbps = params_.link_mbps > 0 ? params_.link_mbps : params_.symbol_mhz;
     return ps_per_byte(mbps) * bytes;
@@ -188,6 +107,9 @@ void Network::dispatch(const Event &e) {
         case kTimer: clients_[e.a]->timer(*this, e.b); break;
         case kDisk: disk_burst(static_cast<int>(e.a)); break;
         case kWindowEdge: window_edge(e.a != 0); break;
+        case kCredit:
+            credit_return(e.a, e.b);
+            break;
         default:
             pci_done(static_cast<int>(e.a), static_cast<PciOp>(e.kind() - kPciDone), e.b);
             break;
@@ -215,14 +137,17 @@ inline std::uint32_t Network::head_of(std::uint32_t requester) const {
     return p.resp_head != kNil ? p.resp_head : p.req_head;
 }
 
-inline bool Network::fits(const Channel &ch, std::uint32_t pkt) const {
-    return !ch.into_router || ch.used + packets_[pkt].length <= ch.cap;
+// Whether the packet fits in the buffer of its lane at the far end of channel `out`.
+inline bool Network::fits(int out, std::uint32_t pkt) const {
+    const Packet &p = packets_[pkt];
+    const Channel &lane = channels_[static_cast<std::size_t>(out) + p.vl];
+    return !lane.into_router || lane.used + charge(p.length) <= lane.cap;
 }
 
 void Network::request(int out, std::uint32_t requester) {
     Channel &ch = channels_[static_cast<std::size_t>(out)];
     const std::uint32_t pkt = head_of(requester);
-    if (!ch.busy && ch.waiting == 0 && fits(ch, pkt)) {
+    if (!ch.busy && ch.waiting == 0 && fits(out, pkt)) {
         start(out, requester, pkt);
         return;
     }
@@ -238,7 +163,7 @@ void Network::arbitrate(int out) {
     std::size_t pick = n;
     if (params_.arbitration == Arbitration::oldest_first) {
         for (std::size_t i = 0; i < n; ++i)
-            if (fits(ch, head_of(w[i]))) {
+            if (fits(out, head_of(w[i]))) {
                 pick = i;
                 break;
             }
@@ -246,7 +171,7 @@ void Network::arbitrate(int out) {
         std::uint64_t best = std::numeric_limits<std::uint64_t>::max();
         for (std::size_t i = 0; i < n; ++i) {
             const std::uint64_t distance = w[i] - ch.rr;  // wraps: round-robin order
-            if (distance < best && fits(ch, head_of(w[i]))) {
+            if (distance < best && fits(out, head_of(w[i]))) {
                 best = distance;
                 pick = i;
             }
@@ -266,7 +191,7 @@ void Network::start(int out, std::uint32_t requester, std::uint32_t pkt) {
     ch.busy = true;
     ch.busy_since = now_;
     ch.packets++;
-    if (ch.into_router) ch.used += p.length;
+    if (ch.into_router) channels_[static_cast<std::size_t>(out) + p.vl].used += charge(p.length);
     if (requester >= channels_.size()) {
         // NIC ports hand the packet over now; router inputs keep it until its tail leaves.
         const std::uint32_t k = requester - static_cast<std::uint32_t>(channels_.size());
@@ -290,8 +215,8 @@ void Network::start(int out, std::uint32_t requester, std::uint32_t pkt) {
         // The next router looks the packet up when its head arrives, a hop latency from now;
         // on large fabrics the tables are far bigger than the caches, so fetch it meanwhile.
         __builtin_prefetch(routing_.entry(ch.to_dev - topo_.nodes, p.phase, p.dst));
-        queue_.push(now_ + ch.delay + hop_latency_, kHeadReady, static_cast<std::uint32_t>(out),
-                    pkt);
+        queue_.push(now_ + ch.delay + hop_latency_, kHeadReady,
+                    static_cast<std::uint32_t>(out) + p.vl, pkt);
     } else {
         queue_.push(p.tail_at, kNicRx, static_cast<std::uint32_t>(ch.to_dev), pkt);
     }
@@ -304,10 +229,18 @@ void Network::tail_out(int out, std::uint32_t requester) {
     if (requester < channels_.size()) {
         const std::uint32_t pkt = fifo_pop(requester);
         Channel &in = channels_[requester];
-        in.used -= packets_[pkt].length;
+        const std::uint32_t bytes = charge(packets_[pkt].length);
+        if (credit_) {
+            // The credits travel back over the link.
+            occupancy_[requester] -= bytes;
+            queue_.push(now_ + in.delay, kCredit, requester, bytes);
+        } else {
+            in.used -= bytes;
+        }
         arbitrate(out);
         if (in.fifo_count > 0) route_head(requester);
-        arbitrate(static_cast<int>(requester));  // room in this FIFO for the upstream link
+        // Room in this FIFO for the upstream link.
+        if (!credit_) arbitrate(static_cast<int>(requester & ~lane_mask_));
     } else {
         const std::uint32_t k = requester - static_cast<std::uint32_t>(channels_.size());
         NicPort &np = nics_[k / 2].port[k % 2];
@@ -338,15 +271,92 @@ inline std::uint32_t Network::fifo_pop(std::uint32_t chi) {
 void Network::head_ready(int chi, std::uint32_t pkt) {
     const auto c = static_cast<std::uint32_t>(chi);
     fifo_push(c, pkt);
+    if (credit_) {
+        // What the buffer holds, counted apart from the sender's credits: they must keep it
+        // within the buffer's size.
+        std::uint32_t &held = occupancy_[c];
+        held += charge(packets_[pkt].length);
+        stats_.peak_buffer_bytes = std::max(stats_.peak_buffer_bytes, held);
+        if (held > channels_[c].cap) ++stats_.buffer_overflows;
+    }
     if (channels_[c].fifo_count == 1) route_head(c);
 }
 
+void Network::credit_return(std::uint32_t lane, std::uint32_t bytes) {
+    channels_[lane].used -= bytes;
+    arbitrate(static_cast<int>(lane & ~lane_mask_));
+}
+
 void Network::route_head(std::uint32_t input) {
+    if (__builtin_expect(lane_routing_, 0)) {
+        route_head_lanes(input);
+        return;
+    }
     const Channel &in = channels_[input];
     const Packet &p = packets_[fifo_front(input)];
     const int router = in.to_dev - topo_.nodes;
     const std::uint16_t port = routing_.port(router, p.phase, p.dst);
     request(out_channel(in.to_dev, port), input);
+}
+
+// route_head with more than one lane or Valiant's two legs.
+void Network::route_head_lanes(std::uint32_t input) {
+    const Channel &in = channels_[input];
+    Packet &p = packets_[fifo_front(input)];
+    const int router = in.to_dev - topo_.nodes;
+    const std::uint16_t port =
+        valiant_ ? via_port(router, fifo_front(input)) : routing_.port(router, p.phase, p.dst);
+    const int out = out_channel(in.to_dev, port);
+    // The lane rule: keep the lane within a class of links, step up where the link says.
+    const Channel &o = channels_[static_cast<std::size_t>(out)];
+    const std::uint32_t vl = (o.vl_class == in.vl_class ? input & lane_mask_ : 0) + o.vl_step;
+    p.vl = static_cast<std::uint8_t>(
+        std::min<std::uint32_t>(vl, static_cast<std::uint32_t>(lanes_ - 1)));
+    request(out, input);
+}
+
+// Valiant's first leg aims at the intermediate node; at that node's router the second leg
+// starts, minimal to the destination.
+std::uint16_t Network::via_port(int router, std::uint32_t pkt) {
+    Packet &p = packets_[pkt];
+    std::int32_t &via = packet_via_[pkt];
+    if (via < 0) return routing_.port(router, p.phase, p.dst);
+    const std::uint16_t port = routing_.port(router, p.phase, via);
+    if (channels_[static_cast<std::size_t>(out_channel(topo_.router_dev(router), port))]
+            .into_router)
+        return port;
+    via = -1;
+    p.phase = 0;
+    return routing_.port(router, 0, p.dst);
+}
+
+// A random group other than the source's and the destination's, and one of the nodes nearest
+// the source's router in it; none (minimal routing) within a group.
+void Network::pick_via(std::uint32_t pkt) {
+    const Packet &p = packets_[pkt];
+    if (packet_via_.size() < packets_.size()) packet_via_.resize(packets_.size());
+    std::int32_t &via = packet_via_[pkt];
+    via = -1;
+    const PortPeer &at = routing_.peers[static_cast<std::size_t>(p.src)][p.fabric];
+    const PortPeer &to = routing_.peers[static_cast<std::size_t>(p.dst)][p.fabric];
+    if (topo_.is_node(at.dev) || topo_.is_node(to.dev)) return;
+    const int u = at.dev - topo_.nodes;
+    const int gs = via_.router_group[static_cast<std::size_t>(u)];
+    const int gd = via_.router_group[static_cast<std::size_t>(to.dev - topo_.nodes)];
+    if (gs == gd) return;
+    auto draw = [this] {  // splitmix64
+        std::uint64_t z = (route_rng_ += 0x9E3779B97F4A7C15ULL);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+        return z ^ (z >> 31);
+    };
+    for (int tries = 0; tries < 64; ++tries) {
+        const int g = static_cast<int>(draw() % static_cast<std::uint64_t>(via_.groups));
+        const int n = g == gs || g == gd ? 0 : via_.candidates(u, g);
+        if (n == 0) continue;
+        via = via_.candidate(u, g, static_cast<int>(draw() % static_cast<std::uint64_t>(n)));
+        return;
+    }
 }
 
 }  // namespace sansim

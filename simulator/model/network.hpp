@@ -16,6 +16,7 @@
 #include "model/params.hpp"
 #include "topology/routing.hpp"
 #include "topology/topology.hpp"
+#include "topology/valiant.hpp"
 
 namespace sansim {
 
@@ -41,6 +42,7 @@ struct Packet {
     std::uint16_t length = 0, payload = 0;
     PacketKind kind = PacketKind::write_request;
     std::uint8_t fabric = 0, phase = 0;
+    std::uint8_t vl = 0;  // the virtual lane it takes on its next link
 };
 
 struct Transfer {
@@ -59,6 +61,9 @@ struct Transfer {
 // packet's start, tail and arbitration touch fits one cache line: on a 1,024-node fabric the
 // channels far outgrow the caches. The FIFO's ring of packet ids and the list of requesters
 // waiting for the channel live in pools beside it (Network::fifo_slots_, waiter_slots_).
+// With virtual lanes a link direction has a block of these, one per lane, lane 0 first: the
+// lane's buffer (cap, used, FIFO) is its own; the link's state (busy, its times, the waiting
+// requesters) is kept on lane 0 only. One lane: the block is the channel.
 struct alignas(64) Channel {
     Time delay = 0;
     Time busy_since = 0, busy_total = 0;
@@ -72,11 +77,14 @@ struct alignas(64) Channel {
     bool busy = false;
     bool into_router = false;
     std::uint8_t to_phase1 = 0;
+    // The lane rule: a packet keeps its lane while the class stays the same (0 on turning
+    // into another class) and adds the step of the link it takes.
+    std::uint8_t vl_class = 0, vl_step = 0;
 };
 
 static_assert(sizeof(Channel) == 64, "a channel should fill one cache line");
 
-// Where a channel runs, for reports.
+// Where a link direction runs, for reports.
 struct ChannelEnds {
     int from_dev = 0, from_port = 0, to_dev = 0, to_port = 0;
 };
@@ -135,6 +143,10 @@ struct NetworkStats {
     std::vector<Time> or_series;  // exhausted NIC-time per bin, summed over NICs
     Time series_bin = 0;
     Time first_injection = -1, last_delivery = 0;
+    // Credit flow control: packets that found their lane's buffer fuller than its size on
+    // arrival (never, if credits work), and the most any lane's buffer held.
+    std::uint64_t buffer_overflows = 0;
+    std::uint32_t peak_buffer_bytes = 0;
     std::uint64_t payload_delivered_window = 0;
     std::uint64_t payload_injected_window = 0;  // bytes of the transfers queued in the window
     std::uint64_t window_transfers = 0, window_live = 0;  // queued in the window; not yet done
@@ -201,15 +213,23 @@ public:
 
     NetworkStats &stats() { return stats_; }
     const NetworkStats &stats() const { return stats_; }
-    const std::vector<Channel> &channels() const { return channels_; }
+    // Link directions (one per ChannelEnds) and their state: channel(i) is lane 0 of the i-th.
+    std::size_t link_channels() const { return channel_ends_.size(); }
+    const Channel &link_channel(std::size_t i) const { return channels_[i << lane_shift_]; }
     const std::vector<ChannelEnds> &channel_ends() const { return channel_ends_; }
+    int lanes() const { return lanes_; }
+    // Bytes a packet takes of a lane's buffer: its length, in whole credits under credit flow
+    // control.
+    std::uint32_t charge(std::uint32_t length) const {
+        return (length + credit_round_) & ~credit_round_;
+    }
     const std::vector<Nic> &nics() const { return nics_; }
     Time payload_time(int bytes) const;
 
 private:
     // The end of a PCI transaction is event kind kPciDone + its PciOp.
     enum EventKind : std::uint32_t {
-        kHeadReady, kTailOut, kNicRx, kTimer, kDisk, kWindowEdge, kPciDone
+        kHeadReady, kTailOut, kNicRx, kTimer, kDisk, kWindowEdge, kCredit, kPciDone
     };
     enum PciOp : std::uint32_t {
         kBteFetch, kTargetWrite, kTargetRead, kInitiatorWrite, kDiskIo,
@@ -228,11 +248,19 @@ private:
     std::uint32_t head_of(std::uint32_t requester) const;
     void request(int out, std::uint32_t requester);
     void arbitrate(int out);
-    bool fits(const Channel &ch, std::uint32_t pkt) const;
+    bool fits(int out, std::uint32_t pkt) const;
     void start(int out, std::uint32_t requester, std::uint32_t pkt);
     void tail_out(int out, std::uint32_t requester);
     void route_head(std::uint32_t input);
+    void route_head_lanes(std::uint32_t input);
+    std::uint16_t via_port(int router, std::uint32_t pkt);
     void head_ready(int ch, std::uint32_t pkt);
+    void credit_return(std::uint32_t lane, std::uint32_t bytes);
+    void setup_lanes();
+    void build_channels();
+    void set_lane_rule(Channel &ch, const LinkSpec &l, Endpoint from, Endpoint to) const;
+    void setup_valiant();
+    void pick_via(std::uint32_t pkt);
     std::uint32_t fifo_front(std::uint32_t ch) const {
         const Channel &c = channels_[ch];
         return c.fifo_count ? fifo_slots_[ch * fifo_stride_ + c.fifo_first] : kNil;
@@ -240,7 +268,7 @@ private:
     void fifo_push(std::uint32_t ch, std::uint32_t pkt);
     std::uint32_t fifo_pop(std::uint32_t ch);
     std::uint32_t *waiters(int ch) {
-        return &waiter_slots_[static_cast<std::size_t>(ch) * waiter_stride_];
+        return &waiter_slots_[(static_cast<std::size_t>(ch) >> lane_shift_) * waiter_stride_];
     }
     int out_channel(int dev, int port) const {
         return out_channel_[first_port_[static_cast<std::size_t>(dev)] +
@@ -284,6 +312,23 @@ private:
     Time until_ = kForever, horizon_ = kForever;
     Window window_;
     std::vector<std::uint8_t> pair_used_;  // [src * nodes + dst]
+
+    // Lanes: lanes_ per link direction in blocks of 2^lane_shift_ channels.
+    int lanes_ = 1;
+    unsigned lane_shift_ = 0;
+    std::uint32_t lane_mask_ = 0;
+    bool credit_ = false;
+    bool spread_ = false;             // the spread lane rule: a packet's lane is chosen at its NIC
+    bool lane_routing_ = false;       // more than one lane, or Valiant: route_head_lanes
+    std::uint32_t credit_round_ = 0;  // the credit unit (a power of two) less one; 0: none
+    std::vector<std::uint32_t> occupancy_;  // credit flow control: bytes in each lane's buffer
+    // Valiant routing: per source router and group, the intermediate nodes to aim at, and the
+    // one each packet's first leg aims at (-1 once there): kept beside the packets, which
+    // other routing leaves at 48 bytes.
+    bool valiant_ = false;
+    Intermediates via_;
+    std::vector<std::int32_t> packet_via_;
+    std::uint64_t route_rng_ = 0;
 
     std::vector<Channel> channels_;
     std::vector<ChannelEnds> channel_ends_;

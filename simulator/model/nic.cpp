@@ -104,6 +104,9 @@ void Network::nic_enqueue(int n, std::uint32_t pkt, bool response) {
     Packet &p = packets_[pkt];
     NicPort &np = nic.port[p.fabric];
     p.next = kNil;
+    // Responses reuse their request's record.
+    p.vl = spread_ ? static_cast<std::uint8_t>(p.dst % lanes_) : 0;
+    if (valiant_) pick_via(pkt);
     if (!response) {
         p.created = now_;
         ++nic.requests;

@@ -1,6 +1,7 @@
 // Hardware parameters of the model. Defaults are ServerNet I as described in the
 // terabyte-sort paper (§5.2.1); docs/sansim.md derives the PCI figures.
 #pragma once
+#include <cstdint>
 #include <string>
 
 namespace sansim {
@@ -12,6 +13,12 @@ enum class FabricChoice { shortest, balance, x_only, y_only };
 // write is done when its data arrives and holds no outstanding-request slot). Read responses
 // carry the data and always travel on the fabric.
 enum class AckPath { inband, separate, none };
+// Link-level flow control. packet (ServerNet): a packet starts on a link only when the next
+// input buffer has room for all of it, which the sender sees at once. credit (InfiniBand): the
+// sender holds credits for the receiver's buffer on each virtual lane, in credit_bytes units,
+// spends them as a packet starts and gets them back a link delay after the packet's tail has
+// left that buffer.
+enum class FlowControl { packet, credit };
 
 struct Params {
     // Links and routers.
@@ -21,6 +28,13 @@ struct Params {
     double hop_latency_ns = 300.0; // pipelined router latency, head in to head out
     int fifo_bytes = 256;          // input FIFO per router port
     Arbitration arbitration = Arbitration::round_robin;
+    // Virtual lanes: each router input has one buffer per lane, and a packet blocked on one
+    // lane does not hold up the others. The topology's lane rule says which lane a packet takes.
+    FlowControl flow_control = FlowControl::packet;
+    int vls = 1;
+    int vl_buffer_bytes = 0;       // per lane and input; 0: fifo_bytes
+    int credit_bytes = 64;         // credit unit (InfiniBand's 64 bytes); credit flow control only
+    std::uint64_t route_seed = 1;  // Valiant routing's choice of intermediate groups
 
     // Packets.
     int max_payload = 64;
@@ -55,5 +69,6 @@ struct Params {
 const char *arbitration_name(Arbitration a);
 const char *fabric_choice_name(FabricChoice f);
 const char *ack_path_name(AckPath a);
+const char *flow_control_name(FlowControl f);
 
 }  // namespace sansim

@@ -94,6 +94,14 @@ nlohmann::json summary_json(const Results &r) {
         {"transfer_latency", dist_json(r.transfer_latency)},
     };
     j.update(measurement_json(r));
+    if (r.lanes_reported)
+        j["flow_control"] = {{"mode", r.flow_control},
+                             {"vls", r.vls},
+                             {"vl_rule", r.vl_rule},
+                             {"routing", r.routing},
+                             {"lane_buffer_bytes", r.lane_buffer_bytes},
+                             {"buffer_overflows", r.buffer_overflows},
+                             {"peak_buffer_bytes", r.peak_buffer_bytes}};
     return j;
 }
 
@@ -170,6 +178,15 @@ std::string to_text(const Results &r) {
       << r.fabrics << " fabric" << (r.fabrics > 1 ? "s" : "") << ", "
       << (r.restricted ? "restricted" : "unrestricted") << ")\n";
     o << ending_text(r);
+    if (r.lanes_reported)
+        o << "flow control " << r.flow_control << ", " << r.vls << " virtual lane"
+          << (r.vls > 1 ? "s" : "") << " of " << r.lane_buffer_bytes << " B, lane rule "
+          << r.vl_rule << ", routing " << r.routing
+          << (r.flow_control == "credit"
+                  ? ", buffer overflows " + std::to_string(r.buffer_overflows) + " (peak " +
+                        std::to_string(r.peak_buffer_bytes) + " B)"
+                  : std::string())
+          << "\n";
     o << "simulated " << fmt("%.3f", r.sim_time_us) << " us in " << fmt("%.3f", r.wall_s)
       << " s wall; " << r.events << " events, " << fmt("%.3g", r.events_per_s) << " events/s\n";
     o << "packets " << r.packets << ", payload injected " << r.payload_injected << " B, delivered "

@@ -45,7 +45,8 @@ Busy busy_times(const Network &net) {
     Busy b;
     const NetworkStats &s = net.stats();
     if (!net.window().given) {
-        for (const Channel &ch : net.channels()) b.channel.push_back(ch.busy_total);
+        for (std::size_t i = 0; i < net.link_channels(); ++i)
+            b.channel.push_back(net.link_channel(i).busy_total);
         for (const Nic &nic : net.nics()) {
             b.exhausted.push_back(nic.exhausted_total);
             b.pci.push_back(std::min(nic.pci_busy, net.now()));
@@ -66,6 +67,20 @@ Busy busy_times(const Network &net) {
     b.pci = diff(start.nic_pci, stop.nic_pci);
     b.secs = to_seconds(std::max<Time>(1, stop.at - start.at));
     return b;
+}
+
+void fill_lanes(Results &r, const Network &net) {
+    const Params &p = net.params();
+    const Topology &t = net.topology();
+    r.flow_control = flow_control_name(p.flow_control);
+    r.vl_rule = t.vl_rule;
+    r.routing = t.routing;
+    r.vls = p.vls;
+    r.lane_buffer_bytes = p.vl_buffer_bytes > 0 ? p.vl_buffer_bytes : p.fifo_bytes;
+    r.buffer_overflows = net.stats().buffer_overflows;
+    r.peak_buffer_bytes = net.stats().peak_buffer_bytes;
+    r.lanes_reported = p.flow_control != FlowControl::packet || p.vls > 1 || t.vl_rule != "none" ||
+                       t.routing == "valiant";
 }
 
 void fill_run(Results &r, const Network &net, const Workload &work, double wall_s) {
@@ -89,6 +104,7 @@ void fill_run(Results &r, const Network &net, const Workload &work, double wall_
     r.open_loop = work.open_loop();
     r.offered_load = work.offered_load();
     r.acks = ack_path_name(net.params().acks);
+    fill_lanes(r, net);
     const Window &w = net.window();
     r.window_given = w.given;
     r.window_transfers = s.window_transfers;
@@ -173,8 +189,8 @@ void fill_nodes(Results &r, const Network &net, int nodes, const Span &span, con
 
 void fill_links(Results &r, const Network &net, const Busy &busy) {
     const Topology &topo = net.topology();
-    for (std::size_t i = 0; i < net.channels().size(); ++i) {
-        const Channel &ch = net.channels()[i];
+    for (std::size_t i = 0; i < net.link_channels(); ++i) {
+        const Channel &ch = net.link_channel(i);
         const ChannelEnds &ends = net.channel_ends()[i];
         LinkResult l;
         l.from = topo.dev_name(ends.from_dev) + "." + std::to_string(ends.from_port);

@@ -54,6 +54,14 @@ struct Results {
     // one-packet transfers (0 otherwise); at the default link figures.
     double zero_load_latency_us = 0;
     std::string acks;  // inband, separate or none
+    // Link-level flow control, reported when a run asks for credits, lanes, a lane rule or
+    // Valiant routing (lanes_reported); overflows and the peak are counted under credits only.
+    bool lanes_reported = false;
+    std::string flow_control, vl_rule, routing;
+    int vls = 1;
+    int lane_buffer_bytes = 0;
+    std::uint64_t buffer_overflows = 0;
+    std::uint32_t peak_buffer_bytes = 0;
 
     // The span rates cover: the window (after --warmup, for --measure) or the run from the
     // first injection; the window's transfers and those still in flight at the end.

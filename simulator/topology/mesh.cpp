@@ -1,5 +1,6 @@
 // 2-D meshes (dimension-order routing) and tori (up*/down* routing, deadlock free without
-// virtual channels). Ports: 0..per-1 nodes, then +x, -x, +y, -y.
+// virtual channels). Ports: 0..per-1 nodes, then +x, -x, +y, -y. A torus ring's wrap-around
+// link is its dateline (for dimension order on a torus with the dateline lane rule).
 #include "topology/topology.hpp"
 
 namespace sansim {
@@ -27,11 +28,15 @@ Topology make_mesh(int xs, int ys, int per, bool torus, int fabrics) {
         for (int y = 0; y < ys; ++y)
             for (int x = 0; x < xs; ++x) {
                 const bool wrap_x = torus && xs > 2, wrap_y = torus && ys > 2;
-                if (x + 1 < xs || wrap_x)
+                if (x + 1 < xs || wrap_x) {
                     t.connect(t.router_dev(id(x, y)), per, t.router_dev(id((x + 1) % xs, y)), per + 1);
-                if (y + 1 < ys || wrap_y)
+                    t.links.back().dateline = x + 1 == xs;
+                }
+                if (y + 1 < ys || wrap_y) {
                     t.connect(t.router_dev(id(x, y)), per + 2, t.router_dev(id(x, (y + 1) % ys)),
                               per + 3);
+                    t.links.back().dateline = y + 1 == ys;
+                }
             }
     }
     return t;

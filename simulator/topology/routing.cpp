@@ -117,19 +117,27 @@ void set_hops(Routing &rt, int f, int s, int d, int hops) {
             static_cast<std::size_t>(d)] = static_cast<std::uint8_t>(hops);
 }
 
-// Which router outputs move a packet into phase 1: up links for up*/down*, X links for
-// dimension order; for the other rules every output is phase 1 (no restriction).
-std::vector<std::vector<std::uint8_t>> phase1_outputs(
-    const Topology &t, const std::vector<std::vector<PortPeer>> &peers) {
+// Which router outputs move a packet into phase 1, and which it may take only in phase 0.
+// up*/down*: up links stay in phase 0, down links lead to phase 1, where up links are barred;
+// dimension order likewise with X and Y links; minimal and valiant (dragonflies): a link
+// between groups leads to phase 1 and is barred there, links inside a group are free, so a
+// path crosses at most one (the shortest path could cross two, and deadlock on the lanes the
+// group rule gives); for the other rules every output is phase 1 (no restriction).
+void phase_classes(const Topology &t, Routing &rt) {
+    const auto &peers = rt.peers;
     const int N = t.nodes;
     const int R = static_cast<int>(t.routers.size());
-    std::vector<std::vector<std::uint8_t>> to_phase1(static_cast<std::size_t>(R));
+    rt.to_phase1.assign(static_cast<std::size_t>(R), {});
+    rt.phase0_only.assign(static_cast<std::size_t>(R), {});
     std::vector<int> level;
     if (t.routing == "updown") level = updown_levels(t, peers);
+    const bool groups = t.routing == "minimal" || t.routing == "valiant";
     for (int u = 0; u < R; ++u) {
         const auto &pp = peers[static_cast<std::size_t>(N + u)];
-        auto &cls = to_phase1[static_cast<std::size_t>(u)];
+        auto &cls = rt.to_phase1[static_cast<std::size_t>(u)];
+        auto &barred = rt.phase0_only[static_cast<std::size_t>(u)];
         cls.assign(pp.size(), 1);
+        barred.assign(pp.size(), 0);
         for (std::size_t q = 0; q < pp.size(); ++q) {
             if (pp[q].link < 0 || t.is_node(pp[q].dev)) continue;
             const int v = pp[q].dev - N;
@@ -143,9 +151,13 @@ std::vector<std::vector<std::uint8_t>> phase1_outputs(
             } else if (t.routing == "xy") {
                 cls[q] = rv.x != ru.x ? 0 : 1;
             }
+            barred[q] = cls[q] == 0;
+            if (groups) {
+                cls[q] = ru.group != rv.group ? 1 : 0;
+                barred[q] = cls[q];
+            }
         }
     }
-    return to_phase1;
 }
 
 // "routing table": the file's routes, each checked against the wiring, serve both phases.
@@ -191,11 +203,17 @@ void distances_to(const Topology &t, const Routing &rt, int d, std::vector<int> 
         for (const PortPeer &p : peers[static_cast<std::size_t>(N + v)]) {
             if (p.link < 0 || t.is_node(p.dev)) continue;
             const int u = p.dev - N;
-            const int cls =
-                rt.to_phase1[static_cast<std::size_t>(u)][static_cast<std::size_t>(p.port)];
-            // u --(cls)--> v: class 0 keeps phase 0, class 1 leads to phase 1.
-            if (cls != sv) continue;
-            for (int su = 0; su <= cls; ++su) {
+            const auto up = static_cast<std::size_t>(u), port = static_cast<std::size_t>(p.port);
+            const int move = rt.to_phase1[up][port];
+            // u in phase su --> v in phase su | move, su = 1 only where not barred: the phases
+            // of u that lead to sv are [lo, hi].
+            int lo = sv, hi = sv;
+            if (move) {
+                if (sv == 0) continue;
+                lo = 0;
+            }
+            if (rt.phase0_only[up][port]) hi = 0;
+            for (int su = lo; su <= hi; ++su) {
                 int &du = dist[static_cast<std::size_t>(u * 2 + su)];
                 if (du != kInf) continue;
                 du = dist[static_cast<std::size_t>(s)] + 1;
@@ -218,18 +236,37 @@ void downhill_ports(const Topology &t, const Routing &rt, int d, int u, int su,
             if (pp[p].dev == d) cand.push_back(static_cast<int>(p));
             continue;
         }
-        const int cls = rt.to_phase1[static_cast<std::size_t>(u)][p];
-        if (su == 1 && cls == 0) continue;
-        const int sv = cls;
+        if (su == 1 && rt.phase0_only[static_cast<std::size_t>(u)][p]) continue;
+        const int sv = su | rt.to_phase1[static_cast<std::size_t>(u)][p];
         const int v = pp[p].dev - N;
         if (dist[static_cast<std::size_t>(v * 2 + sv)] == du - 1)
             cand.push_back(static_cast<int>(p));
     }
 }
 
+// Among equal next hops at router u toward node d: by a hash of both, or with ties 'dmodk'
+// on routers with levels by a digit of d in base (the number of choices): d-mod-k for the fat
+// tree generator's labels, where a leaf's up link picks digit n-2 of the router above and an
+// upper router's at level l picks digit l-1 of the next. The leaf takes digit 0 of d (its
+// port at its own leaf), level l digit l+1 (digit l of its leaf's number): every link up and
+// down then carries traffic for as many destinations as any other under uniform traffic.
+// lowest: the leaves' level with ties 'dmodk', -1 with the hash.
+std::size_t tie_break(const Topology &t, int u, int d, std::size_t choices, int lowest) {
+    const int level = lowest < 0 ? -1 : t.routers[static_cast<std::size_t>(u)].level;
+    if (level >= 0) {
+        std::uint64_t q = static_cast<std::uint64_t>(d);
+        for (int i = 0; level < lowest && i <= level && q > 0; ++i) q /= choices;
+        return static_cast<std::size_t>(q % choices);
+    }
+    const std::uint32_t h =
+        mix(static_cast<std::uint32_t>(d) * 2654435761U + static_cast<std::uint32_t>(u));
+    return h % choices;
+}
+
 // Next hops toward node d: any output that lowers the distance by one; ties spread by
 // destination and router.
-void fill_next_hops(const Topology &t, Routing &rt, int d, const std::vector<int> &dist) {
+void fill_next_hops(const Topology &t, Routing &rt, int d, const std::vector<int> &dist,
+                    int lowest) {
     const int R = static_cast<int>(t.routers.size());
     std::vector<int> cand;
     for (int u = 0; u < R; ++u) {
@@ -237,9 +274,8 @@ void fill_next_hops(const Topology &t, Routing &rt, int d, const std::vector<int
             if (dist[static_cast<std::size_t>(u * 2 + su)] == kInf) continue;
             downhill_ports(t, rt, d, u, su, dist, cand);
             if (cand.empty()) continue;
-            const std::uint32_t h =
-                mix(static_cast<std::uint32_t>(d) * 2654435761U + static_cast<std::uint32_t>(u));
-            const int port = cand.size() == 1 ? cand[0] : cand[h % cand.size()];
+            const int port =
+                cand.size() == 1 ? cand[0] : cand[tie_break(t, u, d, cand.size(), lowest)];
             rt.table[table_slot(t.nodes, u, su, d)] = static_cast<std::uint16_t>(port);
         }
     }
@@ -267,9 +303,12 @@ void hops_from_distances(const Topology &t, Routing &rt, int d, const std::vecto
 void fill_minimal_tables(const Topology &t, Routing &rt) {
     std::vector<int> dist(t.routers.size() * 2);
     std::deque<int> q;
+    int lowest = -1;  // the leaves' level for d-mod-k ties
+    if (t.ties == "dmodk")
+        for (const RouterSpec &r : t.routers) lowest = std::max(lowest, r.level);
     for (int d = 0; d < t.nodes; ++d) {
         distances_to(t, rt, d, dist, q);
-        fill_next_hops(t, rt, d, dist);
+        fill_next_hops(t, rt, d, dist, lowest);
         hops_from_distances(t, rt, d, dist);
     }
 }
@@ -304,13 +343,37 @@ void hops_by_walking(const Topology &t, Routing &rt) {
 }
 
 // Dimension order needs every router placed; without coordinates every hop would count as
-// the same dimension and the rule would quietly become shortest-path routing.
-void check_coordinates(const Topology &t) {
+// the same dimension and the rule would quietly become shortest-path routing. The dateline
+// lane rule tells dimensions apart the same way.
+void check_coordinates(const Topology &t, const std::string &what) {
     for (const RouterSpec &r : t.routers)
         if (!r.placed)
-            throw TopologyError(at_line(t, r.line) + "routing 'xy' needs coordinates for every " +
-                                "router, and router '" + r.name + "' has none" +
-                                (r.line > 0 ? " (give it 'at X Y')" : " (xy suits mesh:X,Y)"));
+            throw TopologyError(
+                at_line(t, r.line) + what + " needs coordinates for every " +
+                "router, and router '" + r.name + "' has none" +
+                (r.line > 0 ? " (give it 'at X Y')" : " (it suits mesh:X,Y and torus:X,Y)"));
+}
+
+// Valiant routing and the group lane rule need every router's group (the dragonfly's).
+void check_groups(const Topology &t, const std::string &what) {
+    for (const RouterSpec &r : t.routers)
+        if (r.group < 0)
+            throw TopologyError(at_line(t, r.line) + what + " needs a group for every router, " +
+                                "and router '" + r.name + "' has none" +
+                                (r.line > 0 ? " (give it 'group G')" : " (it suits dragonfly)"));
+}
+
+void check_rules(const Topology &t) {
+    if (t.routing == "xy") check_coordinates(t, "routing 'xy'");
+    if (t.routing == "minimal" || t.routing == "valiant")
+        check_groups(t, "routing '" + t.routing + "'");
+    if (t.vl_rule == "dateline")
+        check_coordinates(t, "virtual-lane rule 'dateline'");
+    else if (t.vl_rule == "group")
+        check_groups(t, "virtual-lane rule 'group'");
+    else if (t.vl_rule != "none" && t.vl_rule != "spread")
+        throw TopologyError("unknown virtual-lane rule '" + t.vl_rule +
+                            "' (none, dateline, group or spread)");
 }
 
 }  // namespace
@@ -342,19 +405,20 @@ Routing compute_routing(const Topology &t) {
     rt.nodes = t.nodes;
     rt.fabrics = t.fabrics;
     rt.peers = wire(t);
-    rt.to_phase1 = phase1_outputs(t, rt.peers);
+    phase_classes(t, rt);
     const auto N = static_cast<std::size_t>(t.nodes);
     rt.table.assign(t.routers.size() * 2 * N, Routing::kNone);
     rt.hops.assign(static_cast<std::size_t>(t.fabrics) * N * N, Routing::kUnreachable);
-    if (t.routing == "xy") check_coordinates(t);
+    check_rules(t);
     if (t.routing == "table") {
         fill_explicit_tables(t, rt);
         hops_by_walking(t, rt);
-    } else if (t.routing == "updown" || t.routing == "xy" || t.routing == "shortest") {
+    } else if (t.routing == "updown" || t.routing == "xy" || t.routing == "shortest" ||
+               t.routing == "minimal" || t.routing == "valiant") {
         fill_minimal_tables(t, rt);
     } else {
         throw TopologyError("unknown routing rule '" + t.routing +
-                            "' (updown, xy, shortest or table)");
+                            "' (updown, xy, shortest, minimal, valiant or table)");
     }
     return rt;
 }

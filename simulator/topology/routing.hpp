@@ -25,8 +25,10 @@ struct Routing {
     std::vector<std::vector<PortPeer>> peers;
     // table[(router * 2 + phase) * nodes + dst]
     std::vector<std::uint16_t> table;
-    // to_phase1[router][port]: taking this output moves the packet into phase 1.
+    // to_phase1[router][port]: taking this output moves the packet into phase 1;
+    // phase0_only[router][port]: a packet in phase 1 may not take it.
     std::vector<std::vector<std::uint8_t>> to_phase1;
+    std::vector<std::vector<std::uint8_t>> phase0_only;
     // hops[(fabric * nodes + src) * nodes + dst]: routers crossed, kUnreachable if none.
     std::vector<std::uint8_t> hops;
 

@@ -38,12 +38,13 @@ Topology make_topology(const std::string &spec, int fabrics) {
         return make_mesh(a[0], a[1], a.size() > 2 ? a[2] : 1, name == "torus", fabrics);
     }
     if (name == "fattree") {
-        need(2, 2, "fattree:K,N (k-ary n-tree, K^N nodes)");
-        return make_fat_tree(a[0], a[1], fabrics);
+        need(2, 3, "fattree:K,N[,OVERSUB] (k-ary n-tree, K^N nodes; OVERSUB:1 at the leaves)");
+        return make_fat_tree(a[0], a[1], fabrics, a.size() > 2 ? a[2] : 1);
     }
     if (name == "dragonfly") {
-        need(3, 3, "dragonfly:A,P,H");
-        return make_dragonfly(a[0], a[1], a[2], fabrics);
+        need(3, 4, "dragonfly:A,P,H[,G]");
+        if (a.size() > 3 && a[3] < 2) throw TopologyError("topology '" + spec + "': G >= 2");
+        return make_dragonfly(a[0], a[1], a[2], fabrics, a.size() > 3 ? a[3] : 0);
     }
     if (name == "dual") {
         need(1, 1, "dual:NODES");

@@ -18,6 +18,7 @@ struct LinkSpec {
     Endpoint a, b;
     double mbps = 0.0;       // 0: the model's default link bandwidth
     double delay_ns = -1.0;  // <0: the model's default propagation delay
+    bool dateline = false;   // a torus ring's wrap-around link (the dateline virtual-lane rule)
     int line = 0;            // source line in a topology file, 0 for generators
 };
 
@@ -28,6 +29,7 @@ struct RouterSpec {
     int level = -1;  // rank for up*/down* routing (0 = top); -1: breadth-first from a root
     int x = 0, y = 0;  // coordinates for dimension-order routing
     bool placed = false;  // x and y were given
+    int group = -1;       // dragonfly group: Valiant routing and the group virtual-lane rule
     int line = 0;
 };
 
@@ -38,6 +40,18 @@ struct RouteSpec {
     int line = 0;
 };
 
+// A topology's own figures for the model, used where the command line gives none (a file's
+// "defaults" and "flow_control" lines). Unset: 0, or -1 for delays, or empty.
+struct FabricDefaults {
+    double link_mbps = 0;
+    double link_delay_ns = -1;
+    double hop_latency_ns = -1;  // the switch delay
+    std::string flow_control;    // packet | credit
+    int vls = 0;
+    int vl_buffer_bytes = 0;
+    int credit_bytes = 0;
+};
+
 struct Topology {
     std::string name;
     int nodes = 0;
@@ -46,9 +60,21 @@ struct Topology {
     std::vector<RouterSpec> routers;
     std::vector<LinkSpec> links;
     // "updown" (deadlock free on any fabric), "xy" (dimension order, meshes),
-    // "shortest" (minimal, may deadlock on cycles), "table" (explicit routes only).
+    // "shortest" (minimal, may deadlock on cycles), "minimal" (dragonflies: shortest paths
+    // crossing at most one link between groups), "valiant" (minimal to a random intermediate
+    // group, then minimal to the destination), "table" (explicit routes only).
     std::string routing = "updown";
     std::vector<RouteSpec> routes;
+    // Which virtual lane a packet takes on each link: "none" (lane 0 throughout), "dateline"
+    // (tori: lane 1 after crossing a ring's wrap-around link, back to lane 0 on turning into
+    // another dimension), "group" (one lane more per link between groups: dragonflies),
+    // "spread" (each packet keeps lane destination mod lanes throughout, as InfiniBand maps
+    // service levels to lanes: packets for different destinations pass each other).
+    std::string vl_rule = "none";
+    // Among equal next hops: "hash" (of router and destination) or "dmodk" (destination
+    // digits by level: fat trees' d-mod-k; routers without a level hash).
+    std::string ties = "hash";
+    FabricDefaults defaults;
 
     int router_dev(int r) const { return nodes + r; }
     int devices() const { return nodes + static_cast<int>(routers.size()); }
@@ -86,8 +112,11 @@ public:
 Topology make_crossbar(int nodes, int fabrics);
 Topology make_ring(int routers, int nodes_per_router, int fabrics);
 Topology make_mesh(int x, int y, int nodes_per_router, bool torus, int fabrics);
-Topology make_fat_tree(int k, int n, int fabrics);
-Topology make_dragonfly(int a, int p, int h, int fabrics);
+// oversub: leaf routers have k down links and k / oversub up links (k a multiple of oversub).
+Topology make_fat_tree(int k, int n, int fabrics, int oversub = 1);
+// g groups (0: a * h + 1, one global link between every pair of groups); a * h must be a
+// multiple of g - 1.
+Topology make_dragonfly(int a, int p, int h, int fabrics, int g = 0);
 Topology make_dual_fabric(int nodes);
 Topology make_chain(int hops);  // two nodes joined through `hops` routers (validation)
 

@@ -11,11 +11,25 @@
 namespace sansim {
 namespace {
 
+// The router each node's first port is wired to, or its group (-1: none).
+std::vector<int> node_routers(const Network &net, bool groups) {
+    const Topology &t = net.topology();
+    std::vector<int> of(static_cast<std::size_t>(t.nodes), -1);
+    for (int n = 0; n < t.nodes; ++n) {
+        const int dev = net.routing().peers[static_cast<std::size_t>(n)][0].dev;
+        if (t.is_node(dev)) continue;
+        const int r = dev - t.nodes;
+        of[static_cast<std::size_t>(n)] = groups ? t.routers[static_cast<std::size_t>(r)].group : r;
+    }
+    return of;
+}
+
 class OpenLoop : public Workload {
 public:
     OpenLoop(const WorkloadOptions &opt, Network &net)
         : opt_(opt), n_(opt.nodes > 0 ? opt.nodes : net.nodes()), rng_(opt.seed),
-          pattern_(opt.pattern, n_, opt.self, opt.hot_fraction, rng_) {
+          pattern_(opt.pattern, n_, opt.self, opt.hot_fraction, rng_, node_routers(net, true),
+                   node_routers(net, false)) {
         if (!(opt.load > 0)) throw std::invalid_argument("openloop needs a positive --load");
         if (opt.injection != "bernoulli" && opt.injection != "poisson")
             throw std::invalid_argument("injection must be bernoulli or poisson, not '" +

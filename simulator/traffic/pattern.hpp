@@ -12,10 +12,13 @@ namespace sansim {
 
 class DestinationPattern {
 public:
-    // name: uniform | permutation | transpose | hotspot | alltoall. Throws
-    // std::invalid_argument for an unknown name or a node count the pattern cannot use.
+    // name: uniform | permutation | transpose | hotspot | alltoall | next_group | remote.
+    // Throws std::invalid_argument for an unknown name or a node count the pattern cannot use.
+    // groups: each node's group (its router's, on a dragonfly), for next_group; routers: the
+    // router each node is wired to, for remote.
     DestinationPattern(const std::string &name, int nodes, bool self, double hot_fraction,
-                       std::mt19937_64 &rng);
+                       std::mt19937_64 &rng, const std::vector<int> &groups = {},
+                       const std::vector<int> &routers = {});
 
     // Whether source s injects at all (transpose's diagonal does not, without self-traffic).
     bool sends(int s) const;
@@ -25,8 +28,10 @@ public:
     void each_pair(const std::function<void(int, int)> &visit) const;
 
 private:
-    enum class Kind { uniform, permutation, transpose, hotspot, alltoall };
+    enum class Kind { uniform, permutation, transpose, hotspot, alltoall, next_group, remote };
     int uniform(int s, std::mt19937_64 &rng) const;
+    void group_members(const std::vector<int> &groups);
+    void remote_nodes(const std::vector<int> &routers);
 
     Kind kind_ = Kind::uniform;
     int n_ = 0;
@@ -34,6 +39,10 @@ private:
     double hot_fraction_ = 0;
     std::vector<int> fixed_;  // permutation and transpose: each source's one destination
     std::vector<int> turn_;   // alltoall: each source's next offset
+    // next_group: the nodes of each group in turn, and each source's targets in them;
+    // remote: every other router's nodes, one list per router.
+    std::vector<std::vector<int>> members_;
+    std::vector<int> target_group_;
 };
 
 }  // namespace sansim

@@ -100,6 +100,40 @@ r = run(*stall[:2], *stall[4:])  # default up*/down* routing: deadlock free
 expect(r.returncode == 0 and "DEADLOCK" not in r.stdout and "STALLED" not in r.stdout,
        "the same load under up*/down* runs to its time limit", r)
 
+# Today's fabrics: a torus with dimension order, dateline lanes and credits at 100 Gb/s runs
+# and reports its flow control; the same load with one lane deadlocks; bad lane, credit and
+# generator figures are named. Runs without any of it print no flow-control figures.
+fabric = ["--topology", "torus:6,6", "--routing", "xy", "--flow-control", "credit",
+          "--vl-buffer-bytes", "128", "--link-gbps", "100", "--hop-latency-ns", "100",
+          "--workload", "openloop", "--load", "1", "--acks", "none", "--pci-mbps", "0",
+          "--time-limit-us", "1000", "--stall-us", "100"]
+r = run(*fabric, "--vls", "2", "--vl-rule", "dateline", "--json")
+try:
+    d = json.loads(r.stdout)
+    fc = d["flow_control"]
+    expect(r.returncode == 0 and not d["stalled"] and fc["mode"] == "credit" and fc["vls"] == 2
+           and fc["vl_rule"] == "dateline" and fc["buffer_overflows"] == 0
+           and fc["peak_buffer_bytes"] == 128 and d["injection_capacity_mbps"] == 10000,
+           "credit flow control with dateline lanes at 100 Gb/s runs and reports its figures", r)
+except (ValueError, KeyError) as e:
+    expect(False, f"--flow-control credit --json prints flow_control ({e})", r)
+r = run(*fabric)
+expect(r.returncode == 3 and "DEADLOCK" in r.stdout and "flow control credit, 1 virtual lane"
+       in r.stdout, "the same torus with one lane deadlocks and says so", r)
+r = run("--topology", "crossbar:4", "--message-bytes", "4096", "--json")
+expect(r.returncode == 0 and "flow_control" not in json.loads(r.stdout or "{}"),
+       "a run that asks for none of it reports no flow control", r)
+for args, why in [(["--vls", "0"], "--vls"), (["--credit-bytes", "48"], "power of two"),
+                  (["--vl-rule", "diagonal"], "--vl-rule"),
+                  (["--topology", "fattree:4,2,3"], "oversubscription 3:1"),
+                  (["--topology", "dragonfly:4,2,2,4"], "multiple of g - 1"),
+                  (["--topology", "torus:4,4", "--routing", "xy", "--vl-rule", "dateline"],
+                   "needs 2 virtual lanes"),
+                  (["--topology", "fattree:4,2", "--routing", "valiant"],
+                   "routing 'valiant' needs a group")]:
+    r = run("--message-bytes", "4096", *args)
+    expect(r.returncode == 2 and why in r.stderr, f"{' '.join(args)} is refused naming '{why}'", r)
+
 for f in failures:
     print("FAIL:", f)
 print(f"{checks - len(failures)} of {checks} command-line checks passed")
