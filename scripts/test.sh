@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # First checks that no C/C++ function is longer than 80 lines
-# (scripts/function-size-check.py, a second at most). Then builds and runs the
+# (scripts/function-size-check.py, a second at most) and that every C/C++ file
+# is formatted as .clang-format says (scripts/format-check.sh). Then builds and runs the
 # whole test suite three times: a release build, an AddressSanitizer build and
 # a ThreadSanitizer build, then runs the fuzz targets for a bounded time
 # (scripts/fuzz.sh), then the Soft-RoCE suite (tests/softroce/suite.sh) inside
@@ -49,6 +50,13 @@ if ! scripts/function-size-check.py; then
   status=1
   failed_stages+=("function size")
   echo "=== function size: FAILED ==="
+fi
+
+echo "=== format: clang-format ==="
+if ! scripts/format-check.sh; then
+  status=1
+  failed_stages+=("format")
+  echo "=== format: FAILED ==="
 fi
 
 run release build

@@ -60,7 +60,9 @@ static_assert(sizeof(ReplyHeader) == 32);
 
 // Request messages are at most this long (header + inline data); also the
 // size of the shadow thread's posted receive buffers.
-inline size_t request_message_max(size_t inline_max) { return sizeof(RequestHeader) + inline_max; }
+inline size_t request_message_max(size_t inline_max) {
+    return sizeof(RequestHeader) + inline_max;
+}
 
 // Null if `bytes` received bytes hold a well-formed request, else why not.
 inline const char *check_request(const RequestHeader &h, size_t bytes, size_t inline_max) {

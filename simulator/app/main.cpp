@@ -84,7 +84,8 @@ std::vector<double> sweep_loads(const std::string &list) {
             if (used != item.size()) load = 0;
         } catch (const std::exception &) {
         }
-        if (!(load > 0 && load <= 100)) die("--sweep-load: '" + item + "' is not a load in (0, 100]");
+        if (!(load > 0 && load <= 100))
+            die("--sweep-load: '" + item + "' is not a load in (0, 100]");
         loads.push_back(load);
     }
     return loads;

@@ -217,8 +217,7 @@ struct Parser {
         if (flag == "--workload") {
             w.kind = v;
             workload_set = true;
-        }
-        else if (flag == "--nodes")
+        } else if (flag == "--nodes")
             w.nodes = to_int(flag, v, 2, 1 << 16);
         else if (flag == "--message-bytes")
             w.message_bytes = to_bytes(flag, v, 1L << 40);

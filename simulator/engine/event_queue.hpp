@@ -28,19 +28,19 @@ inline bool before(const Event &x, const Event &y) {
 
 // A 4-ary min-heap of events: four children per node halve a binary heap's depth.
 class EventHeap {
-public:
+  public:
     void push(const Event &e);
     Event pop();
     bool empty() const { return heap_.empty(); }
     std::size_t size() const { return heap_.size(); }
     const Event &top() const { return heap_.front(); }
 
-private:
+  private:
     std::vector<Event> heap_;
 };
 
 class EventQueue {
-public:
+  public:
     static constexpr int kBucketShift = 12;                            // 4.096 ns buckets
     static constexpr std::uint64_t kBuckets = std::uint64_t{1} << 12;  // 16.8 us of ring
 
@@ -78,7 +78,7 @@ public:
         return cursor_ + d < cur.size() ? &cur[cursor_ + d] : nullptr;
     }
 
-private:
+  private:
     static constexpr std::uint64_t kWords = kBuckets / 64;
 
     static std::uint64_t bucket_of(Time t) { return static_cast<std::uint64_t>(t) >> kBucketShift; }

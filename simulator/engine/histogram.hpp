@@ -9,7 +9,7 @@
 namespace sansim {
 
 class Histogram {
-public:
+  public:
     void add(Time v);
     std::uint64_t count() const { return count_; }
     Time min() const { return count_ ? min_ : 0; }
@@ -20,7 +20,7 @@ public:
     // (bucket lower bound, count) for every non-empty bucket.
     std::vector<std::pair<Time, std::uint64_t>> buckets() const;
 
-private:
+  private:
     static constexpr int kSub = 64;
     static std::size_t index_of(Time v);
     static Time lower_of(std::size_t i);

@@ -11,7 +11,7 @@
 namespace sansim {
 
 class TimeSeries {
-public:
+  public:
     struct Totals {
         double bytes = 0;        // delivered in the span
         double latency_sum = 0;  // picoseconds, of the samples injected in the span
@@ -33,7 +33,7 @@ public:
     Totals sum(Time from, Time to) const;
     Time bin_width() const { return Time{1} << shift_; }
 
-private:
+  private:
     struct Bin {
         double bytes = 0, latency_sum = 0;
         std::uint64_t latency_count = 0, injected = 0;

@@ -20,10 +20,14 @@ const char *ack_path_name(AckPath a) {
 
 const char *fabric_choice_name(FabricChoice f) {
     switch (f) {
-        case FabricChoice::shortest: return "shortest";
-        case FabricChoice::balance: return "balance";
-        case FabricChoice::x_only: return "x";
-        case FabricChoice::y_only: return "y";
+        case FabricChoice::shortest:
+            return "shortest";
+        case FabricChoice::balance:
+            return "balance";
+        case FabricChoice::x_only:
+            return "x";
+        case FabricChoice::y_only:
+            return "y";
     }
     return "?";
 }
@@ -40,9 +44,12 @@ int Network::choose_fabric(int src, int dst, bool read) const {
     if (!connects(0, src, dst, read)) return 1;
     if (!connects(1, src, dst, read)) return 0;
     switch (params_.fabric_choice) {
-        case FabricChoice::x_only: return 0;
-        case FabricChoice::y_only: return 1;
-        case FabricChoice::balance: return (src + dst) % 2;
+        case FabricChoice::x_only:
+            return 0;
+        case FabricChoice::y_only:
+            return 1;
+        case FabricChoice::balance:
+            return (src + dst) % 2;
         case FabricChoice::shortest:
             if (hx != hy) return hx < hy ? 0 : 1;
             return (src + dst) % 2;
@@ -94,19 +101,34 @@ void Network::prefetch(const Event &e) const {
                 __builtin_prefetch(&fifo_slots_[e.b * fifo_stride_]);
             }
             break;
-        case kNicRx: __builtin_prefetch(&packets_[e.b]); break;
-        default: break;
+        case kNicRx:
+            __builtin_prefetch(&packets_[e.b]);
+            break;
+        default:
+            break;
     }
 }
 
 void Network::dispatch(const Event &e) {
     switch (e.kind()) {
-        case kHeadReady: head_ready(static_cast<int>(e.a), e.b); break;
-        case kTailOut: tail_out(static_cast<int>(e.a), e.b); break;
-        case kNicRx: nic_receive(static_cast<int>(e.a), e.b); break;
-        case kTimer: clients_[e.a]->timer(*this, e.b); break;
-        case kDisk: disk_burst(static_cast<int>(e.a)); break;
-        case kWindowEdge: window_edge(e.a != 0); break;
+        case kHeadReady:
+            head_ready(static_cast<int>(e.a), e.b);
+            break;
+        case kTailOut:
+            tail_out(static_cast<int>(e.a), e.b);
+            break;
+        case kNicRx:
+            nic_receive(static_cast<int>(e.a), e.b);
+            break;
+        case kTimer:
+            clients_[e.a]->timer(*this, e.b);
+            break;
+        case kDisk:
+            disk_burst(static_cast<int>(e.a));
+            break;
+        case kWindowEdge:
+            window_edge(e.a != 0);
+            break;
         case kCredit:
             credit_return(e.a, e.b);
             break;
@@ -127,7 +149,9 @@ std::uint32_t Network::alloc_packet() {
     return p;
 }
 
-void Network::free_packet(std::uint32_t p) { free_packets_.push_back(p); }
+void Network::free_packet(std::uint32_t p) {
+    free_packets_.push_back(p);
+}
 
 // Requesters: a router input (the channel feeding it) or a NIC port (after the channels).
 inline std::uint32_t Network::head_of(std::uint32_t requester) const {

@@ -24,7 +24,7 @@ class Network;
 
 // Receives completions of the transfers it started and the timers it set.
 class TransferClient {
-public:
+  public:
     virtual ~TransferClient() = default;
     virtual void transfer_done(Network &net, std::uint32_t transfer, std::uint64_t tag) = 0;
     virtual void timer(Network &, std::uint32_t) {}
@@ -33,9 +33,9 @@ public:
 enum class PacketKind : std::uint8_t { write_request, read_request, write_response, read_response };
 
 struct Packet {
-    Time tail_at = 0;     // when the tail reaches the current device
-    Time created = 0;     // requests: when queued at the initiating NIC (start of RTT)
-    Time issued = 0;      // when the BTE took an outstanding-request slot for it
+    Time tail_at = 0;  // when the tail reaches the current device
+    Time created = 0;  // requests: when queued at the initiating NIC (start of RTT)
+    Time issued = 0;   // when the BTE took an outstanding-request slot for it
     std::uint32_t transfer = 0;
     std::uint32_t next = 0;  // intrusive queue link
     std::int32_t src = 0, dst = 0;
@@ -131,9 +131,9 @@ struct Snapshot {
 
 struct NetworkStats {
     std::uint64_t events = 0;
-    std::uint64_t packets_sent = 0;        // every packet injected by a NIC
-    std::uint64_t payload_injected = 0;    // bytes of transfers started
-    std::uint64_t payload_delivered = 0;   // bytes that reached their destination
+    std::uint64_t packets_sent = 0;       // every packet injected by a NIC
+    std::uint64_t payload_injected = 0;   // bytes of transfers started
+    std::uint64_t payload_delivered = 0;  // bytes that reached their destination
     std::uint64_t duplicate_deliveries = 0;
     std::uint64_t transfers_done = 0;
     Histogram packet_rtt;         // request queued at the NIC port to response received
@@ -157,7 +157,7 @@ struct NetworkStats {
 };
 
 class Network {
-public:
+  public:
     Network(const Topology &topo, const Params &params);
 
     const Topology &topology() const { return topo_; }
@@ -226,13 +226,24 @@ public:
     const std::vector<Nic> &nics() const { return nics_; }
     Time payload_time(int bytes) const;
 
-private:
+  private:
     // The end of a PCI transaction is event kind kPciDone + its PciOp.
     enum EventKind : std::uint32_t {
-        kHeadReady, kTailOut, kNicRx, kTimer, kDisk, kWindowEdge, kCredit, kPciDone
+        kHeadReady,
+        kTailOut,
+        kNicRx,
+        kTimer,
+        kDisk,
+        kWindowEdge,
+        kCredit,
+        kPciDone
     };
     enum PciOp : std::uint32_t {
-        kBteFetch, kTargetWrite, kTargetRead, kInitiatorWrite, kDiskIo,
+        kBteFetch,
+        kTargetWrite,
+        kTargetRead,
+        kInitiatorWrite,
+        kDiskIo,
         kTurnaround  // not on the bus: a response whose AVT processing time has elapsed
     };
     static constexpr std::uint32_t pci_event(PciOp op) {

@@ -63,8 +63,8 @@ void Network::bte_step(int n) {
         const std::size_t slot = nic.bte_rr++ % nic.bte_active.size();
         const std::uint32_t tid = nic.bte_active[slot];
         Transfer &t = transfers_[tid];
-        const std::uint64_t offset = static_cast<std::uint64_t>(t.issued) *
-                                     static_cast<std::uint64_t>(params_.max_payload);
+        const std::uint64_t offset =
+            static_cast<std::uint64_t>(t.issued) * static_cast<std::uint64_t>(params_.max_payload);
         const auto chunk = static_cast<std::uint16_t>(
             std::min<std::uint64_t>(static_cast<std::uint64_t>(params_.max_payload),
                                     t.bytes > offset ? t.bytes - offset : 0));
@@ -130,7 +130,9 @@ void Network::nic_receive(int n, std::uint32_t pkt) {
     Packet &p = packets_[pkt];
     progress();
     switch (p.kind) {
-        case PacketKind::write_request: write_arrived(n, pkt); break;
+        case PacketKind::write_request:
+            write_arrived(n, pkt);
+            break;
         case PacketKind::read_request:
             if (params_.pci_mbps > 0) {
                 pci(n, pci_read_time(p.payload), kTargetRead, pkt);
@@ -279,7 +281,9 @@ void Network::pci_done(int n, PciOp op, std::uint32_t pkt) {
             else
                 make_response(n, pkt);
             break;
-        case kTargetRead: make_response(n, pkt); break;
+        case kTargetRead:
+            make_response(n, pkt);
+            break;
         case kInitiatorWrite: {
             const std::uint32_t tid = packets_[pkt].transfer;
             free_packet(pkt);
@@ -287,7 +291,8 @@ void Network::pci_done(int n, PciOp op, std::uint32_t pkt) {
             bte_step(n);
             break;
         }
-        case kDiskIo: break;
+        case kDiskIo:
+            break;
         case kTurnaround: {
             const Time created = packets_[pkt].created;
             nic_enqueue(n, pkt, true);

@@ -22,11 +22,11 @@ enum class FlowControl { packet, credit };
 
 struct Params {
     // Links and routers.
-    double symbol_mhz = 50.0;      // router symbol clock; one symbol is one byte
-    double link_mbps = 50.0;       // per direction; 0 means symbol_mhz x 1 byte
-    double link_delay_ns = 10.0;   // propagation per link (cable + serdes)
-    double hop_latency_ns = 300.0; // pipelined router latency, head in to head out
-    int fifo_bytes = 256;          // input FIFO per router port
+    double symbol_mhz = 50.0;       // router symbol clock; one symbol is one byte
+    double link_mbps = 50.0;        // per direction; 0 means symbol_mhz x 1 byte
+    double link_delay_ns = 10.0;    // propagation per link (cable + serdes)
+    double hop_latency_ns = 300.0;  // pipelined router latency, head in to head out
+    int fifo_bytes = 256;           // input FIFO per router port
     Arbitration arbitration = Arbitration::round_robin;
     // Virtual lanes: each router input has one buffer per lane, and a packet blocked on one
     // lane does not hold up the others. The topology's lane rule says which lane a packet takes.
@@ -41,23 +41,23 @@ struct Params {
     int header_bytes = 16;  // header + CRC
 
     // NICs.
-    int outstanding_limit = 4;  // SPAD configures 4; hardware max 8
-    int bte_engines = 1;        // transfers a NIC issues concurrently (ServerNet I: 1)
+    int outstanding_limit = 4;       // SPAD configures 4; hardware max 8
+    int bte_engines = 1;             // transfers a NIC issues concurrently (ServerNet I: 1)
     double nic_turnaround_ns = 0.0;  // AVT processing before a response is queued
     AckPath acks = AckPath::inband;
 
     // PCI (32-bit, 33 MHz). bandwidth 0 disables the bus model (ideal endpoints).
     double pci_mbps = 132.0;
-    double pci_read_latency_ns = 1450.0;  // first-byte latency of a read, bus held
-    double pci_write_overhead_ns = 940.0; // per write transaction, bus held
-    double disk_mbps = 0.0;         // background disk DMA per node, each of read and write
-    int disk_burst_bytes = 4096;    // one disk DMA burst on the bus
+    double pci_read_latency_ns = 1450.0;   // first-byte latency of a read, bus held
+    double pci_write_overhead_ns = 940.0;  // per write transaction, bus held
+    double disk_mbps = 0.0;                // background disk DMA per node, each of read and write
+    int disk_burst_bytes = 4096;           // one disk DMA burst on the bus
 
     // Fabrics.
     FabricChoice fabric_choice = FabricChoice::shortest;
 
     // Statistics.
-    double series_bin_us = 100.0;   // time-series bin for outstanding-request exhaustion
+    double series_bin_us = 100.0;  // time-series bin for outstanding-request exhaustion
     // A run with work pending and no packet reaching any NIC for this long has stalled and is
     // stopped (0: never). Never less than 100 times the slowest packet's hop.
     double stall_us = 1000.0;

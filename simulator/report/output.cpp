@@ -12,8 +12,9 @@ namespace sansim {
 namespace {
 
 nlohmann::json dist_json(const Distribution &d) {
-    return {{"count", d.count}, {"min_us", d.min_us}, {"mean_us", d.mean_us}, {"p50_us", d.p50_us},
-            {"p90_us", d.p90_us}, {"p99_us", d.p99_us}, {"max_us", d.max_us}};
+    return {{"count", d.count},   {"min_us", d.min_us}, {"mean_us", d.mean_us},
+            {"p50_us", d.p50_us}, {"p90_us", d.p90_us}, {"p99_us", d.p99_us},
+            {"max_us", d.max_us}};
 }
 
 std::string fmt(const char *f, double v) {
@@ -213,8 +214,11 @@ std::string to_json(const Results &r, bool full) {
     if (full) {
         nlohmann::json nodes = nlohmann::json::array();
         for (const NodeResult &n : r.per_node)
-            nodes.push_back({{"node", n.node}, {"active", n.active}, {"tx_mbps", n.tx_mbps},
-                             {"rx_mbps", n.rx_mbps}, {"bidir_mbps", n.bidir_mbps},
+            nodes.push_back({{"node", n.node},
+                             {"active", n.active},
+                             {"tx_mbps", n.tx_mbps},
+                             {"rx_mbps", n.rx_mbps},
+                             {"bidir_mbps", n.bidir_mbps},
                              {"or_exhausted_fraction", n.or_exhausted_fraction},
                              {"pci_utilization", n.pci_utilization},
                              {"latency_p50_us", n.latency_p50_us},
@@ -222,8 +226,11 @@ std::string to_json(const Results &r, bool full) {
         j["per_node"] = nodes;
         nlohmann::json links = nlohmann::json::array();
         for (const LinkResult &l : r.links)
-            links.push_back({{"from", l.from}, {"to", l.to}, {"utilization", l.utilization},
-                             {"packets", l.packets}, {"router_port", l.router_port}});
+            links.push_back({{"from", l.from},
+                             {"to", l.to},
+                             {"utilization", l.utilization},
+                             {"packets", l.packets},
+                             {"router_port", l.router_port}});
         j["links"] = links;
         nlohmann::json hist = nlohmann::json::array();
         for (const auto &[lo, c] : r.rtt_histogram) hist.push_back({lo, c});

@@ -17,7 +17,9 @@ std::string run_gnuplot(const std::string &script) {
     return {};
 }
 
-std::string quote(const std::string &s) { return "'" + s + "'"; }
+std::string quote(const std::string &s) {
+    return "'" + s + "'";
+}
 
 }  // namespace
 
@@ -25,12 +27,15 @@ std::string plot_run(const Results &r, const std::string &dir) {
     write_csv(r, dir);
     std::string s = "set terminal pngcairo size 900,540 noenhanced\nset datafile separator ','\n";
     s += "set output " + quote(dir + "/rtt_histogram.png") + "\n";
-    s += "set title 'Packet RTT, " + r.topology + "'\nset xlabel 'RTT (us)'\nset ylabel 'packets'\n";
+    s +=
+        "set title 'Packet RTT, " + r.topology + "'\nset xlabel 'RTT (us)'\nset ylabel 'packets'\n";
     s += "set logscale x\nset style fill solid 0.6\n";
-    s += "plot " + quote(dir + "/rtt_histogram.csv") + " using 1:2 every ::1 with impulses lw 3 title ''\n";
+    s += "plot " + quote(dir + "/rtt_histogram.csv") +
+         " using 1:2 every ::1 with impulses lw 3 title ''\n";
     s += "unset logscale x\n";
     s += "set output " + quote(dir + "/link_utilization.png") + "\n";
-    s += "set title 'Utilization per link direction'\nset xlabel 'link direction'\nset ylabel 'busy fraction'\n";
+    s += "set title 'Utilization per link direction'\nset xlabel 'link direction'\nset ylabel "
+         "'busy fraction'\n";
     s += "set yrange [0:1]\n";
     s += "plot " + quote(dir + "/links.csv") + " using 1:5 every ::1 with boxes title ''\n";
     s += "set output " + quote(dir + "/or_series.png") + "\n";
@@ -47,8 +52,12 @@ std::string plot_sweep(const std::vector<Results> &rows, const std::string &dir)
     s += "set title 'Per-node bidirectional bandwidth vs node count'\n";
     s += "set xlabel 'nodes'\nset ylabel 'MB/s per node (bidirectional)'\nset key bottom left\n";
     const std::string csv = quote(dir + "/sweep.csv");
-    s += "plot " + csv + " using 1:(strcol(2) eq 'unrestricted' ? $3 : 1/0) every ::1 with linespoints pt 5 title 'unrestricted', ";
-    s += csv + " using 1:(strcol(2) eq 'restricted' ? $3 : 1/0) every ::1 with linespoints pt 13 title 'restricted'\n";
+    s += "plot " + csv +
+         " using 1:(strcol(2) eq 'unrestricted' ? $3 : 1/0) every ::1 with linespoints pt 5 title "
+         "'unrestricted', ";
+    s += csv +
+         " using 1:(strcol(2) eq 'restricted' ? $3 : 1/0) every ::1 with linespoints pt 13 title "
+         "'restricted'\n";
     return run_gnuplot(s);
 }
 

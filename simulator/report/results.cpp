@@ -284,7 +284,8 @@ Results collect(const Network &net, const Workload &work, int nodes, double wall
     fill_links(r, net, busy);
     fill_hops(r, net, work, nodes);
     fill_steady(r, net, span);
-    for (const auto &[lo, count] : s.packet_rtt.buckets()) r.rtt_histogram.emplace_back(to_us(lo), count);
+    for (const auto &[lo, count] : s.packet_rtt.buckets())
+        r.rtt_histogram.emplace_back(to_us(lo), count);
     r.series_bin_us = to_us(s.series_bin);
     for (Time t : s.or_series)
         r.or_series.push_back(static_cast<double>(t) / static_cast<double>(s.series_bin) /

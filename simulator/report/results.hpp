@@ -35,7 +35,7 @@ struct LinkResult {
 
 struct Results {
     std::string topology, workload;
-    int nodes = 0;       // nodes the workload used
+    int nodes = 0;  // nodes the workload used
     int fabrics = 1;
     bool restricted = false;
     double sim_time_us = 0, wall_s = 0;
@@ -115,9 +115,9 @@ struct Saturation {
     // Saturated: accepted fell below `threshold` of what the window injected (the offered load
     // as it came out of the random sources), or the run stalled.
     bool reached = false;
-    double last_below = 0;     // the highest offered load still below saturation (0: none)
-    double first_at = 0;       // the first offered load at or past it
-    double max_accepted = 0;   // the highest accepted throughput, and where
+    double last_below = 0;    // the highest offered load still below saturation (0: none)
+    double first_at = 0;      // the first offered load at or past it
+    double max_accepted = 0;  // the highest accepted throughput, and where
     double max_accepted_at = 0;
     double threshold = 0.95;
 };

@@ -47,7 +47,8 @@ Topology make_dual_fabric(int nodes) {
         int stride = f == 0 ? 1 : 3;
         while (std::gcd(stride, C) != 1) ++stride;
         if (C >= 3) {
-            for (int j = 0; j < C; ++j) t.connect(core(j * stride % C), 4, core((j + 1) * stride % C), 5);
+            for (int j = 0; j < C; ++j)
+                t.connect(core(j * stride % C), 4, core((j + 1) * stride % C), 5);
         } else {
             t.connect(core(0), 4, core(1), 5);
         }

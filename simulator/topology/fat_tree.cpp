@@ -59,7 +59,8 @@ Topology make_fat_tree(int k, int n, int fabrics, int oversub) {
         auto id = [&](int l, int w) {
             return t.router_dev(index[static_cast<std::size_t>(l * per_level + w)]);
         };
-        for (int node = 0; node < t.nodes; ++node) t.connect(node, f, id(n - 1, node / k), node % k);
+        for (int node = 0; node < t.nodes; ++node)
+            t.connect(node, f, id(n - 1, node / k), node % k);
         for (int l = 0; l + 1 < n; ++l)
             for (int w = 0; w < per_level; ++w) {
                 if (!kept(l, w)) continue;

@@ -29,7 +29,8 @@ Topology make_mesh(int xs, int ys, int per, bool torus, int fabrics) {
             for (int x = 0; x < xs; ++x) {
                 const bool wrap_x = torus && xs > 2, wrap_y = torus && ys > 2;
                 if (x + 1 < xs || wrap_x) {
-                    t.connect(t.router_dev(id(x, y)), per, t.router_dev(id((x + 1) % xs, y)), per + 1);
+                    t.connect(t.router_dev(id(x, y)), per, t.router_dev(id((x + 1) % xs, y)),
+                              per + 1);
                     t.links.back().dateline = x + 1 == xs;
                 }
                 if (y + 1 < ys || wrap_y) {

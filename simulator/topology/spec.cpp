@@ -54,8 +54,9 @@ Topology make_topology(const std::string &spec, int fabrics) {
         need(1, 1, "chain:ROUTERS");
         return make_chain(a[0]);
     }
-    throw TopologyError("unknown topology '" + name +
-                        "' (crossbar, ring, mesh, torus, fattree, dragonfly, dual, chain, file:PATH)");
+    throw TopologyError(
+        "unknown topology '" + name +
+        "' (crossbar, ring, mesh, torus, fattree, dragonfly, dual, chain, file:PATH)");
 }
 
 }  // namespace sansim

@@ -25,9 +25,9 @@ struct LinkSpec {
 struct RouterSpec {
     std::string name;
     int ports = 0;
-    int fabric = 0;  // 0 = X, 1 = Y
-    int level = -1;  // rank for up*/down* routing (0 = top); -1: breadth-first from a root
-    int x = 0, y = 0;  // coordinates for dimension-order routing
+    int fabric = 0;       // 0 = X, 1 = Y
+    int level = -1;       // rank for up*/down* routing (0 = top); -1: breadth-first from a root
+    int x = 0, y = 0;     // coordinates for dimension-order routing
     bool placed = false;  // x and y were given
     int group = -1;       // dragonfly group: Valiant routing and the group virtual-lane rule
     int line = 0;
@@ -104,7 +104,7 @@ struct Topology {
 
 // A topology that cannot be built or routed; the message names the file line when known.
 class TopologyError : public std::runtime_error {
-public:
+  public:
     using std::runtime_error::runtime_error;
 };
 

@@ -9,7 +9,7 @@ namespace sansim {
 namespace {
 
 class AllToAll : public Workload {
-public:
+  public:
     AllToAll(const WorkloadOptions &opt, Network &net)
         : opt_(opt), n_(opt.nodes > 0 ? opt.nodes : net.nodes()) {
         if (n_ < 2) throw std::invalid_argument("alltoall needs at least 2 nodes");
@@ -37,7 +37,7 @@ public:
         all_pairs(n_, visit);
     }
 
-private:
+  private:
     void post(int s, int d) {
         ++sent_[static_cast<std::size_t>(s * n_ + d)];
         layer_->send(s, d, opt_.message_bytes, 0);

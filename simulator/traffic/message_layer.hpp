@@ -20,7 +20,7 @@ struct Message {
 };
 
 class MessageListener {
-public:
+  public:
     virtual ~MessageListener() = default;
     virtual void message_done(Network &net, std::uint32_t id, const Message &m) = 0;
 };
@@ -33,7 +33,7 @@ struct MessageOptions {
 };
 
 class MessageLayer : public TransferClient {
-public:
+  public:
     MessageLayer(Network &net, MessageOptions opt, MessageListener *listener);
     std::uint32_t send(int src, int dst, std::uint64_t bytes, std::uint64_t tag);
     void transfer_done(Network &net, std::uint32_t transfer, std::uint64_t tag) override;
@@ -44,7 +44,7 @@ public:
     std::uint64_t bytes_done() const { return bytes_done_; }
     const MessageOptions &options() const { return opt_; }
 
-private:
+  private:
     void try_start_sender(int s);
     void try_start_receiver(int d);
     void begin(std::uint32_t id);

@@ -25,9 +25,11 @@ std::vector<int> node_routers(const Network &net, bool groups) {
 }
 
 class OpenLoop : public Workload {
-public:
+  public:
     OpenLoop(const WorkloadOptions &opt, Network &net)
-        : opt_(opt), n_(opt.nodes > 0 ? opt.nodes : net.nodes()), rng_(opt.seed),
+        : opt_(opt),
+          n_(opt.nodes > 0 ? opt.nodes : net.nodes()),
+          rng_(opt.seed),
           pattern_(opt.pattern, n_, opt.self, opt.hot_fraction, rng_, node_routers(net, true),
                    node_routers(net, false)) {
         if (!(opt.load > 0)) throw std::invalid_argument("openloop needs a positive --load");
@@ -60,7 +62,7 @@ public:
     double offered_load() const override { return opt_.load; }
     std::uint64_t transfer_bytes() const override { return bytes_; }
 
-private:
+  private:
     void schedule(Network &net, int s, bool first) {
         const auto i = static_cast<std::size_t>(s);
         Time at;

@@ -129,9 +129,11 @@ int DestinationPattern::uniform(int s, std::mt19937_64 &rng) const {
 
 int DestinationPattern::next(int s, std::mt19937_64 &rng) {
     switch (kind_) {
-        case Kind::uniform: return uniform(s, rng);
+        case Kind::uniform:
+            return uniform(s, rng);
         case Kind::permutation:
-        case Kind::transpose: return fixed_[static_cast<std::size_t>(s)];
+        case Kind::transpose:
+            return fixed_[static_cast<std::size_t>(s)];
         case Kind::hotspot: {
             std::uniform_real_distribution<double> u(0.0, 1.0);
             if ((s != 0 || self_) && u(rng) < hot_fraction_) return 0;

@@ -11,7 +11,7 @@
 namespace sansim {
 
 class DestinationPattern {
-public:
+  public:
     // name: uniform | permutation | transpose | hotspot | alltoall | next_group | remote.
     // Throws std::invalid_argument for an unknown name or a node count the pattern cannot use.
     // groups: each node's group (its router's, on a dragonfly), for next_group; routers: the
@@ -27,7 +27,7 @@ public:
     // Every (source, destination) pair next() may produce.
     void each_pair(const std::function<void(int, int)> &visit) const;
 
-private:
+  private:
     enum class Kind { uniform, permutation, transpose, hotspot, alltoall, next_group, remote };
     int uniform(int s, std::mt19937_64 &rng) const;
     void group_members(const std::vector<int> &groups);

@@ -9,9 +9,11 @@ namespace sansim {
 namespace {
 
 class Permutation : public Workload {
-public:
+  public:
     Permutation(const WorkloadOptions &opt, Network &net, bool hotspot)
-        : opt_(opt), n_(opt.nodes > 0 ? opt.nodes : net.nodes()), hotspot_(hotspot),
+        : opt_(opt),
+          n_(opt.nodes > 0 ? opt.nodes : net.nodes()),
+          hotspot_(hotspot),
           rng_(opt.seed) {
         if (n_ < 2) throw std::invalid_argument("permutation/hotspot need at least 2 nodes");
         layer_ = std::make_unique<MessageLayer>(net, opt.messages, this);
@@ -42,7 +44,7 @@ public:
         for (int s = 0; s < n_; ++s) visit(s, perm_[static_cast<std::size_t>(s)]);
     }
 
-private:
+  private:
     int target(int s) {
         if (!hotspot_) return perm_[static_cast<std::size_t>(s)];
         std::uniform_real_distribution<double> u(0.0, 1.0);

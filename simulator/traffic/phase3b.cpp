@@ -7,7 +7,7 @@ namespace sansim {
 namespace {
 
 class Phase3b : public Workload {
-public:
+  public:
     Phase3b(const WorkloadOptions &opt, Network &net)
         : opt_(opt), n_(opt.nodes > 0 ? opt.nodes : net.nodes()), rng_(opt.seed) {
         if (n_ < 2) throw std::invalid_argument("phase3b needs at least 2 nodes");
@@ -33,7 +33,7 @@ public:
     }
     bool reads() const override { return opt_.read_fraction > 0; }
 
-private:
+  private:
     void next(Network &net, int s) {
         std::exponential_distribution<double> gap(opt_.requests_per_s);
         net.schedule_timer(net.now() + static_cast<Time>(gap(rng_) * 1e12), this,

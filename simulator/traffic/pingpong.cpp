@@ -5,7 +5,7 @@ namespace sansim {
 namespace {
 
 class PingPong : public Workload {
-public:
+  public:
     PingPong(const WorkloadOptions &opt, Network &net) : opt_(opt) {
         if (net.nodes() < 2) throw std::invalid_argument("pingpong needs 2 nodes");
         layer_ = std::make_unique<MessageLayer>(net, opt.messages, this);
@@ -25,7 +25,7 @@ public:
         visit(1, 0);
     }
 
-private:
+  private:
     WorkloadOptions opt_;
     std::uint64_t remaining_;
 };

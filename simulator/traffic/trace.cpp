@@ -16,7 +16,7 @@ struct Record {
 };
 
 class Trace : public Workload {
-public:
+  public:
     Trace(const WorkloadOptions &opt, Network &net) {
         std::ifstream f(opt.trace_path);
         if (!f) throw std::invalid_argument(opt.trace_path + ": cannot open trace");
@@ -33,7 +33,8 @@ public:
             if (!(in >> t)) continue;
             const std::string where = opt.trace_path + ":" + std::to_string(line) + ": ";
             if (!(in >> r.src >> r.dst >> r.bytes >> kind))
-                throw std::invalid_argument(where + "expected: time_us src dst bytes send|read|write");
+                throw std::invalid_argument(where +
+                                            "expected: time_us src dst bytes send|read|write");
             if (t < 0 || r.src < 0 || r.dst < 0 || r.src >= net.nodes() || r.dst >= net.nodes() ||
                 r.src == r.dst || r.bytes == 0)
                 throw std::invalid_argument(where + "bad time, node or size");
@@ -72,7 +73,7 @@ public:
         return false;
     }
 
-private:
+  private:
     void done(Network &net) {
         if (--remaining_ == 0) net.stop();
     }

@@ -16,13 +16,13 @@ namespace sansim {
 struct WorkloadOptions {
     // alltoall, permutation, hotspot, pingpong, phase3b, trace, openloop
     std::string kind = "alltoall";
-    int nodes = 0;                  // 0: every node of the topology
+    int nodes = 0;  // 0: every node of the topology
     std::uint64_t message_bytes = 512 * 1024;
     int rounds = 1;
-    double hot_fraction = 1.0;       // hotspot: share of messages to node 0
+    double hot_fraction = 1.0;            // hotspot: share of messages to node 0
     std::uint64_t transfer_bytes = 4096;  // phase3b request size
-    double read_fraction = 0.5;      // phase3b
-    double requests_per_s = 4700.0;  // phase3b, per node
+    double read_fraction = 0.5;           // phase3b
+    double requests_per_s = 4700.0;       // phase3b, per node
     std::string trace_path;
     // openloop: each node injects transfers of open_loop_bytes (0: one full packet) at `load`
     // times its injection capacity, by Bernoulli trials per transfer time or as a Poisson
@@ -37,7 +37,7 @@ struct WorkloadOptions {
 };
 
 class Workload : public TransferClient, public MessageListener {
-public:
+  public:
     ~Workload() override = default;
     virtual void start(Network &net) = 0;
     // Messages or transfers still expected; non-zero at the end means the run was cut short.
@@ -58,7 +58,7 @@ public:
     void transfer_done(Network &, std::uint32_t, std::uint64_t) override {}
     void message_done(Network &, std::uint32_t, const Message &) override {}
 
-protected:
+  protected:
     std::unique_ptr<MessageLayer> layer_;
 };
 

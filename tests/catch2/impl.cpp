@@ -8,4 +8,6 @@
 
 #include "run_catch.hpp"
 
-int run_catch_session(int argc, char **argv) { return Catch::Session().run(argc, argv); }
+int run_catch_session(int argc, char **argv) {
+    return Catch::Session().run(argc, argv);
+}

@@ -103,8 +103,8 @@ TEST_CASE("bad topology files name the line", "[topology]") {
                Catch::Contains("t.topo:4") && Catch::Contains("out of range"));
     CHECK_THAT(error_of("nodes 3\nrouter a ports 2\nlink n0 a.0\nlink n1 a.1\n"),
                Catch::Contains("t.topo:1") && Catch::Contains("n2.x is not connected"));
-    CHECK_THAT(error_of("nodes 2\nswitch a\n"), Catch::Contains("t.topo:2") &&
-                                                    Catch::Contains("unknown statement"));
+    CHECK_THAT(error_of("nodes 2\nswitch a\n"),
+               Catch::Contains("t.topo:2") && Catch::Contains("unknown statement"));
     CHECK_THAT(error_of("nodes 2\nrouter a ports six\n"), Catch::Contains("t.topo:2"));
     CHECK_THAT(error_of("nodes 2\nrouter a ports 2\nrouter c ports 1\nlink n0 a.0\nlink n1 a.1\n"),
                Catch::Contains("t.topo:3") && Catch::Contains("no links"));

@@ -19,7 +19,7 @@ struct Sink : TransferClient {
 };
 
 Params ideal_endpoints() {
-    Params p;  // ServerNet I links and routers
+    Params p;        // ServerNet I links and routers
     p.pci_mbps = 0;  // no PCI bus: the link is the only limit
     return p;
 }
@@ -92,8 +92,8 @@ TEST_CASE("outstanding-request-limited bandwidth is 4*64/RTT", "[validation]") {
         double delay_ns;
         int limit;
     };
-    for (const Case c : {Case{8, 10, 4}, Case{12, 10, 4}, Case{1, 2000, 4}, Case{4, 1500, 8},
-                         Case{3, 300, 2}}) {
+    for (const Case c :
+         {Case{8, 10, 4}, Case{12, 10, 4}, Case{1, 2000, 4}, Case{4, 1500, 8}, Case{3, 300, 2}}) {
         INFO("hops " << c.hops << " delay " << c.delay_ns << " ns, limit " << c.limit);
         Params p = ideal_endpoints();
         p.link_delay_ns = c.delay_ns;
@@ -107,10 +107,10 @@ TEST_CASE("outstanding-request-limited bandwidth is 4*64/RTT", "[validation]") {
         // Zero-load round trip: request and response each cross hops+1 links and `hops`
         // routers; the request's 80 bytes and the response's 16 serialize once each.
         const double ser_ns = 20.0;  // 50 MB/s
-        const double rtt_ns = 2 * (c.hops + 1) * c.delay_ns + 2 * c.hops * 300.0 +
-                              (64 + 16) * ser_ns + 16 * ser_ns;
+        const double rtt_ns =
+            2 * (c.hops + 1) * c.delay_ns + 2 * c.hops * 300.0 + (64 + 16) * ser_ns + 16 * ser_ns;
         const double or_limit = c.limit * 64 / (rtt_ns * 1e-3);  // bytes per us = MB/s
-        REQUIRE(or_limit < 40.0);  // the case really is OR-limited
+        REQUIRE(or_limit < 40.0);                                // the case really is OR-limited
         CHECK(net.stats().packet_rtt.mean() / kNs == Approx(rtt_ns).epsilon(0.02));
         CHECK(mbps(net, bytes) == Approx(or_limit).epsilon(0.02));
         CHECK(net.stats().packet_rtt.min() == from_ns(rtt_ns));

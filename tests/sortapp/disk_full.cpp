@@ -5,13 +5,12 @@
 #include <sys/mount.h>
 
 #include <catch2/catch.hpp>
-
-#include "run_catch.hpp"
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 
 #include "helpers.hpp"
+#include "run_catch.hpp"
 
 using sortapp_test::run_tool;
 using sortapp_test::TempDir;

@@ -31,7 +31,7 @@ enum msg_status {
     MSG_ERR_PROTOCOL = -10,    /* a malformed or unexpected protocol header */
     MSG_ERR_BUSY = -11,        /* object still has operations in flight */
     MSG_ERR_NOT_SUPPORTED = -12,
-    MSG_ERR_CONFIG = -13, /* an option or VIADUCT_* variable is invalid */
+    MSG_ERR_CONFIG = -13,  /* an option or VIADUCT_* variable is invalid */
     MSG_ERR_CANCELED = -14 /* a receive withdrawn by msg_cq_cancel_recvs */
 };
 
@@ -185,8 +185,8 @@ typedef struct msg_info {
     char transport[16]; /* "ofi" or "verbs" (a job of one opens none) */
     char bootstrap[16]; /* how the job was joined: "tcp", "pmix" or "single" */
     int credits;
-    int spin_us;    /* MSG_SPIN_AUTO resolved */
-    int spin_yield; /* nonzero: more ranks than CPUs here, waiters yield */
+    int spin_us;      /* MSG_SPIN_AUTO resolved */
+    int spin_yield;   /* nonzero: more ranks than CPUs here, waiters yield */
     int heartbeat_ms; /* the coordinator link's period, 0 resolved */
     size_t unexpected_bytes;
     size_t unexpected_count;
@@ -258,8 +258,7 @@ int msg_cq_create(msg_context_t *context, msg_cq_t **cq);
  * bookkeeping without a thread hop. msg_cq_post on it calls fn directly;
  * msg_cq_wait on it is MSG_ERR_INVALID_ARG. */
 typedef void (*msg_cq_callback_fn)(void *arg, const struct msg_completion *completion);
-int msg_cq_create_callback(msg_context_t *context, msg_cq_callback_fn fn, void *arg,
-                           msg_cq_t **cq);
+int msg_cq_create_callback(msg_context_t *context, msg_cq_callback_fn fn, void *arg, msg_cq_t **cq);
 
 /* MSG_ERR_BUSY while operations bound to the CQ are still in flight. */
 int msg_cq_destroy(msg_cq_t *cq);

@@ -90,8 +90,8 @@ class PmixBootstrap final : public Bootstrap {
             pmix_value_t *v = nullptr;
             rc = PMIx_Get(&p, key.c_str(), nullptr, 0, &v);
             if (rc != PMIX_SUCCESS || v == nullptr || v->type != PMIX_BYTE_OBJECT) {
-                *error = "PMIx_Get of rank " + std::to_string(r) + "'s data: " +
-                         PMIx_Error_string(rc);
+                *error =
+                    "PMIx_Get of rank " + std::to_string(r) + "'s data: " + PMIx_Error_string(rc);
                 if (v != nullptr) PMIX_VALUE_RELEASE(v);
                 return MSG_ERR_BOOTSTRAP;
             }
@@ -150,8 +150,8 @@ class PmixBootstrap final : public Bootstrap {
     }
 
     static void on_event(size_t, pmix_status_t, const pmix_proc_t *source, pmix_info_t info[],
-                         size_t ninfo, pmix_info_t *, size_t, pmix_event_notification_cbfunc_fn_t cb,
-                         void *cbdata) {
+                         size_t ninfo, pmix_info_t *, size_t,
+                         pmix_event_notification_cbfunc_fn_t cb, void *cbdata) {
         const pmix_proc_t *who = source;
         for (size_t i = 0; i < ninfo; ++i)
             if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC) &&

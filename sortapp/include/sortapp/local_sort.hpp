@@ -24,8 +24,8 @@ struct LocalSortResult {
 // Sorts input into output. Output appears only when everything worked: the records are
 // written to a temporary name beside it and renamed at the end; on any error, the temporary
 // file and every run are removed. The output stays in cleanup's registry (a later failure
-// of the caller removes it) until the caller untracks it. `disk` (may be all zero) sets the expected phase times;
-// `on_phase` (may be empty) sees each phase report as soon as the phase ends.
+// of the caller removes it) until the caller untracks it. `disk` (may be all zero) sets the
+// expected phase times; `on_phase` (may be empty) sees each phase report as soon as the phase ends.
 Status local_sort(const SortOptions &options, const std::string &input, const std::string &output,
                   const DiskBandwidth &disk, LocalSortResult &result,
                   const std::function<void(const PhaseReport &)> &on_phase = {});

@@ -4,11 +4,11 @@
 // it is libstdc++'s code, not ours, and this file holds nothing else.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <catch2/catch.hpp>
-
-#include "run_catch.hpp"
 #include <cstdlib>
 #include <string>
 #include <vector>
+
+#include "run_catch.hpp"
 
 extern char **environ;
 

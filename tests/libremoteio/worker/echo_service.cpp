@@ -5,8 +5,8 @@ namespace riotest {
 
 std::vector<EchoCase> echo_cases(size_t eager_max, size_t big_len) {
     const size_t inline_max = eager_max - 64;  // libremoteio's request header is 64 bytes
-    std::vector<size_t> sizes = {0,          1,          inline_max - 1, inline_max,
-                                 inline_max + 1, 65536,  (1u << 20) + 3};
+    std::vector<size_t> sizes = {
+        0, 1, inline_max - 1, inline_max, inline_max + 1, 65536, (1u << 20) + 3};
     std::vector<EchoCase> cases;
     for (size_t i = 0; i < sizes.size(); ++i)
         cases.push_back({sizes[i], sizes[sizes.size() - 1 - i]});
@@ -34,8 +34,8 @@ void serve_echo(rio_t *rio, rio_incoming_t *in, int self, const std::vector<Echo
         check_pattern(info.data, info.len, request_seed(info.source, self, info.command)) !=
             info.len)
         status = 1;
-    WCHECK(info.reply_capacity >= k.reply_len, "reply capacity %zu below %zu",
-           info.reply_capacity, k.reply_len);
+    WCHECK(info.reply_capacity >= k.reply_len, "reply capacity %zu below %zu", info.reply_capacity,
+           k.reply_len);
     std::vector<uint8_t> reply(k.reply_len);
     fill_pattern(reply.data(), reply.size(), reply_seed(info.source, self, info.command));
     RSTATUS(rio_reply(rio, in, status, reply.data(), reply.size()), RIO_OK);

@@ -134,8 +134,8 @@ void run_ipc_and_io(const Args &args) {
     RSTATUS(rio_read_sync(node.rio(), 0, ro, 0, back.data(), kBlock, &moved), RIO_OK);
     WCHECK(!ipc_done, "the IPC request was answered before the worker looked at its CQ");
     msg_completion_t c = worker::wait_completion(node.cq(), "the IPC reply");
-    WCHECK(c.cookie == &answer && c.status == RIO_OK && c.bytes == sizeof answer,
-           "IPC reply: %s", worker::describe(c).c_str());
+    WCHECK(c.cookie == &answer && c.status == RIO_OK && c.bytes == sizeof answer, "IPC reply: %s",
+           worker::describe(c).c_str());
     WCHECK(answer == me * 100, "IPC answer %d", answer);
     node.finalize();
 }

@@ -42,16 +42,15 @@ void run_killed_peer(const Args &) {
     }
 
     const char *v = std::getenv("VIADUCT_TIMEOUT_MS");
-    const double bound = 2.0 * (v != nullptr ? std::atof(v) : 10000.0) / 1000.0 +
-                         2.0 * worker::slowdown();
+    const double bound =
+        2.0 * (v != nullptr ? std::atof(v) : 10000.0) / 1000.0 + 2.0 * worker::slowdown();
     std::vector<std::vector<uint8_t>> bufs(kReads, std::vector<uint8_t>(kBlock));
     int hold_cookie = 0;
-    RSTATUS(rio_request(node.rio(), 2, RIO_TARGET_WORKER, kHold, nullptr, 0, nullptr, 0,
-                        node.cq(), &hold_cookie),
+    RSTATUS(rio_request(node.rio(), 2, RIO_TARGET_WORKER, kHold, nullptr, 0, nullptr, 0, node.cq(),
+                        &hold_cookie),
             RIO_OK);
     for (size_t i = 0; i < kReads; ++i)
-        RSTATUS(rio_read(node.rio(), 2, h, i * kBlock, bufs[i].data(), kBlock, node.cq(),
-                         &bufs[i]),
+        RSTATUS(rio_read(node.rio(), 2, h, i * kBlock, bufs[i].data(), kBlock, node.cq(), &bufs[i]),
                 RIO_OK);
     size_t ok = 0, failed = 0;
     {

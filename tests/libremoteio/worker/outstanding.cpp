@@ -22,9 +22,9 @@ void run_outstanding(const Args &args) {
     RSTATUS(rio_set_handler(node.rio(), kEchoFirst + 8, echo_handler, &handler), RIO_OK);
     ScratchFile file("out", 256 * kBlock, kSeed + static_cast<uint64_t>(me));
     uint64_t h = 0;
-    RSTATUS(rio_export(node.rio(), file.path().c_str(), 0, RIO_EXPORT_TO_END,
-                       RIO_EXPORT_READ_ONLY, &h),
-            RIO_OK);
+    RSTATUS(
+        rio_export(node.rio(), file.path().c_str(), 0, RIO_EXPORT_TO_END, RIO_EXPORT_READ_ONLY, &h),
+        RIO_OK);
     const uint64_t remote = exchange_handles(node, h)[static_cast<size_t>(next)];
 
     // Case 8 is one byte each way.
@@ -40,8 +40,8 @@ void run_outstanding(const Args &args) {
                     RIO_OK);
         } else {
             bufs[i].resize(1);
-            RSTATUS(rio_request(node.rio(), next, RIO_TARGET_SHADOW, cmd, &one, 1,
-                                bufs[i].data(), 1, node.cq(), &seen[i]),
+            RSTATUS(rio_request(node.rio(), next, RIO_TARGET_SHADOW, cmd, &one, 1, bufs[i].data(),
+                                1, node.cq(), &seen[i]),
                     RIO_OK);
         }
     }

@@ -63,7 +63,8 @@ void run_roundtrip(const Args &args) {
 
     size_t served = 0, replies = 0;
     pump(
-        node, [&](rio_incoming_t *in) {
+        node,
+        [&](rio_incoming_t *in) {
             serve_echo(node.rio(), in, me, cases);
             ++served;
         },
@@ -99,8 +100,7 @@ void run_roundtrip(const Args &args) {
            "stats: %llu forwarded (expected %zu), %llu bad",
            static_cast<unsigned long long>(s.requests_forwarded), expect_served,
            static_cast<unsigned long long>(s.bad_requests));
-    worker::say("roundtrip: %zu requests issued, %zu served by the worker", pending.size(),
-                served);
+    worker::say("roundtrip: %zu requests issued, %zu served by the worker", pending.size(), served);
     node.finalize();
 }
 

@@ -18,9 +18,9 @@ void run_shutdown_load(const Args &args) {
     RSTATUS(rio_set_handler(node.rio(), cmd, echo_handler, &handler), RIO_OK);
     ScratchFile file("load", 64 * kBlock, 9);
     uint64_t h = 0;
-    RSTATUS(rio_export(node.rio(), file.path().c_str(), 0, RIO_EXPORT_TO_END,
-                       RIO_EXPORT_READ_ONLY, &h),
-            RIO_OK);
+    RSTATUS(
+        rio_export(node.rio(), file.path().c_str(), 0, RIO_EXPORT_TO_END, RIO_EXPORT_READ_ONLY, &h),
+        RIO_OK);
     const auto handles = exchange_handles(node, h);
 
     const EchoCase &k = cases[cmd - kEchoFirst];
@@ -47,8 +47,8 @@ void run_shutdown_load(const Args &args) {
                 fill_pattern(op.request.data(), k.request_len, request_seed(me, dest, cmd));
                 op.reply.resize(k.reply_len);
                 RSTATUS(rio_request(node.rio(), dest, RIO_TARGET_SHADOW, cmd, op.request.data(),
-                                    op.request.size(), op.reply.data(), op.reply.size(),
-                                    node.cq(), &op),
+                                    op.request.size(), op.reply.data(), op.reply.size(), node.cq(),
+                                    &op),
                         RIO_OK);
             }
         }

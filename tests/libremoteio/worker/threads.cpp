@@ -14,7 +14,9 @@ namespace {
 constexpr size_t kBlock = 16 * 1024;
 constexpr uint64_t kSeed = 606;
 
-int worker_dest(int source, int thread, int n) { return (source + thread) % n; }
+int worker_dest(int source, int thread, int n) {
+    return (source + thread) % n;
+}
 }  // namespace
 
 void run_threads(const Args &args) {
@@ -28,9 +30,9 @@ void run_threads(const Args &args) {
         RSTATUS(rio_set_handler(node.rio(), cmd, echo_handler, &handler), RIO_OK);
     ScratchFile file("threads", 64 * kBlock, kSeed + static_cast<uint64_t>(me));
     uint64_t h = 0;
-    RSTATUS(rio_export(node.rio(), file.path().c_str(), 0, RIO_EXPORT_TO_END,
-                       RIO_EXPORT_READ_ONLY, &h),
-            RIO_OK);
+    RSTATUS(
+        rio_export(node.rio(), file.path().c_str(), 0, RIO_EXPORT_TO_END, RIO_EXPORT_READ_ONLY, &h),
+        RIO_OK);
     const auto handles = exchange_handles(node, h);
 
     // Requests this rank's worker will get: from every rank s, thread t whose worker
@@ -67,8 +69,8 @@ void run_threads(const Args &args) {
                     fill_pattern(request.data(), request.size(), request_seed(me, dest, cmd));
                     reply.assign(k.reply_len, 0);
                     size_t got = 0;
-                    RSTATUS(rio_call(node.rio(), dest, target, cmd, request.data(),
-                                     request.size(), reply.data(), reply.size(), &got),
+                    RSTATUS(rio_call(node.rio(), dest, target, cmd, request.data(), request.size(),
+                                     reply.data(), reply.size(), &got),
                             RIO_OK);
                     WCHECK(got == k.reply_len &&
                                check_pattern(reply.data(), got, reply_seed(me, dest, cmd)) == got,
@@ -88,8 +90,7 @@ void run_threads(const Args &args) {
             },
             [&] { return served == expect; });
     for (std::thread &t : pool) t.join();
-    WCHECK(checked == calls * static_cast<size_t>(threads), "%zu calls checked",
-           checked.load());
+    WCHECK(checked == calls * static_cast<size_t>(threads), "%zu calls checked", checked.load());
     worker::say("threads: %d threads x %zu calls, %zu worker requests served", threads, calls,
                 served);
     node.finalize();

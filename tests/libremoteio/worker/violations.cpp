@@ -12,7 +12,7 @@ namespace riotest {
 
 namespace {
 
-constexpr uint32_t kStats = 5;      // shadow handler: replies with rio_stats_t
+constexpr uint32_t kStats = 5;  // shadow handler: replies with rio_stats_t
 constexpr uint64_t kSeed = 31337;
 constexpr size_t kFile = 1 << 20;
 constexpr size_t kLimit = 1 << 20;  // rank 0's max_transfer
@@ -30,8 +30,8 @@ struct Handles {
 void local_errors(Node &node, uint64_t ro) {
     uint8_t b[16];
     msg_cq_t *cq = node.cq();
-    RSTATUS(rio_request(node.rio(), 0, RIO_TARGET_WORKER, RIO_CMD_RESERVED, nullptr, 0, nullptr,
-                        0, cq, nullptr),
+    RSTATUS(rio_request(node.rio(), 0, RIO_TARGET_WORKER, RIO_CMD_RESERVED, nullptr, 0, nullptr, 0,
+                        cq, nullptr),
             MSG_ERR_INVALID_ARG);
     RSTATUS(rio_request(node.rio(), 2, RIO_TARGET_WORKER, 1, nullptr, 0, nullptr, 0, cq, nullptr),
             MSG_ERR_UNKNOWN_RANK);
@@ -80,8 +80,7 @@ int send_malformed(Node &node) {
     std::memcpy(bad_tags.data() + 16, &zero, 8);  // consistent length...
     std::memcpy(bad_tags.data() + 12, &zero, 4);  // ...but a tag block outside libremoteio's
     bad.push_back(bad_tags);
-    for (auto &m : bad)
-        WSTATUS(msg_send(node.ctx(), 0, RIO_TAG_FIRST, m.data(), m.size()), MSG_OK);
+    for (auto &m : bad) WSTATUS(msg_send(node.ctx(), 0, RIO_TAG_FIRST, m.data(), m.size()), MSG_OK);
     return static_cast<int>(bad.size());
 }
 
@@ -103,8 +102,8 @@ void run_violations(const Args &) {
         short_file = std::make_unique<ScratchFile>("short", 65536, 2);
         big_file = std::make_unique<ScratchFile>("big", 4 * kLimit, 3);
         // Bytes [4096, 4096 + 65536) of the read-only file only.
-        RSTATUS(rio_export(node.rio(), ro_file->path().c_str(), 4096, 65536,
-                           RIO_EXPORT_READ_ONLY, &h.ro),
+        RSTATUS(rio_export(node.rio(), ro_file->path().c_str(), 4096, 65536, RIO_EXPORT_READ_ONLY,
+                           &h.ro),
                 RIO_OK);
         RSTATUS(rio_export(node.rio(), rw_file->path().c_str(), 0, RIO_EXPORT_TO_END,
                            RIO_EXPORT_READ_WRITE, &h.rw),
@@ -153,8 +152,7 @@ void run_violations(const Args &) {
         WCHECK(moved == 0, "refused direct read moved %zu B", moved);
         RSTATUS(rio_read_sync(node.rio(), 0, h.ro + 12345, 0, buf.data(), 65536, &moved),
                 RIO_ERR_BAD_HANDLE);
-        RSTATUS(rio_read_sync(node.rio(), 0, h.ro, 4096, buf.data(), 65536 - 4096, &moved),
-                RIO_OK);
+        RSTATUS(rio_read_sync(node.rio(), 0, h.ro, 4096, buf.data(), 65536 - 4096, &moved), RIO_OK);
         WCHECK(moved == 65536 - 4096 &&
                    check_pattern(buf.data(), 65536 - 4096, kSeed, 8192) == 65536 - 4096,
                "direct read at an offset: %zu B or wrong data", moved);
@@ -163,14 +161,12 @@ void run_violations(const Args &) {
         RSTATUS(rio_write_sync(node.rio(), 0, h.ro, 0, buf.data(), 10), RIO_ERR_READ_ONLY);
         RSTATUS(rio_write_sync(node.rio(), 0, h.rw, 8000, buf.data(), 500), RIO_ERR_RANGE);
         RSTATUS(rio_read_sync(node.rio(), 0, h.shrunk, 0, buf.data(), 65536, &moved), RIO_ERR_IO);
-        RSTATUS(rio_read_sync(node.rio(), 0, h.shrunk, 40000, buf.data(), 100, &moved),
-                RIO_ERR_IO);
+        RSTATUS(rio_read_sync(node.rio(), 0, h.shrunk, 40000, buf.data(), 100, &moved), RIO_ERR_IO);
         RSTATUS(rio_read_sync(node.rio(), 0, h.shrunk, 0, buf.data(), 100, &moved), RIO_OK);
         // Over the server's max_transfer, read and write (the write's data is drained).
         RSTATUS(rio_read_sync(node.rio(), 0, h.big, 0, buf.data(), 2 * kLimit, &moved),
                 RIO_ERR_TOO_LARGE);
-        RSTATUS(rio_write_sync(node.rio(), 0, h.big, 0, buf.data(), 2 * kLimit),
-                RIO_ERR_TOO_LARGE);
+        RSTATUS(rio_write_sync(node.rio(), 0, h.big, 0, buf.data(), 2 * kLimit), RIO_ERR_TOO_LARGE);
         RSTATUS(rio_read_sync(node.rio(), 0, h.big, kLimit, buf.data(), kLimit, &moved), RIO_OK);
         WCHECK(check_pattern(buf.data(), kLimit, 3, kLimit) == kLimit, "big read data");
         uint64_t len = 0;
@@ -214,4 +210,3 @@ void run_violations(const Args &) {
 }
 
 }  // namespace riotest
-

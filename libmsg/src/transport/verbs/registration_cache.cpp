@@ -76,7 +76,8 @@ int RegistrationCache::acquire(const void *addr, size_t len, unsigned access,
         // Read-only memory (a constant send buffer) cannot be pinned for
         // writing; it can still be sent from, written remotely from and read
         // remotely. (Remote write access needs local write access.)
-        mr = ibv_reg_mr(pd_, const_cast<void *>(addr), end - begin, flags & ~IBV_ACCESS_LOCAL_WRITE);
+        mr =
+            ibv_reg_mr(pd_, const_cast<void *>(addr), end - begin, flags & ~IBV_ACCESS_LOCAL_WRITE);
         writable = false;
     }
     if (mr == nullptr) {
