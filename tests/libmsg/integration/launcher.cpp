@@ -100,19 +100,15 @@ std::string JobResult::tail(size_t max_bytes) const {
     return "...\n" + output.substr(output.size() - max_bytes);
 }
 
-JobResult run_job(const JobSpec &spec) {
-    const std::string msgrun = required_env("VIADUCT_MSGRUN");
-    const std::string worker = required_env("VIADUCT_TEST_WORKER");
-    const int timeout = spec.timeout_seconds * slowdown();
+namespace {
 
-    std::vector<std::string> argv_s = {
-        msgrun, "-n",         std::to_string(spec.ranks), "--timeout", std::to_string(timeout),
-        worker, spec.scenario};
-    argv_s.insert(argv_s.end(), spec.args.begin(), spec.args.end());
+// Starts msgrun with stdout and stderr on one pipe, in a process group of its own (so a stuck
+// job can be killed whole, ranks included). Returns its pid; *read_fd is the pipe's read end.
+pid_t spawn_msgrun(const std::string &msgrun, std::vector<std::string> &argv_s,
+                   std::vector<std::string> &env_s, int *read_fd) {
     std::vector<char *> argv;
     for (auto &a : argv_s) argv.push_back(a.data());
     argv.push_back(nullptr);
-    std::vector<std::string> env_s = child_environment(spec);
     std::vector<char *> envp;
     for (auto &e : env_s) envp.push_back(e.data());
     envp.push_back(nullptr);
@@ -129,8 +125,6 @@ JobResult run_job(const JobSpec &spec) {
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
     posix_spawnattr_setpgroup(&attr, 0);
 
-    JobResult result;
-    const double start = now();
     pid_t pid = -1;
     int rc = posix_spawn(&pid, msgrun.c_str(), &actions, &attr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&actions);
@@ -140,6 +134,27 @@ JobResult run_job(const JobSpec &spec) {
         close(fds[0]);
         throw std::runtime_error("cannot start " + msgrun + ": " + std::strerror(rc));
     }
+    *read_fd = fds[0];
+    return pid;
+}
+
+}  // namespace
+
+JobResult run_job(const JobSpec &spec) {
+    const std::string msgrun = required_env("VIADUCT_MSGRUN");
+    const std::string worker = required_env("VIADUCT_TEST_WORKER");
+    const int timeout = spec.timeout_seconds * slowdown();
+
+    std::vector<std::string> argv_s = {
+        msgrun, "-n",         std::to_string(spec.ranks), "--timeout", std::to_string(timeout),
+        worker, spec.scenario};
+    argv_s.insert(argv_s.end(), spec.args.begin(), spec.args.end());
+    std::vector<std::string> env_s = child_environment(spec);
+
+    JobResult result;
+    const double start = now();
+    int out_fd = -1;
+    const pid_t pid = spawn_msgrun(msgrun, argv_s, env_s, &out_fd);
 
     // msgrun enforces the timeout itself; the driver steps in only if msgrun does not.
     const double hard_deadline = start + timeout + 30.0;
@@ -160,10 +175,10 @@ JobResult run_job(const JobSpec &spec) {
             exited = true;
             break;
         }
-        pollfd p{fds[0], POLLIN, 0};
+        pollfd p{out_fd, POLLIN, 0};
         if (poll(&p, 1, 200) > 0) {
             char chunk[65536];
-            ssize_t n = read(fds[0], chunk, sizeof chunk);
+            ssize_t n = read(out_fd, chunk, sizeof chunk);
             if (n > 0) {
                 result.output.append(chunk, static_cast<size_t>(n));
             } else if (n == 0) {
@@ -175,7 +190,7 @@ JobResult run_job(const JobSpec &spec) {
             }
         }
     }
-    close(fds[0]);
+    close(out_fd);
     // Leftover ranks of a failed job must not linger into the next test.
     kill(-pid, SIGKILL);
     result.status = decode(wstatus);

@@ -181,97 +181,113 @@ TEST_CASE("a read receive of no bytes sends FIN at once; an early RTS waits for 
     CHECK(job.sink.got[0].bytes == 0);
 }
 
+namespace {
+
+// Restricted mode, receiving: two read receives get one CTS at a time, and a read starts only on
+// the matching GO.
+void restricted_receives(ReadJob &job) {
+    auto &t = job.transport;
+    const size_t len = 2 * t.piece;
+    const auto d1 = pattern(len, 5), d2 = pattern(len, 6);
+    std::vector<char> b1(len), b2(len);
+    REQUIRE(job.engine.irecv(1, kTag, b1.data(), len, &job.sink, nullptr) == MSG_OK);
+    REQUIRE(job.engine.irecv(2, kTag, b2.data(), len, &job.sink, nullptr) == MSG_OK);
+    t.deliver(rts(1, 10, len, msg::kFlagRdma, d1.data()));
+    t.deliver(rts(2, 20, len, msg::kFlagRdma, d2.data()));
+    settle(job.engine);
+    auto grants = t.of_type(PacketType::Cts);
+    REQUIRE(grants.size() == 1);  // one receive at a time
+    CHECK(grants[0].peer == 1);
+    CHECK(grants[0].hdr.flags == 0);
+    CHECK(grants[0].hdr.send_id == 10);
+    CHECK(grants[0].hdr.len == len);
+    CHECK(t.reads.empty());  // not before the sender's GO
+    const uint64_t r1 = grants[0].hdr.recv_id;
+
+    // A GO for the waiting receive (no CTS yet), naming another send, or from another
+    // rank is refused.
+    t.deliver(go(2, 20, r1 + 1));
+    t.deliver(go(1, 11, r1));
+    t.deliver(go(2, 10, r1));
+    settle(job.engine);
+    CHECK(job.bad() == 3);
+    CHECK(t.reads.empty());
+
+    t.deliver(go(1, 10, r1));
+    t.deliver(go(1, 10, r1));  // a second GO would read again over the first
+    settle(job.engine);
+    CHECK(job.bad() == 4);
+    REQUIRE(t.reads.size() == 2);
+    t.finish_read(1);
+    t.finish_read(0);
+    settle(job.engine);
+    REQUIRE(job.sink.got.size() == 1);
+    CHECK(b1 == d1);
+    // The slot passed to rank 2's receive.
+    grants = t.of_type(PacketType::Cts);
+    REQUIRE(grants.size() == 2);
+    CHECK(grants[1].peer == 2);
+    t.deliver(go(2, 20, grants[1].hdr.recv_id));
+    settle(job.engine);
+    finish_reads_backwards(job);
+    REQUIRE(job.sink.got.size() == 2);
+    CHECK(job.sink.got[1].status == MSG_OK);
+    CHECK(b2 == d2);
+    CHECK(t.of_type(PacketType::Fin).size() == 2);
+}
+
+// Restricted mode, sending: a send answers one CTS at a time, the next GO after the first FIN.
+void restricted_sends(ReadJob &job) {
+    auto &t = job.transport;
+    const size_t len = 2 * t.piece;
+    const auto data = pattern(len, 7);
+    REQUIRE(job.engine.isend(1, kTag, data.data(), len, &job.sink, nullptr) == MSG_OK);
+    REQUIRE(job.engine.isend(2, kTag, data.data(), len, &job.sink, nullptr) == MSG_OK);
+    settle(job.engine);
+    auto offers = t.of_type(PacketType::Rts);
+    REQUIRE(offers.size() == 2);
+    const uint64_t s1 = offers[0].hdr.send_id, s2 = offers[1].hdr.send_id;
+    msg::WireHeader target = cts(1, s1, 8, len);
+    target.flags = msg::kFlagRdmaWrite;
+    target.offset = 64;
+    t.deliver(target);  // a read's CTS asks for a turn, it offers no write target
+    settle(job.engine);
+    CHECK(job.bad() == 1);
+    CHECK(t.of_type(PacketType::Go).empty());
+
+    t.deliver(cts(2, s2, 9, len));
+    t.deliver(cts(1, s1, 8, len));
+    settle(job.engine);
+    auto gos = t.of_type(PacketType::Go);
+    REQUIRE(gos.size() == 1);  // the send slot is rank 2's until its FIN
+    CHECK(gos[0].peer == 2);
+    CHECK(gos[0].hdr.send_id == s2);
+    CHECK(gos[0].hdr.recv_id == 9);
+    t.deliver(fin(2, s2, 0, len));
+    settle(job.engine);
+    REQUIRE(job.sink.got.size() == 1);
+    CHECK(job.sink.got[0].source == 2);
+    gos = t.of_type(PacketType::Go);
+    REQUIRE(gos.size() == 2);
+    CHECK(gos[1].peer == 1);
+    CHECK(gos[1].hdr.recv_id == 8);
+    t.deliver(fin(1, s1, 0, len));
+    settle(job.engine);
+    REQUIRE(job.sink.got.size() == 2);
+    CHECK(job.sink.got[1].bytes == len);
+}
+
+}  // namespace
+
 TEST_CASE("restricted: a read receive sends CTS and reads on GO; sends answer one at a time",
           "[rdma_read]") {
     ReadJob job(3, true);
-    auto &t = job.transport;
-    const size_t len = 2 * t.piece;
 
     SECTION("receives") {
-        const auto d1 = pattern(len, 5), d2 = pattern(len, 6);
-        std::vector<char> b1(len), b2(len);
-        REQUIRE(job.engine.irecv(1, kTag, b1.data(), len, &job.sink, nullptr) == MSG_OK);
-        REQUIRE(job.engine.irecv(2, kTag, b2.data(), len, &job.sink, nullptr) == MSG_OK);
-        t.deliver(rts(1, 10, len, msg::kFlagRdma, d1.data()));
-        t.deliver(rts(2, 20, len, msg::kFlagRdma, d2.data()));
-        settle(job.engine);
-        auto grants = t.of_type(PacketType::Cts);
-        REQUIRE(grants.size() == 1);  // one receive at a time
-        CHECK(grants[0].peer == 1);
-        CHECK(grants[0].hdr.flags == 0);
-        CHECK(grants[0].hdr.send_id == 10);
-        CHECK(grants[0].hdr.len == len);
-        CHECK(t.reads.empty());  // not before the sender's GO
-        const uint64_t r1 = grants[0].hdr.recv_id;
-
-        // A GO for the waiting receive (no CTS yet), naming another send, or from another
-        // rank is refused.
-        t.deliver(go(2, 20, r1 + 1));
-        t.deliver(go(1, 11, r1));
-        t.deliver(go(2, 10, r1));
-        settle(job.engine);
-        CHECK(job.bad() == 3);
-        CHECK(t.reads.empty());
-
-        t.deliver(go(1, 10, r1));
-        t.deliver(go(1, 10, r1));  // a second GO would read again over the first
-        settle(job.engine);
-        CHECK(job.bad() == 4);
-        REQUIRE(t.reads.size() == 2);
-        t.finish_read(1);
-        t.finish_read(0);
-        settle(job.engine);
-        REQUIRE(job.sink.got.size() == 1);
-        CHECK(b1 == d1);
-        // The slot passed to rank 2's receive.
-        grants = t.of_type(PacketType::Cts);
-        REQUIRE(grants.size() == 2);
-        CHECK(grants[1].peer == 2);
-        t.deliver(go(2, 20, grants[1].hdr.recv_id));
-        settle(job.engine);
-        finish_reads_backwards(job);
-        REQUIRE(job.sink.got.size() == 2);
-        CHECK(job.sink.got[1].status == MSG_OK);
-        CHECK(b2 == d2);
-        CHECK(t.of_type(PacketType::Fin).size() == 2);
+        restricted_receives(job);
     }
-
     SECTION("sends") {
-        const auto data = pattern(len, 7);
-        REQUIRE(job.engine.isend(1, kTag, data.data(), len, &job.sink, nullptr) == MSG_OK);
-        REQUIRE(job.engine.isend(2, kTag, data.data(), len, &job.sink, nullptr) == MSG_OK);
-        settle(job.engine);
-        auto offers = t.of_type(PacketType::Rts);
-        REQUIRE(offers.size() == 2);
-        const uint64_t s1 = offers[0].hdr.send_id, s2 = offers[1].hdr.send_id;
-        msg::WireHeader target = cts(1, s1, 8, len);
-        target.flags = msg::kFlagRdmaWrite;
-        target.offset = 64;
-        t.deliver(target);  // a read's CTS asks for a turn, it offers no write target
-        settle(job.engine);
-        CHECK(job.bad() == 1);
-        CHECK(t.of_type(PacketType::Go).empty());
-
-        t.deliver(cts(2, s2, 9, len));
-        t.deliver(cts(1, s1, 8, len));
-        settle(job.engine);
-        auto gos = t.of_type(PacketType::Go);
-        REQUIRE(gos.size() == 1);  // the send slot is rank 2's until its FIN
-        CHECK(gos[0].peer == 2);
-        CHECK(gos[0].hdr.send_id == s2);
-        CHECK(gos[0].hdr.recv_id == 9);
-        t.deliver(fin(2, s2, 0, len));
-        settle(job.engine);
-        REQUIRE(job.sink.got.size() == 1);
-        CHECK(job.sink.got[0].source == 2);
-        gos = t.of_type(PacketType::Go);
-        REQUIRE(gos.size() == 2);
-        CHECK(gos[1].peer == 1);
-        CHECK(gos[1].hdr.recv_id == 8);
-        t.deliver(fin(1, s1, 0, len));
-        settle(job.engine);
-        REQUIRE(job.sink.got.size() == 2);
-        CHECK(job.sink.got[1].bytes == len);
+        restricted_sends(job);
     }
 }
 

@@ -49,29 +49,10 @@ size_t busy_size() {
     return size_t{256} << 20;
 }
 
-void survive(Job &job, int dead, bool busy) {
-    // Either more than the credits can absorb without a matching receive, or a transfer that
-    // takes a while.
-    const size_t long_size = busy ? busy_size() : 16 * job.info.buffer_size + 1;
-    const double bound = detection_bound_seconds();
-    Cq cq(job.ctx());
-    Buffer in(job.info.eager_max), out(long_size);
-    make_message(out.get(), long_size, job.rank, kSendTag, 0);
-    int recv_cookie = 0, send_cookie = 0;
-    WSTATUS(msg_irecv(job.ctx(), dead, kRecvTag, in.get(), in.size, cq.get(), &recv_cookie),
-            MSG_OK);
-    // Busy: the doomed rank's receives are posted before the long sends go, so each finds its
-    // receive waiting and the transfer starts at once.
-    if (busy) WSTATUS(msg_barrier(job.ctx()), MSG_OK);
-    WSTATUS(msg_isend(job.ctx(), dead, kSendTag, out.get(), long_size, cq.get(), &send_cookie),
-            MSG_OK);
-    // Both operations are posted before the doomed rank leaves the barrier.
-    {
-        Watchdog watchdog(completion_timeout_ms() / 1000.0, "the barrier before the failure");
-        WSTATUS(msg_barrier(job.ctx()), MSG_OK);
-    }
-    const double start = now_seconds();
-
+// Waits for the receive from and the send to the dead rank, each to fail (or the send, when busy,
+// to have finished just before the rank died) within the detection bound.
+void await_failed_pair(Cq &cq, int dead, bool busy, double bound, const int *recv_cookie,
+                       const int *send_cookie) {
     bool recv_done = false, send_done = false;
     for (int i = 0; i < 2; ++i) {
         msg_completion_t c{};
@@ -80,43 +61,25 @@ void survive(Job &job, int dead, bool busy) {
                "no completion within %.1f s of rank %d dying (%s still pending): %d (%s)", bound,
                dead, !recv_done ? "the receive" : "the send", rc, msg_strerror(rc));
         // A transfer that the dead rank had matched may have finished just before it died.
-        const bool may_succeed = busy && c.cookie == &send_cookie;
+        const bool may_succeed = busy && c.cookie == send_cookie;
         WCHECK(c.status == MSG_ERR_PEER_FAILED || (may_succeed && c.status == MSG_OK),
                "operation on the dead rank completed as %s", describe(c).c_str());
         WCHECK(c.source == dead, "failed operation reports peer %d, not %d: %s", c.source, dead,
                describe(c).c_str());
-        if (c.cookie == &recv_cookie) {
+        if (c.cookie == recv_cookie) {
             WCHECK(!recv_done && c.op == MSG_OP_RECV, "receive from the dead rank: %s",
                    describe(c).c_str());
             recv_done = true;
         } else {
-            WCHECK(!send_done && c.cookie == &send_cookie && c.op == MSG_OP_SEND,
+            WCHECK(!send_done && c.cookie == send_cookie && c.op == MSG_OP_SEND,
                    "send to the dead rank: %s", describe(c).c_str());
             send_done = true;
         }
     }
-    const double detected = now_seconds() - start;
-    say("SURVIVOR detected failure of rank %d after %.3f s (bound %.1f s)", dead, detected, bound);
-    WCHECK(detected <= bound, "failure noticed after %.3f s, bound %.1f s", detected, bound);
+}
 
-    // From here on no call may hang, including calls that should return at once (a provider
-    // lock left held by the dead rank would make msg_isend itself block).
-    Watchdog stuck(4 * bound, "the survivors' calls after the failure");
-
-    // New operations naming the dead rank fail too, without waiting for another timeout.
-    char byte = 1;
-    expect_fails_on_dead(cq.get(),
-                         msg_isend(job.ctx(), dead, kRecvTag, &byte, 1, cq.get(), nullptr),
-                         "a new isend", bound);
-    expect_fails_on_dead(cq.get(),
-                         msg_irecv(job.ctx(), dead, kRecvTag, &byte, 1, cq.get(), nullptr),
-                         "a new irecv", bound);
-    {
-        Watchdog watchdog(bound, "a blocking msg_send to the dead rank");
-        WSTATUS(msg_send(job.ctx(), dead, kRecvTag, &byte, 1), MSG_ERR_PEER_FAILED);
-    }
-
-    // The survivors still talk to each other, eager and long.
+// Every pair of surviving ranks still exchanges an eager and a long message.
+void exchange_among_survivors(Job &job, Cq &cq, int dead, double bound) {
     for (int peer = 0; peer < dead; ++peer) {
         if (peer == job.rank) continue;
         for (size_t size : {size_t{64}, 16 * job.info.buffer_size + 1}) {
@@ -140,6 +103,55 @@ void survive(Job &job, int dead, bool busy) {
             WCHECK(wrong.empty(), "survivor exchange with %d: %s", peer, wrong.c_str());
         }
     }
+}
+
+void survive(Job &job, int dead, bool busy) {
+    // Either more than the credits can absorb without a matching receive, or a transfer that
+    // takes a while.
+    const size_t long_size = busy ? busy_size() : 16 * job.info.buffer_size + 1;
+    const double bound = detection_bound_seconds();
+    Cq cq(job.ctx());
+    Buffer in(job.info.eager_max), out(long_size);
+    make_message(out.get(), long_size, job.rank, kSendTag, 0);
+    int recv_cookie = 0, send_cookie = 0;
+    WSTATUS(msg_irecv(job.ctx(), dead, kRecvTag, in.get(), in.size, cq.get(), &recv_cookie),
+            MSG_OK);
+    // Busy: the doomed rank's receives are posted before the long sends go, so each finds its
+    // receive waiting and the transfer starts at once.
+    if (busy) WSTATUS(msg_barrier(job.ctx()), MSG_OK);
+    WSTATUS(msg_isend(job.ctx(), dead, kSendTag, out.get(), long_size, cq.get(), &send_cookie),
+            MSG_OK);
+    // Both operations are posted before the doomed rank leaves the barrier.
+    {
+        Watchdog watchdog(completion_timeout_ms() / 1000.0, "the barrier before the failure");
+        WSTATUS(msg_barrier(job.ctx()), MSG_OK);
+    }
+    const double start = now_seconds();
+
+    await_failed_pair(cq, dead, busy, bound, &recv_cookie, &send_cookie);
+    const double detected = now_seconds() - start;
+    say("SURVIVOR detected failure of rank %d after %.3f s (bound %.1f s)", dead, detected, bound);
+    WCHECK(detected <= bound, "failure noticed after %.3f s, bound %.1f s", detected, bound);
+
+    // From here on no call may hang, including calls that should return at once (a provider
+    // lock left held by the dead rank would make msg_isend itself block).
+    Watchdog stuck(4 * bound, "the survivors' calls after the failure");
+
+    // New operations naming the dead rank fail too, without waiting for another timeout.
+    char byte = 1;
+    expect_fails_on_dead(cq.get(),
+                         msg_isend(job.ctx(), dead, kRecvTag, &byte, 1, cq.get(), nullptr),
+                         "a new isend", bound);
+    expect_fails_on_dead(cq.get(),
+                         msg_irecv(job.ctx(), dead, kRecvTag, &byte, 1, cq.get(), nullptr),
+                         "a new irecv", bound);
+    {
+        Watchdog watchdog(bound, "a blocking msg_send to the dead rank");
+        WSTATUS(msg_send(job.ctx(), dead, kRecvTag, &byte, 1), MSG_ERR_PEER_FAILED);
+    }
+
+    // The survivors still talk to each other, eager and long.
+    exchange_among_survivors(job, cq, dead, bound);
     msg_stats_t stats{};
     WSTATUS(msg_get_stats(job.ctx(), &stats), MSG_OK);
     WCHECK(stats.peers_failed >= 1, "stats report %" PRIu64 " failed peers", stats.peers_failed);

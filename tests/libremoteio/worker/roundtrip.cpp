@@ -20,6 +20,26 @@ struct Pending {
     bool done = false;
 };
 
+// Checks one reply: a first completion of its request, from the rank and command asked, of the
+// expected length and pattern; marks the request done.
+void check_reply(const msg_completion_t &c, int me) {
+    WCHECK(c.op == RIO_OP_REPLY, "unexpected completion %s", worker::describe(c).c_str());
+    auto *p = static_cast<Pending *>(c.cookie);
+    WCHECK(!p->done, "request %u to rank %d completed twice", p->command, p->dest);
+    p->done = true;
+    WCHECK(c.status == RIO_OK,
+           "request %u (%zu B) to rank %d target %d: status %d (%s; 1 = server saw bad "
+           "data)",
+           p->command, p->request.size(), p->dest, p->target, c.status, rio_strerror(c.status));
+    WCHECK(c.source == p->dest && c.tag == static_cast<int>(p->command),
+           "completion names rank %d command %d", c.source, c.tag);
+    WCHECK(c.bytes == p->reply.size(), "reply %zu B, expected %zu", c.bytes, p->reply.size());
+    size_t bad =
+        check_pattern(p->reply.data(), p->reply.size(), reply_seed(me, p->dest, p->command));
+    WCHECK(bad == p->reply.size(), "reply to %u from rank %d differs at byte %zu of %zu",
+           p->command, p->dest, bad, p->reply.size());
+}
+
 }  // namespace
 
 void run_roundtrip(const Args &args) {
@@ -69,24 +89,8 @@ void run_roundtrip(const Args &args) {
             ++served;
         },
         [&](const msg_completion_t &c) {
-            WCHECK(c.op == RIO_OP_REPLY, "unexpected completion %s", worker::describe(c).c_str());
-            auto *p = static_cast<Pending *>(c.cookie);
-            WCHECK(!p->done, "request %u to rank %d completed twice", p->command, p->dest);
-            p->done = true;
+            check_reply(c, me);
             ++replies;
-            WCHECK(c.status == RIO_OK,
-                   "request %u (%zu B) to rank %d target %d: status %d (%s; 1 = server saw bad "
-                   "data)",
-                   p->command, p->request.size(), p->dest, p->target, c.status,
-                   rio_strerror(c.status));
-            WCHECK(c.source == p->dest && c.tag == static_cast<int>(p->command),
-                   "completion names rank %d command %d", c.source, c.tag);
-            WCHECK(c.bytes == p->reply.size(), "reply %zu B, expected %zu", c.bytes,
-                   p->reply.size());
-            size_t bad = check_pattern(p->reply.data(), p->reply.size(),
-                                       reply_seed(me, p->dest, p->command));
-            WCHECK(bad == p->reply.size(), "reply to %u from rank %d differs at byte %zu of %zu",
-                   p->command, p->dest, bad, p->reply.size());
         },
         [&] { return replies == pending.size() && served == expect_served; });
 

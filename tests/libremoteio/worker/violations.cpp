@@ -84,6 +84,126 @@ int send_malformed(Node &node) {
     return static_cast<int>(bad.size());
 }
 
+// Rank 0's files, kept until the end of the scenario.
+struct ServerFiles {
+    std::unique_ptr<ScratchFile> ro, rw, shorter, big;
+};
+
+// Rank 0: a stats handler and five exports, one of a file then cut short and one withdrawn.
+void export_files(Node &node, ServerFiles &files, Handles *h) {
+    RSTATUS(rio_set_handler(node.rio(), kStats, stats_handler, nullptr), RIO_OK);
+    files.ro = std::make_unique<ScratchFile>("ro", kFile, kSeed);
+    files.rw = std::make_unique<ScratchFile>("rw", 8192, 1);
+    files.shorter = std::make_unique<ScratchFile>("short", 65536, 2);
+    files.big = std::make_unique<ScratchFile>("big", 4 * kLimit, 3);
+    // Bytes [4096, 4096 + 65536) of the read-only file only.
+    RSTATUS(
+        rio_export(node.rio(), files.ro->path().c_str(), 4096, 65536, RIO_EXPORT_READ_ONLY, &h->ro),
+        RIO_OK);
+    RSTATUS(rio_export(node.rio(), files.rw->path().c_str(), 0, RIO_EXPORT_TO_END,
+                       RIO_EXPORT_READ_WRITE, &h->rw),
+            RIO_OK);
+    RSTATUS(rio_export(node.rio(), files.shorter->path().c_str(), 0, RIO_EXPORT_TO_END,
+                       RIO_EXPORT_READ_ONLY, &h->shrunk),
+            RIO_OK);
+    files.shorter->truncate(32768);  // now shorter than its export
+    RSTATUS(rio_export(node.rio(), files.ro->path().c_str(), 0, 10, RIO_EXPORT_READ_ONLY,
+                       &h->withdrawn),
+            RIO_OK);
+    RSTATUS(rio_withdraw(node.rio(), h->withdrawn), RIO_OK);
+    RSTATUS(rio_withdraw(node.rio(), h->withdrawn), RIO_ERR_BAD_HANDLE);
+    RSTATUS(rio_export(node.rio(), files.big->path().c_str(), 0, RIO_EXPORT_TO_END,
+                       RIO_EXPORT_READ_WRITE, &h->big),
+            RIO_OK);
+    // An export past the end of the file is refused up front.
+    uint64_t x;
+    RSTATUS(rio_export(node.rio(), files.rw->path().c_str(), 9000, RIO_EXPORT_TO_END,
+                       RIO_EXPORT_READ_ONLY, &x),
+            RIO_ERR_RANGE);
+}
+
+// Rank 1: reads, writes and stats inside and outside each export's range and limits.
+void refused_transfers(Node &node, const Handles &h, std::vector<uint8_t> &buf) {
+    size_t moved = 99;
+    // Inside the range: data from file offset 4096 on.
+    RSTATUS(rio_read_sync(node.rio(), 0, h.ro, 0, buf.data(), 65536, &moved), RIO_OK);
+    WCHECK(moved == 65536 && check_pattern(buf.data(), 65536, kSeed, 4096) == 65536,
+           "in-range read: %zu B or wrong data", moved);
+    RSTATUS(rio_read_sync(node.rio(), 0, h.ro, 65536, buf.data(), 0, &moved), RIO_OK);
+    WCHECK(moved == 0, "empty read at the end moved %zu B", moved);
+    RSTATUS(rio_read_sync(node.rio(), 0, h.ro, 65536 - 10, buf.data(), 20, &moved), RIO_ERR_RANGE);
+    RSTATUS(rio_read_sync(node.rio(), 0, h.ro, 65537, buf.data(), 0, &moved), RIO_ERR_RANGE);
+    RSTATUS(rio_read_sync(node.rio(), 0, h.ro, UINT64_MAX - 5, buf.data(), 10, &moved),
+            RIO_ERR_RANGE);
+    RSTATUS(rio_read_sync(node.rio(), 0, h.ro + 12345, 0, buf.data(), 10, &moved),
+            RIO_ERR_BAD_HANDLE);
+    // The same refusals for reads whose data would come on its own (a full, successful
+    // direct read has no reply header; a refused one must still say why).
+    RSTATUS(rio_read_sync(node.rio(), 0, h.ro, 1, buf.data(), 65536, &moved), RIO_ERR_RANGE);
+    WCHECK(moved == 0, "refused direct read moved %zu B", moved);
+    RSTATUS(rio_read_sync(node.rio(), 0, h.ro + 12345, 0, buf.data(), 65536, &moved),
+            RIO_ERR_BAD_HANDLE);
+    RSTATUS(rio_read_sync(node.rio(), 0, h.ro, 4096, buf.data(), 65536 - 4096, &moved), RIO_OK);
+    WCHECK(moved == 65536 - 4096 &&
+               check_pattern(buf.data(), 65536 - 4096, kSeed, 8192) == 65536 - 4096,
+           "direct read at an offset: %zu B or wrong data", moved);
+    RSTATUS(rio_read_sync(node.rio(), 0, h.withdrawn, 0, buf.data(), 10, &moved),
+            RIO_ERR_BAD_HANDLE);
+    RSTATUS(rio_write_sync(node.rio(), 0, h.ro, 0, buf.data(), 10), RIO_ERR_READ_ONLY);
+    RSTATUS(rio_write_sync(node.rio(), 0, h.rw, 8000, buf.data(), 500), RIO_ERR_RANGE);
+    RSTATUS(rio_read_sync(node.rio(), 0, h.shrunk, 0, buf.data(), 65536, &moved), RIO_ERR_IO);
+    RSTATUS(rio_read_sync(node.rio(), 0, h.shrunk, 40000, buf.data(), 100, &moved), RIO_ERR_IO);
+    RSTATUS(rio_read_sync(node.rio(), 0, h.shrunk, 0, buf.data(), 100, &moved), RIO_OK);
+    // Over the server's max_transfer, read and write (the write's data is drained).
+    RSTATUS(rio_read_sync(node.rio(), 0, h.big, 0, buf.data(), 2 * kLimit, &moved),
+            RIO_ERR_TOO_LARGE);
+    RSTATUS(rio_write_sync(node.rio(), 0, h.big, 0, buf.data(), 2 * kLimit), RIO_ERR_TOO_LARGE);
+    RSTATUS(rio_read_sync(node.rio(), 0, h.big, kLimit, buf.data(), kLimit, &moved), RIO_OK);
+    WCHECK(check_pattern(buf.data(), kLimit, 3, kLimit) == kLimit, "big read data");
+    uint64_t len = 0;
+    int flags = -1;
+    RSTATUS(rio_stat(node.rio(), 0, h.ro, &len, &flags), RIO_OK);
+    WCHECK(len == 65536 && flags == RIO_EXPORT_READ_ONLY, "stat: %llu B flags %d",
+           static_cast<unsigned long long>(len), flags);
+    RSTATUS(rio_stat(node.rio(), 0, h.rw, &len, &flags), RIO_OK);
+    WCHECK(len == 8192 && flags == RIO_EXPORT_READ_WRITE, "stat rw: %llu B flags %d",
+           static_cast<unsigned long long>(len), flags);
+    RSTATUS(rio_stat(node.rio(), 0, h.withdrawn, &len, &flags), RIO_ERR_BAD_HANDLE);
+}
+
+// Rank 1: unknown commands, a cut reply and malformed headers; then a good read still works and
+// rank 0's counters match what was sent.
+void refused_calls_and_counts(Node &node, const Handles &h, std::vector<uint8_t> &buf) {
+    size_t moved = 99;
+    // Unknown commands at either target.
+    RSTATUS(rio_call(node.rio(), 0, RIO_TARGET_SHADOW, 4242, nullptr, 0, nullptr, 0, nullptr),
+            RIO_ERR_NO_HANDLER);
+    // A reply bigger than the buffer is cut, and says so.
+    rio_stats_t small{};
+    size_t got = 0;
+    RSTATUS(rio_call(node.rio(), 0, RIO_TARGET_SHADOW, kStats, nullptr, 0, &small, 8, &got),
+            MSG_ERR_TRUNCATED);
+    WCHECK(got == 8, "truncated reply delivered %zu B", got);
+
+    const int sent_bad = send_malformed(node);
+    // Still serving: a good read, then the server's own count.
+    RSTATUS(rio_read_sync(node.rio(), 0, h.ro, 100, buf.data(), 1000, &moved), RIO_OK);
+    WCHECK(check_pattern(buf.data(), 1000, kSeed, 4196) == 1000, "read after bad headers");
+    rio_stats_t s{};
+    RSTATUS(rio_call(node.rio(), 0, RIO_TARGET_SHADOW, kStats, nullptr, 0, &s, sizeof s, &got),
+            RIO_OK);
+    WCHECK(got == sizeof s, "stats reply %zu B", got);
+    WCHECK(s.bad_requests == static_cast<uint64_t>(sent_bad),
+           "server counted %llu bad requests, %d were sent",
+           static_cast<unsigned long long>(s.bad_requests), sent_bad);
+    // Refused: 5 out of range, 4 unknown or withdrawn handle, 1 read-only, 2 short file,
+    // 2 too large, 1 no handler.
+    WCHECK(s.requests_refused == 15, "server refused %llu requests, expected 15",
+           static_cast<unsigned long long>(s.requests_refused));
+    worker::say("violations: every refusal came back with its status; %d bad headers counted",
+                sent_bad);
+}
+
 }  // namespace
 
 void run_violations(const Args &) {
@@ -93,118 +213,17 @@ void run_violations(const Args &) {
     Node node(&opts);
     WCHECK(node.size() == 2, "violations needs 2 ranks, not %d", node.size());
     const int me = node.rank();
-    std::unique_ptr<ScratchFile> ro_file, rw_file, short_file, big_file;
+    ServerFiles files;
     Handles h{};
-    if (me == 0) {
-        RSTATUS(rio_set_handler(node.rio(), kStats, stats_handler, nullptr), RIO_OK);
-        ro_file = std::make_unique<ScratchFile>("ro", kFile, kSeed);
-        rw_file = std::make_unique<ScratchFile>("rw", 8192, 1);
-        short_file = std::make_unique<ScratchFile>("short", 65536, 2);
-        big_file = std::make_unique<ScratchFile>("big", 4 * kLimit, 3);
-        // Bytes [4096, 4096 + 65536) of the read-only file only.
-        RSTATUS(rio_export(node.rio(), ro_file->path().c_str(), 4096, 65536, RIO_EXPORT_READ_ONLY,
-                           &h.ro),
-                RIO_OK);
-        RSTATUS(rio_export(node.rio(), rw_file->path().c_str(), 0, RIO_EXPORT_TO_END,
-                           RIO_EXPORT_READ_WRITE, &h.rw),
-                RIO_OK);
-        RSTATUS(rio_export(node.rio(), short_file->path().c_str(), 0, RIO_EXPORT_TO_END,
-                           RIO_EXPORT_READ_ONLY, &h.shrunk),
-                RIO_OK);
-        short_file->truncate(32768);  // now shorter than its export
-        RSTATUS(rio_export(node.rio(), ro_file->path().c_str(), 0, 10, RIO_EXPORT_READ_ONLY,
-                           &h.withdrawn),
-                RIO_OK);
-        RSTATUS(rio_withdraw(node.rio(), h.withdrawn), RIO_OK);
-        RSTATUS(rio_withdraw(node.rio(), h.withdrawn), RIO_ERR_BAD_HANDLE);
-        RSTATUS(rio_export(node.rio(), big_file->path().c_str(), 0, RIO_EXPORT_TO_END,
-                           RIO_EXPORT_READ_WRITE, &h.big),
-                RIO_OK);
-        // An export past the end of the file is refused up front.
-        uint64_t x;
-        RSTATUS(rio_export(node.rio(), rw_file->path().c_str(), 9000, RIO_EXPORT_TO_END,
-                           RIO_EXPORT_READ_ONLY, &x),
-                RIO_ERR_RANGE);
-    }
+    if (me == 0) export_files(node, files, &h);
     for (uint64_t *f : {&h.ro, &h.rw, &h.shrunk, &h.withdrawn, &h.big})
         *f = exchange_handles(node, *f)[0];
 
     if (me == 1) {
         local_errors(node, h.ro);
         std::vector<uint8_t> buf(2 * kLimit);
-        size_t moved = 99;
-        // Inside the range: data from file offset 4096 on.
-        RSTATUS(rio_read_sync(node.rio(), 0, h.ro, 0, buf.data(), 65536, &moved), RIO_OK);
-        WCHECK(moved == 65536 && check_pattern(buf.data(), 65536, kSeed, 4096) == 65536,
-               "in-range read: %zu B or wrong data", moved);
-        RSTATUS(rio_read_sync(node.rio(), 0, h.ro, 65536, buf.data(), 0, &moved), RIO_OK);
-        WCHECK(moved == 0, "empty read at the end moved %zu B", moved);
-        RSTATUS(rio_read_sync(node.rio(), 0, h.ro, 65536 - 10, buf.data(), 20, &moved),
-                RIO_ERR_RANGE);
-        RSTATUS(rio_read_sync(node.rio(), 0, h.ro, 65537, buf.data(), 0, &moved), RIO_ERR_RANGE);
-        RSTATUS(rio_read_sync(node.rio(), 0, h.ro, UINT64_MAX - 5, buf.data(), 10, &moved),
-                RIO_ERR_RANGE);
-        RSTATUS(rio_read_sync(node.rio(), 0, h.ro + 12345, 0, buf.data(), 10, &moved),
-                RIO_ERR_BAD_HANDLE);
-        // The same refusals for reads whose data would come on its own (a full, successful
-        // direct read has no reply header; a refused one must still say why).
-        RSTATUS(rio_read_sync(node.rio(), 0, h.ro, 1, buf.data(), 65536, &moved), RIO_ERR_RANGE);
-        WCHECK(moved == 0, "refused direct read moved %zu B", moved);
-        RSTATUS(rio_read_sync(node.rio(), 0, h.ro + 12345, 0, buf.data(), 65536, &moved),
-                RIO_ERR_BAD_HANDLE);
-        RSTATUS(rio_read_sync(node.rio(), 0, h.ro, 4096, buf.data(), 65536 - 4096, &moved), RIO_OK);
-        WCHECK(moved == 65536 - 4096 &&
-                   check_pattern(buf.data(), 65536 - 4096, kSeed, 8192) == 65536 - 4096,
-               "direct read at an offset: %zu B or wrong data", moved);
-        RSTATUS(rio_read_sync(node.rio(), 0, h.withdrawn, 0, buf.data(), 10, &moved),
-                RIO_ERR_BAD_HANDLE);
-        RSTATUS(rio_write_sync(node.rio(), 0, h.ro, 0, buf.data(), 10), RIO_ERR_READ_ONLY);
-        RSTATUS(rio_write_sync(node.rio(), 0, h.rw, 8000, buf.data(), 500), RIO_ERR_RANGE);
-        RSTATUS(rio_read_sync(node.rio(), 0, h.shrunk, 0, buf.data(), 65536, &moved), RIO_ERR_IO);
-        RSTATUS(rio_read_sync(node.rio(), 0, h.shrunk, 40000, buf.data(), 100, &moved), RIO_ERR_IO);
-        RSTATUS(rio_read_sync(node.rio(), 0, h.shrunk, 0, buf.data(), 100, &moved), RIO_OK);
-        // Over the server's max_transfer, read and write (the write's data is drained).
-        RSTATUS(rio_read_sync(node.rio(), 0, h.big, 0, buf.data(), 2 * kLimit, &moved),
-                RIO_ERR_TOO_LARGE);
-        RSTATUS(rio_write_sync(node.rio(), 0, h.big, 0, buf.data(), 2 * kLimit), RIO_ERR_TOO_LARGE);
-        RSTATUS(rio_read_sync(node.rio(), 0, h.big, kLimit, buf.data(), kLimit, &moved), RIO_OK);
-        WCHECK(check_pattern(buf.data(), kLimit, 3, kLimit) == kLimit, "big read data");
-        uint64_t len = 0;
-        int flags = -1;
-        RSTATUS(rio_stat(node.rio(), 0, h.ro, &len, &flags), RIO_OK);
-        WCHECK(len == 65536 && flags == RIO_EXPORT_READ_ONLY, "stat: %llu B flags %d",
-               static_cast<unsigned long long>(len), flags);
-        RSTATUS(rio_stat(node.rio(), 0, h.rw, &len, &flags), RIO_OK);
-        WCHECK(len == 8192 && flags == RIO_EXPORT_READ_WRITE, "stat rw: %llu B flags %d",
-               static_cast<unsigned long long>(len), flags);
-        RSTATUS(rio_stat(node.rio(), 0, h.withdrawn, &len, &flags), RIO_ERR_BAD_HANDLE);
-        // Unknown commands at either target.
-        RSTATUS(rio_call(node.rio(), 0, RIO_TARGET_SHADOW, 4242, nullptr, 0, nullptr, 0, nullptr),
-                RIO_ERR_NO_HANDLER);
-        // A reply bigger than the buffer is cut, and says so.
-        rio_stats_t small{};
-        size_t got = 0;
-        RSTATUS(rio_call(node.rio(), 0, RIO_TARGET_SHADOW, kStats, nullptr, 0, &small, 8, &got),
-                MSG_ERR_TRUNCATED);
-        WCHECK(got == 8, "truncated reply delivered %zu B", got);
-
-        const int sent_bad = send_malformed(node);
-        // Still serving: a good read, then the server's own count.
-        RSTATUS(rio_read_sync(node.rio(), 0, h.ro, 100, buf.data(), 1000, &moved), RIO_OK);
-        WCHECK(check_pattern(buf.data(), 1000, kSeed, 4196) == 1000, "read after bad headers");
-        rio_stats_t s{};
-        RSTATUS(rio_call(node.rio(), 0, RIO_TARGET_SHADOW, kStats, nullptr, 0, &s, sizeof s, &got),
-                RIO_OK);
-        WCHECK(got == sizeof s, "stats reply %zu B", got);
-        WCHECK(s.bad_requests == static_cast<uint64_t>(sent_bad),
-               "server counted %llu bad requests, %d were sent",
-               static_cast<unsigned long long>(s.bad_requests), sent_bad);
-        // Refused: 5 out of range, 4 unknown or withdrawn handle, 1 read-only, 2 short file,
-        // 2 too large, 1 no handler.
-        WCHECK(s.requests_refused == 15, "server refused %llu requests, expected 15",
-               static_cast<unsigned long long>(s.requests_refused));
-        worker::say("violations: every refusal came back with its status; %d bad headers counted",
-                    sent_bad);
+        refused_transfers(node, h, buf);
+        refused_calls_and_counts(node, h, buf);
     }
     node.finalize();
 }
