@@ -2,7 +2,8 @@
 """scripts/function-size-check.py against a fixture whose function lengths are known: the
 81-line body is reported with its file, line and length and makes the check fail; the 80-line
 body, a long table and braces in strings and comments are not reported; --max moves the
-limit; an allow-list entry silences a function, and one without a reason is refused.
+limit; an allow-list entry silences a function, and one without a reason is refused; by
+default tests/ is checked too, and the fixture is the one test file the allow-list excuses.
 usage: function_size_check_test.py CHECKER FIXTURE"""
 import os
 import subprocess
@@ -76,6 +77,20 @@ with tempfile.TemporaryDirectory() as d:
     check(got == ["in_c is 81 lines (limit 80)", "get_foo is 82 lines (limit 80)",
                   "A is 83 lines (limit 80)", "operator== is 84 lines (limit 80)"],
           f"every kind of function body is measured, the table is not: {got}")
+
+# By default, from the top of the tree, tests/ is checked like the rest: with an empty allow-list
+# the fixture's 81-line function is listed; the project's allow-list excuses it, by name.
+TOP = os.path.dirname(os.path.dirname(CHECKER))
+REL = os.path.relpath(FIXTURE, TOP)
+if os.path.exists(os.path.join(TOP, ".git")):
+    p = subprocess.run([sys.executable, CHECKER, "--allow", os.devnull], cwd=TOP, capture_output=True, text=True)
+    check(f"{REL}:89: eighty_one_lines is 81 lines (limit 80)" in p.stdout.splitlines(),
+          f"the default scope includes tests/: {p.stdout!r}")
+else:
+    print("not a git checkout: the default scope is not checked")
+p = subprocess.run([sys.executable, CHECKER, REL], cwd=TOP, capture_output=True, text=True)
+check(p.returncode == 0 and p.stdout.startswith("function-size-check: no function over 80"),
+      f"the project's allow-list excuses the fixture: {p.returncode} {p.stdout!r}")
 
 if failures:
     print(f"{len(failures)} check(s) failed")
