@@ -75,6 +75,9 @@ void print_report(const Options &o, const Figures &source, const Figures &sink,
 std::string boot_id();
 // CPU seconds (user + system) this process has used.
 double cpu_seconds();
-double now_seconds();
+// Prints "datapump: <why>" to stderr; returns 1 (the exit status).
+int fail(const std::string &why);
+// fail() with "<what>: <the river's error>: <its text>".
+int river_failed(river_t *r, int rc, const char *what);
 
 }  // namespace pump

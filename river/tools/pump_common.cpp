@@ -2,6 +2,7 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 
 #include "pump.hpp"
@@ -36,9 +37,16 @@ double cpu_seconds() {
            static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
-double now_seconds() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
+int fail(const std::string &why) {
+    std::fprintf(stderr, "datapump: %s\n", why.c_str());
+    return 1;
+}
+
+int river_failed(river_t *r, int rc, const char *what) {
+    char text[256] = "";
+    if (r != nullptr) river_error(r, nullptr, text, sizeof text);
+    return fail(std::string(what) + ": " + river_strerror(rc) +
+                (text[0] ? std::string(": ") + text : ""));
 }
 
 }  // namespace pump

@@ -13,6 +13,7 @@
 
 #include "pump_files.hpp"
 #include "pump_io.hpp"
+#include "viaduct/clock.hpp"
 
 namespace pump {
 
@@ -20,16 +21,8 @@ namespace {
 
 constexpr size_t kAlign = 4096;
 
-int fail(const std::string &why) {
-    std::fprintf(stderr, "datapump: %s\n", why.c_str());
-    return 1;
-}
-
 int river_failed(river_t *r, int rc) {
-    char text[256] = "";
-    if (r != nullptr) river_error(r, nullptr, text, sizeof text);
-    return fail(std::string("the copy did not complete: ") + river_strerror(rc) +
-                (text[0] ? std::string(": ") + text : ""));
+    return pump::river_failed(r, rc, "the copy did not complete");
 }
 
 struct Writer {
@@ -167,7 +160,7 @@ int run_sink(msg_context_t *ctx, const Options &o, Figures *mine, Figures *sourc
     river_t *r = nullptr;
     int rc = river_open(ctx, &ro, &r);
     if (rc != RIVER_OK) return river_failed(nullptr, rc);
-    const double t0 = now_seconds(), c0 = cpu_seconds();
+    const double t0 = viaduct::now_seconds(), c0 = cpu_seconds();
     std::snprintf(mine->io, sizeof mine->io, "%s", o.no_disk ? "none" : io->name());
     mine->direct = out.direct();
     int status;
@@ -191,7 +184,7 @@ int run_sink(msg_context_t *ctx, const Options &o, Figures *mine, Figures *sourc
         status = fail("the source sent " + std::to_string(mine->bytes) + " bytes of " +
                       std::to_string(m.size));
     if (status == 0 && !o.no_disk && !out.commit(&why)) status = fail(why);
-    mine->seconds = now_seconds() - t0;
+    mine->seconds = viaduct::now_seconds() - t0;
     mine->cpu_seconds = cpu_seconds() - c0;
     if (status != 0) return status;
     msg_completion_t c{};

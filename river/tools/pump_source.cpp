@@ -12,6 +12,7 @@
 
 #include "pump_files.hpp"
 #include "pump_io.hpp"
+#include "viaduct/clock.hpp"
 
 namespace pump {
 
@@ -29,16 +30,8 @@ Aligned aligned(size_t bytes) {
         static_cast<uint8_t *>(std::aligned_alloc(kAlign, (bytes + kAlign - 1) / kAlign * kAlign)));
 }
 
-int fail(const std::string &why) {
-    std::fprintf(stderr, "datapump: %s\n", why.c_str());
-    return 1;
-}
-
 int river_failed(river_t *r, int rc) {
-    char text[256] = "";
-    if (r != nullptr) river_error(r, nullptr, text, sizeof text);
-    return fail(std::string("the river failed: ") + river_strerror(rc) +
-                (text[0] ? std::string(": ") + text : ""));
+    return pump::river_failed(r, rc, "the river failed");
 }
 
 struct Reader {
@@ -148,7 +141,7 @@ int run_source(msg_context_t *ctx, const Options &o, Figures *mine) {
     river_t *r = nullptr;
     int rc = status == 0 ? river_open(ctx, &ro, &r) : RIVER_OK;
     if (rc != RIVER_OK) status = river_failed(nullptr, rc);
-    const double t0 = now_seconds(), c0 = cpu_seconds();
+    const double t0 = viaduct::now_seconds(), c0 = cpu_seconds();
     if (status == 0) {
         Reader rd{o, r, fd, direct, m.size, std::move(io)};
         status = o.no_disk ? pump_memory(o, r) : pump_file(rd);
@@ -162,7 +155,7 @@ int run_source(msg_context_t *ctx, const Options &o, Figures *mine) {
         if (status == 0 && rc != RIVER_OK) status = river_failed(nullptr, rc);
     }
     if (fd >= 0) close(fd);
-    mine->seconds = now_seconds() - t0;
+    mine->seconds = viaduct::now_seconds() - t0;
     mine->cpu_seconds = cpu_seconds() - c0;
     mine->bytes = mine->river.bytes_put;
     mine->direct = direct;
