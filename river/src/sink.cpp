@@ -198,11 +198,13 @@ int Sink::release_locked(river_batch_t *batch) {
     if (rc == MSG_OK) return RIVER_OK;
     std::lock_guard<std::mutex> lk(core_.mu);
     if (!posted) s->state = SlotState::Idle;
-    if (rc == MSG_ERR_PEER_FAILED)
+    if (rc == MSG_ERR_PEER_FAILED) {
+        // The batch is released all the same; the source's failure is the next get's news.
         link_failed(*l);
-    else
-        core_.fail(rc, l->rank,
-                   "granting a credit to " + source_name(l->rank) + ": " + msg_strerror(rc));
+        return RIVER_OK;
+    }
+    core_.fail(rc, l->rank,
+               "granting a credit to " + source_name(l->rank) + ": " + msg_strerror(rc));
     return core_.error();
 }
 

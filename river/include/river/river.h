@@ -162,7 +162,9 @@ typedef struct river_batch {
  * has ended and every batch was got, RIVER_ERR_WOULD_BLOCK if nothing came in
  * time, or an error. Release every batch: a source waits for its credits. */
 int river_get_batch(river_t *river, river_batch_t *batch, int timeout_ms);
-/* Gives the batch's buffer back to the river and its credit to the source. */
+/* Gives the batch's buffer back to the river and its credit to the source.
+ * A source that has failed meanwhile does not make it fail: the batch is
+ * released, and the next river_get_batch or river_get reports the failure. */
 int river_release(river_t *river, river_batch_t *batch);
 /* Next record copied into `record` (record_size bytes): RIVER_OK, RIVER_END
  * or an error. Waits as long as it takes. */
