@@ -18,6 +18,8 @@ packages=(
   clang libclang-rt-14-dev
   # scripts/format-check.sh (a stage of scripts/test.sh).
   clang-format
+  # tests/install: builds a program against the installed libraries with CMake too.
+  cmake
   # The Soft-RoCE guest (scripts/softroce-run): qemu boots Debian's kernel with rxe.
   qemu-system-x86 busybox-static xz-utils ibverbs-providers rdmacm-utils perftest
 )
