@@ -24,7 +24,8 @@ bool plausible(const Message &) {
 
 bool plausible(const JobParams &p) {
     return p.block_bytes >= p.record_size && p.block_bytes <= kMaxBlockBytes &&
-           p.read_depth >= kMinReadDepth && p.read_depth <= kMaxReadDepth;
+           p.read_depth >= kMinReadDepth && p.read_depth <= kMaxReadDepth &&
+           p.algorithm <= kRiver && p.passes <= 2;
 }
 
 bool plausible(const PhaseFigures &f) {

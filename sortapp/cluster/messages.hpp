@@ -42,7 +42,12 @@ struct JobParams {
     uint64_t memory_budget = 0;  // per node; 0: the node's own default
     uint64_t block_bytes = 512 * 1024;
     uint32_t read_depth = 4;  // per source stream in phase 3b
+    uint32_t algorithm = 0;   // kThreePhase or kRiver
+    uint32_t passes = 0;      // river: 0 as memory allows, 1 or 2 forced
 };
+
+constexpr uint32_t kThreePhase = 0;
+constexpr uint32_t kRiver = 1;
 
 struct PhaseFigures {
     std::string phase;
@@ -71,7 +76,8 @@ struct MergeOrder {
 
 // Each message's fields, once, in wire order (the encoding of each type: codec.hpp).
 void fields(wire::Is<JobParams> auto &p, auto &f) {
-    f(p.record_size, p.key_size, p.memory_budget, p.block_bytes, p.read_depth);
+    f(p.record_size, p.key_size, p.memory_budget, p.block_bytes, p.read_depth, p.algorithm,
+      p.passes);
 }
 void fields(wire::Is<PhaseFigures> auto &p, auto &f) {
     f(p.phase, p.seconds, p.cpu_seconds, p.expected_seconds, p.bytes_read, p.bytes_written,

@@ -37,6 +37,11 @@ const char kUsage[] =
     "  --key-size BYTES       key size, the record's first bytes (default 10)\n"
     "  --block BYTES          phase 3b remote read size (default 512K)\n"
     "  --depth N              phase 3b reads in flight per source node (default 4)\n"
+    "  --algorithm A          three-phase (default): local sort, exact selection, merge\n"
+    "                         over remote I/O; river: NOW-Sort's parallel sort, records\n"
+    "                         sent to their node by sampled splitters while they are read\n"
+    "  --passes P             (river) auto (default): one pass when a node's share fits its\n"
+    "                         memory, else two; 1 or 2 to force (1 fails if it does not fit)\n"
     "  --network-mb-s MB/S    network bandwidth for the expectations (default: measured)\n"
     "  --straggler FACTOR     name nodes slower than the median by this much (default 1.25)\n"
     "  --provider NAME        libfabric provider (VIADUCT_PROVIDER)\n"
@@ -152,9 +157,28 @@ Parsed parse_job_id(Arg &a, JobOptions &o) {
     return Parsed::taken;
 }
 
+// --algorithm and --passes: one of a few words.
+Parsed parse_choice(Arg &a, JobOptions &o) {
+    const char *v = a.take(a.name.c_str());
+    if (v == nullptr) return Parsed::refused;
+    const std::string w = v;
+    if (a.name == "--algorithm" && (w == "three-phase" || w == "river")) {
+        o.params.algorithm = w == "river" ? kRiver : kThreePhase;
+    } else if (a.name == "--passes" && (w == "auto" || w == "1" || w == "2")) {
+        o.params.passes = w == "auto" ? 0 : static_cast<uint32_t>(w[0] - '0');
+    } else {
+        std::fprintf(stderr, "sortapp: %s: '%s' is not %s\n", a.name.c_str(), v,
+                     a.name == "--algorithm" ? "three-phase or river" : "auto, 1 or 2");
+        return Parsed::refused;
+    }
+    forward(o, a, v);
+    return Parsed::taken;
+}
+
 // Paths, names and the job id.
 Parsed parse_text_option(Arg &a, bool, JobOptions &o) {
     if (a.name == "--job-id") return parse_job_id(a, o);
+    if (a.name == "--algorithm" || a.name == "--passes") return parse_choice(a, o);
     std::string *field = a.name == "--input"      ? &o.input
                          : a.name == "--output"   ? &o.output
                          : a.name == "--scratch"  ? &o.scratch
