@@ -41,6 +41,11 @@ bool plausible(const LocalDone &d) {
                        [](const PhaseFigures &f) { return plausible(f); });
 }
 
+bool plausible(const RiverDone &d) {
+    return d.one_pass <= 1 && std::all_of(d.phases.begin(), d.phases.end(),
+                                          [](const PhaseFigures &f) { return plausible(f); });
+}
+
 bool plausible(const MergeOrder &m) {
     if (m.first.size() != m.handles.size() || m.last.size() != m.handles.size() ||
         !figure(m.network_mb_s))
@@ -78,6 +83,10 @@ SORTAPP_CLUSTER_MESSAGE(SampleRequest)
 SORTAPP_CLUSTER_MESSAGE(SampleReply)
 SORTAPP_CLUSTER_MESSAGE(CountRequest)
 SORTAPP_CLUSTER_MESSAGE(CountReply)
+SORTAPP_CLUSTER_MESSAGE(SampleOrder)
+SORTAPP_CLUSTER_MESSAGE(RiverSamples)
+SORTAPP_CLUSTER_MESSAGE(RiverOrder)
+SORTAPP_CLUSTER_MESSAGE(RiverDone)
 #undef SORTAPP_CLUSTER_MESSAGE
 
 }  // namespace sortapp::cluster

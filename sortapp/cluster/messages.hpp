@@ -12,12 +12,14 @@
 namespace sortapp::cluster {
 
 // IPC to a node's sorting thread.
-constexpr uint32_t kCmdCheck = 1;     // JobParams -> NodeCheck: inputs and outputs usable?
-constexpr uint32_t kCmdLocal = 2;     // u32 nodes sharing the disk -> LocalDone: phases 1 and 2
-constexpr uint32_t kCmdMerge = 3;     // MergeOrder -> PhaseFigures: phase 3b
-constexpr uint32_t kCmdDone = 4;      // (abort flag) -> PhaseFigures (bytes served): finish
-constexpr uint32_t kCmdNetProbe = 5;  // -> PhaseFigures: pull from the next node, timed
-constexpr uint32_t kCmdCommit = 6;    // -> nothing: rename the merged output into place
+constexpr uint32_t kCmdCheck = 1;        // JobParams -> NodeCheck: inputs and outputs usable?
+constexpr uint32_t kCmdLocal = 2;        // u32 nodes sharing the disk -> LocalDone: phases 1 and 2
+constexpr uint32_t kCmdMerge = 3;        // MergeOrder -> PhaseFigures: phase 3b
+constexpr uint32_t kCmdDone = 4;         // (abort flag) -> PhaseFigures (bytes served): finish
+constexpr uint32_t kCmdNetProbe = 5;     // -> PhaseFigures: pull from the next node, timed
+constexpr uint32_t kCmdCommit = 6;       // -> nothing: rename the merged output into place
+constexpr uint32_t kCmdRiverSample = 7;  // SampleOrder -> RiverSamples: random input keys
+constexpr uint32_t kCmdRiverSort = 8;    // RiverOrder -> RiverDone: the river sort, all of it
 // Served by a node's shadow thread, during phase 3a.
 constexpr uint32_t kCmdSamples = 10;   // SampleRequest -> SampleReply
 constexpr uint32_t kCmdCounts = 11;    // CountRequest -> CountReply
@@ -74,6 +76,26 @@ struct MergeOrder {
     double network_mb_s = 0;            // for the expectation
 };
 
+// The river algorithm's messages. The samples are records of the node's input at random
+// positions, each with its place in the global order (key, node, position); the splitters are
+// nodes - 1 of them, ascending: node j's partition is [splitter j-1, splitter j).
+struct SampleOrder {
+    uint64_t count = 0;  // samples wanted (the node sends all its keys when it has fewer)
+    uint64_t seed = 0;
+};
+struct RiverSamples {
+    std::vector<Element> samples;
+};
+struct RiverOrder {
+    std::vector<Element> splitters;
+    uint64_t expected_share = 0;  // records each node should receive (total / nodes)
+};
+struct RiverDone {
+    uint64_t input_records = 0, records = 0;  // read and sent; received and written
+    uint32_t one_pass = 1, runs = 0;
+    std::vector<PhaseFigures> phases;
+};
+
 // Each message's fields, once, in wire order (the encoding of each type: codec.hpp).
 void fields(wire::Is<JobParams> auto &p, auto &f) {
     f(p.record_size, p.key_size, p.memory_budget, p.block_bytes, p.read_depth, p.algorithm,
@@ -111,11 +133,24 @@ void fields(wire::Is<CountRequest> auto &q, auto &f) {
 void fields(wire::Is<CountReply> auto &r, auto &f) {
     f(r.counts);
 }
+void fields(wire::Is<SampleOrder> auto &o, auto &f) {
+    f(o.count, o.seed);
+}
+void fields(wire::Is<RiverSamples> auto &r, auto &f) {
+    f(r.samples);
+}
+void fields(wire::Is<RiverOrder> auto &o, auto &f) {
+    f(o.splitters, o.expected_share);
+}
+void fields(wire::Is<RiverDone> auto &d, auto &f) {
+    f(d.input_records, d.records, d.one_pass, d.runs, d.phases);
+}
 
 // For JobParams, NodeCheck, LocalDone, MergeOrder, PhaseFigures, SampleRequest, SampleReply,
-// CountRequest and CountReply. decode() is false on a message that is not exactly one
-// encoding, or whose figures no sender could mean: a block or depth outside the limits above,
-// a record range that ends before it starts, a rate or time that is negative or not finite.
+// CountRequest, CountReply, SampleOrder, RiverSamples, RiverOrder and RiverDone. decode() is false
+// on a message that is not exactly one encoding, or whose figures no sender could mean: a block or
+// depth outside the limits above, a record range that ends before it starts, a rate or time that is
+// negative or not finite.
 template <typename Message>
 std::vector<char> encode(const Message &m);
 template <typename Message>

@@ -58,7 +58,8 @@ std::vector<Answer> Monitor::ask_all(uint32_t command, int target,
     Round &r = *round;
     ++round_;
     const int outstanding = send_orders(r, command, target, payload, reply_capacity);
-    const bool show = tty_ && !o_.json && (command == kCmdLocal || command == kCmdMerge);
+    const bool show = tty_ && !o_.json &&
+                      (command == kCmdLocal || command == kCmdMerge || command == kCmdRiverSort);
     wait_for_orders(r, outstanding, show);
     if (show) std::fputs("\r\033[K", stderr);
     std::vector<Answer> answers(static_cast<size_t>(n_));

@@ -1,10 +1,12 @@
 // The monitor: runs the job's steps in order — check, phases 1 and 2, phase 3a, phase 3b,
-// commit (phases/*.cpp) — then says the final word and prints the report. A step that fails
-// aborts the job: every node removes what it created, and no output is left.
+// commit (phases/*.cpp); with the river algorithm check, sampling, river sort, commit — then
+// says the final word and prints the report. A step that fails aborts the job: every node
+// removes what it created, and no output is left.
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <span>
 
 #include "liveness.hpp"
 #include "monitor/state.hpp"
@@ -20,9 +22,15 @@ struct Step {
     const char *phase;
     Status (*run)(Monitor &);
 };
-constexpr Step kSteps[] = {
+constexpr Step kThreePhaseSteps[] = {
     {"checking", monitor_check}, {"phases 1 and 2", monitor_local}, {"phase 3a", monitor_select},
     {"phase 3b", monitor_merge}, {"commit", monitor_commit},
+};
+constexpr Step kRiverSteps[] = {
+    {"checking", monitor_check},
+    {"sampling", monitor_sample},
+    {"river sort", monitor_river},
+    {"commit", monitor_commit},
 };
 
 }  // namespace
@@ -40,7 +48,9 @@ int Monitor::run() {
     dead_.assign(static_cast<size_t>(n_), false);
     ping_period_s_ = std::min(tty_ && !o_.json ? 0.5 : 5.0, o_.stall_ms / 4000.0);
     const double t0 = now_seconds();
-    for (const Step &step : kSteps) {
+    const bool river = o_.params.algorithm == kRiver;
+    for (const Step &step :
+         river ? std::span<const Step>(kRiverSteps) : std::span<const Step>(kThreePhaseSteps)) {
         set_phase(step.phase);
         if (Status s = step.run(*this); !s) abort_job(s.message());
     }

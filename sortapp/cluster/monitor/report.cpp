@@ -65,6 +65,37 @@ double expect_merge(JobFigures &job) {
     return disk_write;
 }
 
+// The river sort's expectations: its first phase reads the input and writes the runs (two
+// passes) while sending and receiving, so the slower of the disk and the network bounds it;
+// the second writes the output once (one pass), or reads the runs and writes the output.
+double expect_river(JobFigures &job) {
+    std::map<std::string, uint32_t> per_disk;
+    for (const NodeCheck &c : job.checks) ++per_disk[c.disk];
+    std::vector<double> dw;
+    for (size_t i = 0; i < job.local.size() && i < job.checks.size(); ++i) {
+        const NodeCheck &c = job.checks[i];
+        const double rd = c.disk_read_mb_s / per_disk[c.disk] * 1e6;
+        const double wr = c.disk_write_mb_s / per_disk[c.disk] * 1e6;
+        dw.push_back(wr / 1e6);
+        for (PhaseFigures &f : job.local[i].phases) {
+            double disk = (rd > 0 ? f.bytes_read / rd : 0) + (wr > 0 ? f.bytes_written / wr : 0);
+            double net = job.network_mb_s > 0
+                             ? std::max(f.bytes_sent, f.bytes_received) / (job.network_mb_s * 1e6)
+                             : 0;
+            f.expected_seconds = std::max(disk, net);
+            f.resource = net > disk ? "network" : "disk";
+        }
+    }
+    return median(dw);
+}
+
+// Largest partition over the mean (1.0: perfectly even).
+double balance(const std::vector<uint64_t> &parts) {
+    uint64_t total = 0, most = 0;
+    for (uint64_t p : parts) total += p, most = std::max(most, p);
+    return total > 0 ? static_cast<double>(most) * parts.size() / total : 1.0;
+}
+
 // Slower than the median of the same phase by the threshold.
 std::vector<Straggler> stragglers(const std::vector<std::vector<PhaseFigures>> &per,
                                   double threshold) {
@@ -87,7 +118,7 @@ std::vector<Straggler> stragglers(const std::vector<std::vector<PhaseFigures>> &
 Report gather(const JobOptions &o, JobFigures &job) {
     Report r;
     for (const LocalDone &d : job.local) r.records += d.records;
-    r.disk_write = expect_merge(job);
+    r.disk_write = o.params.algorithm == kRiver ? expect_river(job) : expect_merge(job);
     r.per.resize(job.local.size());
     for (size_t i = 0; i < job.local.size(); ++i) {
         r.per[i] = job.local[i].phases;
@@ -126,7 +157,18 @@ void print_json(const JobOptions &o, int nodes, const JobFigures &job, const Rep
     for (size_t j = 0; j < job.partition_records.size(); ++j)
         std::printf("%s%llu", j ? ", " : "",
                     static_cast<unsigned long long>(job.partition_records[j]));
-    std::printf("], \"per_node\": [");
+    std::printf("], \"balance\": %.4f", balance(job.partition_records));
+    if (o.params.algorithm == kRiver) {
+        uint32_t one_pass = 0;
+        for (const RiverDone &d : job.river) one_pass += d.one_pass;
+        std::printf(
+            ", \"algorithm\": \"river\", \"samples\": %llu, \"sampling_seconds\": %.4f, "
+            "\"river_seconds\": %.3f, \"one_pass_nodes\": %u",
+            static_cast<unsigned long long>(job.samples), job.sample_s, job.river_s, one_pass);
+    } else {
+        std::printf(", \"algorithm\": \"three-phase\"");
+    }
+    std::printf(", \"per_node\": [");
     for (size_t i = 0; i < r.per.size(); ++i) {
         std::printf(
             "%s{\"node\": %zu, \"disk_read_mb_s\": %.1f, \"disk_write_mb_s\": %.1f, "
@@ -152,10 +194,22 @@ void print_text(const JobOptions &o, int nodes, const JobFigures &job, const Rep
                 nodes, static_cast<unsigned long long>(r.records),
                 static_cast<unsigned long long>(o.params.record_size), bytes / 1e6, total_s,
                 total_s > 0 ? bytes / total_s / 1e6 : 0.0);
-    std::printf(
-        "phases 1+2 %.3f s | phase 3a %.4f s in %u rounds | phase 3b %.3f s | "
-        "network %.1f MB/s per node (measured), disk write %.1f MB/s per node (median share)\n",
-        job.local_s, job.select_s, job.rounds, job.merge_s, job.network_mb_s, r.disk_write);
+    if (o.params.algorithm == kRiver) {
+        uint32_t one_pass = 0;
+        for (const RiverDone &d : job.river) one_pass += d.one_pass;
+        std::printf(
+            "river algorithm: sampling %.4f s (%llu samples) | river sort %.3f s (%u of %d "
+            "nodes in one pass) | network %.1f MB/s per node, disk write %.1f MB/s per node "
+            "(median share)\n",
+            job.sample_s, static_cast<unsigned long long>(job.samples), job.river_s, one_pass,
+            nodes, job.network_mb_s, r.disk_write);
+    } else {
+        std::printf(
+            "phases 1+2 %.3f s | phase 3a %.4f s in %u rounds | phase 3b %.3f s | "
+            "network %.1f MB/s per node (measured), disk write %.1f MB/s per node (median "
+            "share)\n",
+            job.local_s, job.select_s, job.rounds, job.merge_s, job.network_mb_s, r.disk_write);
+    }
     std::printf("%4s %-10s %8s %8s %6s %9s %6s %9s %9s %9s %9s\n", "node", "phase", "seconds",
                 "MB/s", "CPU%", "expected", "ratio", "read MB", "write MB", "sent MB", "recv MB");
     for (size_t i = 0; i < r.per.size(); ++i)
@@ -169,7 +223,7 @@ void print_text(const JobOptions &o, int nodes, const JobFigures &job, const Rep
     std::printf("partition records:");
     for (uint64_t c : job.partition_records)
         std::printf(" %llu", static_cast<unsigned long long>(c));
-    std::printf("\n");
+    std::printf(" (largest %.2f%% over the mean)\n", 100 * (balance(job.partition_records) - 1));
     if (r.slow.empty()) std::printf("stragglers: none (threshold %.2fx the median)\n", o.straggler);
     for (const Straggler &s : r.slow)
         std::printf("straggler: node %zu, %s, %.2fx the median, lagging on %s\n", s.node,

@@ -35,6 +35,11 @@ struct JobFigures {
     unsigned rounds = 0;
     std::vector<uint64_t> partition_records;
     std::vector<std::vector<uint64_t>> starts;  // phase 3a's answer: [partition][node]
+    // The river algorithm's: the splitters, each node's answer, and the steps' times.
+    std::vector<Element> splitters;
+    uint64_t samples = 0;
+    std::vector<RiverDone> river;
+    double sample_s = 0, river_s = 0;
 };
 
 struct Round;

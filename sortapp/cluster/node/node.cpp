@@ -25,8 +25,14 @@ struct OrderEntry {
     OrderHandler handle;
 };
 constexpr OrderEntry kOrders[] = {
-    {kCmdCheck, node_check}, {kCmdLocal, node_local},   {kCmdNetProbe, node_net_probe},
-    {kCmdMerge, node_merge}, {kCmdCommit, node_commit}, {kCmdDone, node_done},
+    {kCmdCheck, node_check},
+    {kCmdLocal, node_local},
+    {kCmdNetProbe, node_net_probe},
+    {kCmdMerge, node_merge},
+    {kCmdCommit, node_commit},
+    {kCmdDone, node_done},
+    {kCmdRiverSample, node_river_sample},
+    {kCmdRiverSort, node_river_sort},
 };
 
 OrderHandler find_order(uint32_t command) {

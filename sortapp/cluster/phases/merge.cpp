@@ -15,7 +15,7 @@
 
 namespace sortapp::cluster {
 
-namespace {
+namespace {}  // namespace
 
 // The median of the nodes' probe rates, MB/s; 0 when none measured anything.
 Status measure_network(Monitor &m, double &mb_s) {
@@ -33,6 +33,8 @@ Status measure_network(Monitor &m, double &mb_s) {
     }
     return Status::ok();
 }
+
+namespace {
 
 // Partition j: its range of every node's work file.
 MergeOrder merge_order(const JobFigures &job, int nodes, int j) {

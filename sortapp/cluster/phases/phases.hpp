@@ -34,6 +34,14 @@ void node_net_probe(Node &n, const Order &o);
 void node_merge(Node &n, const Order &o);
 Status monitor_merge(Monitor &m);
 
+// The river algorithm (phases/river.cpp): sampling for the splitters, then the river sort.
+void node_river_sample(Node &n, const Order &o);
+void node_river_sort(Node &n, const Order &o);
+Status monitor_sample(Monitor &m);
+Status monitor_river(Monitor &m);
+// The median of the nodes' network probe rates, MB/s (phases/merge.cpp), for the expectations.
+Status measure_network(Monitor &m, double &mb_s);
+
 // Commit (phases/commit.cpp): every node renames its merged output into place.
 void node_commit(Node &n, const Order &o);
 Status monitor_commit(Monitor &m);

@@ -13,34 +13,14 @@
 
 #include "phase1/parallel.hpp"
 #include "sortapp/key_sort.hpp"
-#include "sortapp/sequential_writer.hpp"
+#include "sortapp/sorted_run.hpp"
 #include "viaduct/clock.hpp"
 
 namespace sortapp {
 
 namespace {
 
-std::uint64_t round_up(std::uint64_t v, std::uint64_t a) {
-    return (v + a - 1) / a * a;
-}
-
 using viaduct::now_seconds;
-
-// Memory for one run: its records as read, their sort entries and the radix scratch.
-struct RunBuffer {
-    Buffer records;
-    Buffer entries;
-    Buffer scratch;
-    std::uint64_t first = 0;  // index of the run's first record in the input
-    std::uint64_t count = 0;
-
-    RunBuffer(std::uint64_t run_records, std::size_t record_size)
-        : records(round_up(run_records * record_size, io_alignment)),
-          entries(run_records * sizeof(SortEntry)),
-          scratch(run_records * sizeof(SortEntry)) {}
-    SortEntry *entry_data() const { return reinterpret_cast<SortEntry *>(entries.data()); }
-    SortEntry *scratch_data() const { return reinterpret_cast<SortEntry *>(scratch.data()); }
-};
 
 struct Progress {
     Progress(const SortOptions &o, std::uint64_t t) : options(o), total(t) {}
@@ -55,67 +35,6 @@ struct Progress {
         options.progress("phase 1", done, total);
     }
 };
-
-// Sorts a filled run buffer and writes its records in key order to `out`. After the parallel
-// partition, a sorter thread finishes the buckets in key order while this thread gathers the
-// records of the buckets already sorted into the write-behind ring: sorting overlaps writing.
-Status sort_and_write(const SortOptions &o, const MemoryPlan &plan, IoRing &ring, RunBuffer &run,
-                      File &out, bool sync, bool entries_ready, Progress &progress,
-                      double &sort_seconds) {
-    const std::size_t rs = o.format.record_size;
-    const unsigned threads = std::max(1u, o.threads);
-    double t0 = now_seconds();
-    if (!entries_ready)
-        make_entries(o.format, run.records.data(), run.count, run.entry_data(), threads);
-    StagedKeySort sort(o.format, run.records.data(), run.entry_data(), run.scratch_data(),
-                       run.count);
-    sort.partition(threads);
-    std::atomic<std::uint64_t> sorted{0};  // entries [0, sorted) are final
-    std::jthread sorter([&] {
-        for (std::size_t b = 0; b < sort.buckets(); ++b) {
-            sort.sort_bucket(b);
-            sorted.store(sort.end(b), std::memory_order_release);
-            sorted.notify_one();
-        }
-        sort_seconds += now_seconds() - t0;  // read by the caller after join
-    });
-
-    SequentialWriter writer(ring, out, plan.write_buffer, plan.write_buffers);
-    const SortEntry *e = run.entry_data();
-    const std::uint8_t *base = run.records.data();
-    Status status;
-    for (std::uint64_t j = 0; j < run.count && status;) {
-        std::uint64_t ready = sorted.load(std::memory_order_acquire);
-        if (ready == j) {
-            sorted.wait(ready, std::memory_order_acquire);
-            continue;
-        }
-        std::size_t room;
-        std::uint8_t *dst = writer.span(room);
-        std::uint64_t k = std::min<std::uint64_t>(room / rs, ready - j);
-        if (k == 0) {  // the buffer ends inside a record
-            status = writer.append(base + entry_index(e[j]) * rs, rs);
-            ++j;
-            continue;
-        }
-        // Once the sort is done, both threads gather.
-        const unsigned parts = (ready == run.count && k >= 4096) ? threads : 1;
-        auto gather = [&](unsigned t) {
-            std::uint64_t lo = k * t / parts, hi = k * (t + 1) / parts;
-            for (std::uint64_t i = lo; i < hi; ++i) {
-                if (i + 8 < hi) __builtin_prefetch(base + entry_index(e[j + i + 8]) * rs);
-                std::memcpy(dst + i * rs, base + entry_index(e[j + i]) * rs, rs);
-            }
-        };
-        parallel_run(parts, gather);
-        status = writer.commit(k * rs);
-        j += k;
-        progress.add(k * rs);
-    }
-    sorter.join();
-    SORTAPP_TRY(status);
-    return writer.finish(sync);
-}
 
 std::string run_name(const std::string &dir, std::size_t k) {
     char name[32];
@@ -144,8 +63,9 @@ Status form_one_run(const SortOptions &o, const MemoryPlan &plan, const File &in
             progress.add(n);
         }));
     prefault.join();
-    return sort_and_write(o, plan, ring, run, output, true, entries_made == records, progress,
-                          result.sort_seconds);
+    return sort_and_write(
+        o, plan, ring, run, output, true, entries_made == records,
+        [&](std::uint64_t n) { progress.add(n); }, result.sort_seconds);
 }
 
 // Reads the input a run at a time into two slots, one run read while the
@@ -211,8 +131,9 @@ Status form_sorted_runs(const SortOptions &o, const MemoryPlan &plan, const File
         status = File::create(run.path, o.direct_io, false, file);
         if (status) result.runs.push_back(run);  // listed at once, so a failure removes it
         if (status)
-            status = sort_and_write(o, plan, write_ring, slots[k % 2], file, false, false, progress,
-                                    result.sort_seconds);
+            status = sort_and_write(
+                o, plan, write_ring, slots[k % 2], file, false, false,
+                [&](std::uint64_t n) { progress.add(n); }, result.sort_seconds);
         std::lock_guard lock(mutex);
         ++consumed;
         if (!status) stop = true;

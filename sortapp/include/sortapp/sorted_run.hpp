@@ -1,0 +1,39 @@
+// A sorted run: one buffer of records with their sort entries, sorted by key prefix and
+// written in key order, sorting overlapping writing. Phase 1 forms its runs (or, in one pass,
+// the output) so; the cluster's river sort writes what arrives so.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "sortapp/io_ring.hpp"
+#include "sortapp/key_sort.hpp"
+#include "sortapp/sort_options.hpp"
+
+namespace sortapp {
+
+// Memory for one run: its records as read, their sort entries and the radix scratch.
+struct RunBuffer {
+    Buffer records;
+    Buffer entries;
+    Buffer scratch;
+    std::uint64_t first = 0;  // index of the run's first record in the input
+    std::uint64_t count = 0;
+
+    RunBuffer(std::uint64_t run_records, std::size_t record_size)
+        : records((run_records * record_size + io_alignment - 1) / io_alignment * io_alignment),
+          entries(run_records * sizeof(SortEntry)),
+          scratch(run_records * sizeof(SortEntry)) {}
+    SortEntry *entry_data() const { return reinterpret_cast<SortEntry *>(entries.data()); }
+    SortEntry *scratch_data() const { return reinterpret_cast<SortEntry *>(scratch.data()); }
+};
+
+// Sorts run.count records of a filled run buffer and writes them in key order to `out`
+// through `ring` (plan's write buffers). entries_ready: the entries were made as the records
+// arrived. sync: fsync at the end. progress (may be empty) is told of each n bytes written;
+// sort_seconds grows by the time the sort took.
+Status sort_and_write(const SortOptions &o, const MemoryPlan &plan, IoRing &ring, RunBuffer &run,
+                      File &out, bool sync, bool entries_ready,
+                      const std::function<void(std::uint64_t)> &progress, double &sort_seconds);
+
+}  // namespace sortapp
