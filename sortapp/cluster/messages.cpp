@@ -46,6 +46,10 @@ bool plausible(const RiverDone &d) {
                                           [](const PhaseFigures &f) { return plausible(f); });
 }
 
+bool plausible(const RiverOrder &o) {
+    return o.batch_bytes >= 4096 && o.batch_bytes <= kMaxBlockBytes;
+}
+
 bool plausible(const MergeOrder &m) {
     if (m.first.size() != m.handles.size() || m.last.size() != m.handles.size() ||
         !figure(m.network_mb_s))

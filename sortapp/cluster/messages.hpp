@@ -89,6 +89,7 @@ struct RiverSamples {
 struct RiverOrder {
     std::vector<Element> splitters;
     uint64_t expected_share = 0;  // records each node should receive (total / nodes)
+    uint64_t batch_bytes = 0;     // the river's batch size, which every node must agree on
 };
 struct RiverDone {
     uint64_t input_records = 0, records = 0;  // read and sent; received and written
@@ -140,7 +141,7 @@ void fields(wire::Is<RiverSamples> auto &r, auto &f) {
     f(r.samples);
 }
 void fields(wire::Is<RiverOrder> auto &o, auto &f) {
-    f(o.splitters, o.expected_share);
+    f(o.splitters, o.expected_share, o.batch_bytes);
 }
 void fields(wire::Is<RiverDone> auto &d, auto &f) {
     f(d.input_records, d.records, d.one_pass, d.runs, d.phases);

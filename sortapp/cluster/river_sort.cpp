@@ -21,9 +21,15 @@ namespace sortapp::cluster {
 
 namespace {
 
-constexpr size_t kBatchBytes = 256u << 10;
 constexpr int kCredits = 4;
-constexpr uint64_t kChunkBytes = 64u << 20;  // input read per read_sequential call
+constexpr uint64_t kMaxChunkBytes = 64u << 20;  // input read per read_sequential call
+
+// A sixteenth of the budget, at most 64 MiB, at least one I/O unit.
+uint64_t chunk_records(const RiverSortSettings &s) {
+    const uint64_t unit = records_per_io_unit(s.format);
+    const uint64_t bytes = std::min(kMaxChunkBytes, s.memory_budget / 16);
+    return std::max<uint64_t>(unit, bytes / s.format.record_size / unit * unit);
+}
 
 // The river's error as a Status naming the peer, after `what`.
 Status river_failure(river_t *river, int rc, const char *what) {
@@ -137,10 +143,8 @@ Status gather(river_t *river, Gatherer &g, int self) {
 // Reads the input a chunk at a time with deep asynchronous reads, putting each record into
 // the river as soon as it has arrived, while the next reads are in flight.
 Status send_input(river_t *river, const File &input, uint64_t records, const SortOptions &so,
-                  Picker &picker, const RiverProgress &progress) {
+                  uint64_t chunk_records, Picker &picker, const RiverProgress &progress) {
     const size_t rs = so.format.record_size;
-    const uint64_t unit = records_per_io_unit(so.format);
-    const uint64_t chunk_records = std::max<uint64_t>(unit, kChunkBytes / rs / unit * unit);
     IoRing ring;
     SORTAPP_TRY(ring.init(so.io_depth));
     Buffer chunk(std::min(records, chunk_records) * rs + io_alignment);
@@ -183,8 +187,8 @@ Status plan_capacity(const RiverSortSettings &s, const SortOptions &so, MemoryPl
                      uint64_t &capacity) {
     SORTAPP_TRY(plan_memory(so, std::max<uint64_t>(1, s.expected_share), plan));
     const uint64_t rs = s.format.record_size, unit = records_per_io_unit(s.format);
-    const uint64_t river = uint64_t{s.nodes} * (2 * kCredits + 1) * kBatchBytes;
-    const uint64_t fixed = kChunkBytes + river +
+    const uint64_t river = uint64_t{s.nodes} * (2 * kCredits + 1) * s.batch_bytes;
+    const uint64_t fixed = chunk_records(s) * rs + river +
                            uint64_t{plan.write_buffer} * plan.write_buffers + 4 * io_alignment;
     const uint64_t avail = s.memory_budget > fixed ? s.memory_budget - fixed : 0;
     capacity = std::min<uint64_t>(avail / (rs + 2 * sizeof(SortEntry)), max_records_per_sort);
@@ -209,7 +213,7 @@ river_options_t river_settings(const RiverSortSettings &s, Picker &picker,
     river_options_t ro;
     river_options_init(&ro);
     ro.record_size = s.format.record_size;
-    ro.batch_size = kBatchBytes;
+    ro.batch_size = s.batch_bytes;
     ro.credits = kCredits;
     ro.sources = ranks.data();
     ro.nsources = static_cast<int>(s.nodes);
@@ -232,7 +236,7 @@ Status distribute(msg_context_t *msg, const RiverSortSettings &s, const SortOpti
     if (rc != RIVER_OK) return river_failure(nullptr, rc, "opening the river");
     Status gathered;
     std::thread gatherer([&] { gathered = gather(river, g, static_cast<int>(s.node)); });
-    Status sent = send_input(river, input, records, so, picker, progress);
+    Status sent = send_input(river, input, records, so, chunk_records(s), picker, progress);
     // Ended even after a failure, so that every sink's flow ends and nobody waits for good;
     // the failure makes the job abort, and nothing of it is kept.
     int end_rc = river_end(river);
@@ -282,6 +286,14 @@ PhaseFigures figures(const char *phase, const Stopwatch &a, const Stopwatch &b) 
 }
 
 }  // namespace
+
+uint64_t river_batch_bytes(uint32_t nodes, uint64_t memory_budget) {
+    uint64_t batch = 256u << 10;
+    const uint64_t per_batch = uint64_t{std::max(nodes, 1u)} * (2 * kCredits + 1);
+    while (memory_budget != 0 && batch > (16u << 10) && per_batch * batch > memory_budget / 4)
+        batch /= 2;
+    return batch;
+}
 
 Status river_sort(msg_context_t *msg, const RiverSortSettings &s, RiverSortResult &r,
                   const RiverProgress &progress) {

@@ -31,6 +31,7 @@ struct RiverSortSettings {
     uint64_t memory_budget = 0;
     uint32_t passes = 0;          // 0: one if the partition fits the budget, else two
     uint64_t expected_share = 0;  // records this node should receive
+    uint64_t batch_bytes = 256u << 10;  // the river's batch size (the same on every node)
     int stall_ms = 30000;         // the river's open and close wait no longer for a silent peer
 };
 
@@ -46,6 +47,11 @@ struct RiverSortResult {
 
 // Progress: phase name, bytes done, bytes in all.
 using RiverProgress = std::function<void(const char *, uint64_t, uint64_t)>;
+
+// The river's batch size for a job of `nodes` with this memory budget per node (0: the
+// nodes' own default): 256 KiB, less where the river's buffers (about 9 batches per peer)
+// would take more than a quarter of a small budget.
+uint64_t river_batch_bytes(uint32_t nodes, uint64_t memory_budget);
 
 // Collective over the sort nodes. On any error everything this created is removed (runs are
 // in run_dir, which the caller removes; the temporary output here).

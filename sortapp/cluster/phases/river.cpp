@@ -96,6 +96,7 @@ void node_river_sort(Node &n, const Order &o) {
         n.params.memory_budget != 0 ? n.params.memory_budget : default_memory_budget().budget;
     rs.passes = n.params.passes;
     rs.expected_share = order.expected_share;
+    rs.batch_bytes = order.batch_bytes;
     rs.stall_ms = n.opts.stall_ms;
     RiverSortResult res;
     Status s;
@@ -163,7 +164,9 @@ Status monitor_river(Monitor &m) {
     }
     uint64_t total = 0;
     for (const NodeCheck &c : m.job.checks) total += c.records;
-    RiverOrder order{m.job.splitters, (total + m.nodes() - 1) / m.nodes()};
+    const auto n = static_cast<uint32_t>(m.nodes());
+    RiverOrder order{m.job.splitters, (total + n - 1) / n,
+                     river_batch_bytes(n, m.opts().params.memory_budget)};
     m.progress("%d nodes ready; %llu samples, splitters chosen; the river sort on every node",
                m.nodes(), static_cast<unsigned long long>(m.job.samples));
     const double t = now_seconds();
