@@ -13,8 +13,10 @@ SORTCHECK_BIN. Exit 77 (skipped) when not root or Slurm is not installed.
 """
 import json
 import os
+import random
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -26,9 +28,30 @@ SORTAPP = os.environ["SORTAPP_BIN"]
 SORTGEN = os.environ["SORTGEN_BIN"]
 SORTCHECK = os.environ["SORTCHECK_BIN"]
 NODES = 4
-# A port pair of its own, so that a cluster started by hand (scripts/slurm-local's default
-# 16817) is not disturbed.
-PORT = "16837"
+
+
+def free_port_pair():
+    """Two consecutive free TCP ports (the controller's and the node daemon's), so that neither
+    a cluster started by hand (scripts/slurm-local's default 16817) nor another run of this
+    test on the machine is disturbed."""
+    for base in random.sample(range(20000, 30000, 2), 50):
+        try:
+            with socket.socket() as a, socket.socket() as b:
+                a.bind(("0.0.0.0", base))
+                b.bind(("0.0.0.0", base + 1))
+            return base
+        except OSError:
+            continue
+    raise RuntimeError("no two consecutive free TCP ports in 20000-30000")
+
+
+def run(cmd, what, **kw):
+    """subprocess.run with a bound; an overrun is a failure (the job is left to the stop)."""
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=300 * SLOW, **kw)
+    except subprocess.TimeoutExpired:
+        check(False, f"{what}: still running after {300 * SLOW} s")
+        return None
 
 
 def generate(d, sizes, dist, seed):
@@ -72,9 +95,8 @@ def run_srun(d, env):
            SORTAPP, "job", "--input", f"{d}/in.{{rank}}", "--output", f"{d}/out.{{rank}}",
            "--memory", "16M", "--json"]
     # Forced, so that a job which does not get PMIx fails here instead of falling back.
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300 * SLOW,
-                       env=dict(env, VIADUCT_BOOTSTRAP="pmix"))
-    if not check(r.returncode == 0, f"srun: exit {r.returncode}: {r.stderr[-3000:]}"):
+    r = run(cmd, "srun", env=dict(env, VIADUCT_BOOTSTRAP="pmix"))
+    if r is None or not check(r.returncode == 0, f"srun: exit {r.returncode}: {r.stderr[-3000:]}"):
         return
     validate(d, "srun --mpi=pmix", r.stdout)
     print("srun --mpi=pmix -n 5 sortapp job: sorted and validated", flush=True)
@@ -87,12 +109,12 @@ def run_sbatch(d, env, root):
            os.path.join(root, "docs", "slurm", "sort.sbatch"), f"{d}/in.{{rank}}",
            f"{d}/out.{{rank}}", "--memory", "16M", "--json"]
     # The job gets this environment (sbatch's default --export=ALL): SORTAPP names the program;
-    # VIADUCT_BOOTSTRAP is left unset so that libmsg finds PMIx by itself.
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300 * SLOW,
-                       env=dict(env, SORTAPP=SORTAPP))
+    # VIADUCT_BOOTSTRAP is unset so that libmsg finds PMIx by itself.
+    job_env = {k: v for k, v in env.items() if k != "VIADUCT_BOOTSTRAP"}
+    r = run(cmd, "sbatch --wait", env=dict(job_env, SORTAPP=SORTAPP))
     text = slurp(out)
-    if not check(r.returncode == 0, f"sbatch --wait: exit {r.returncode}: {r.stderr[-1500:]}"
-                 f"\njob output:\n{text[-3000:]}"):
+    if r is None or not check(r.returncode == 0, f"sbatch --wait: exit {r.returncode}: "
+                              f"{r.stderr[-1500:]}\njob output:\n{text[-3000:]}"):
         return
     validate(d, "sbatch docs/slurm/sort.sbatch", text)
     print("sbatch --wait docs/slurm/sort.sbatch: sorted and validated", flush=True)
@@ -112,7 +134,7 @@ def main():
             return SKIP
     d = tempfile.mkdtemp(prefix="viaduct-slurm-test-")
     slurm_dir = f"{d}/slurm"
-    env = dict(os.environ, VIADUCT_SLURM_DIR=slurm_dir, VIADUCT_SLURM_PORT=PORT,
+    env = dict(os.environ, VIADUCT_SLURM_DIR=slurm_dir, VIADUCT_SLURM_PORT=str(free_port_pair()),
                SLURM_CONF=f"{slurm_dir}/etc/slurm.conf")
     # Slurm's own variables from an enclosing job would redirect these commands.
     for k in [k for k in env if k.startswith(("SLURM_", "SBATCH_", "SRUN_"))]:
@@ -133,10 +155,13 @@ def main():
         r = subprocess.run([control, "stop"], capture_output=True, text=True, env=env,
                            timeout=60 * SLOW)
         check(r.returncode == 0, f"slurm-local stop: exit {r.returncode}: {r.stderr}")
-        if failures:
-            for log in sorted(os.listdir(f"{slurm_dir}/log")) if os.path.isdir(
-                    f"{slurm_dir}/log") else []:
-                print(f"--- {log}:\n{slurp(f'{slurm_dir}/log/{log}')[-3000:]}")
+        r = subprocess.run([control, "status"], capture_output=True, text=True, env=env,
+                           timeout=60 * SLOW)
+        check(r.returncode == 1, f"slurm-local status after stop: exit {r.returncode}: {r.stdout}")
+        logs = f"{slurm_dir}/log"
+        if failures and os.path.isdir(logs):
+            for log in sorted(os.listdir(logs)):
+                print(f"--- {log}:\n{slurp(f'{logs}/{log}')[-3000:]}")
         shutil.rmtree(d, ignore_errors=True)
     print(f"slurm: {'FAILED' if failures else 'ok'} ({len(failures)} failures)")
     return 1 if failures else 0
