@@ -10,6 +10,9 @@ packages=(
   catch2
   liburing-dev
   openmpi-bin libopenmpi-dev libpmix-dev
+  # scripts/slurm-local and tests/slurm: a one-node Slurm; mpi_pmix.so is in
+  # slurm-wlm-basic-plugins and loads libpmix.so, which libpmix-dev ships.
+  slurmctld slurmd slurm-client munge slurm-wlm-basic-plugins
   iproute2 procps
   nlohmann-json3-dev gnuplot-nox
   zlib1g-dev libstxxl-dev
