@@ -11,11 +11,11 @@
 #include <cstring>
 #include <thread>
 
-#include "splitters.hpp"
 #include "sortapp/merger.hpp"
 #include "sortapp/pending_file.hpp"
 #include "sortapp/report.hpp"
 #include "sortapp/sorted_run.hpp"
+#include "splitters.hpp"
 
 namespace sortapp::cluster {
 
@@ -199,9 +199,9 @@ Status plan_capacity(const RiverSortSettings &s, const SortOptions &so, MemoryPl
                              " bytes is too small for the river sort: " + std::to_string(fixed) +
                              " bytes go to the river's and the I/O buffers alone");
     if (s.passes == 1 && s.expected_share > capacity)
-        return Status::error("one pass: this node's share of " +
-                             std::to_string(s.expected_share) + " records does not fit the " +
-                             std::to_string(capacity) + " its memory budget holds " +
+        return Status::error("one pass: this node's share of " + std::to_string(s.expected_share) +
+                             " records does not fit the " + std::to_string(capacity) +
+                             " its memory budget holds " +
                              "(use --passes 2 or auto, or a larger --memory)");
     return Status::ok();
 }

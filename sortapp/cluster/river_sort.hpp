@@ -29,10 +29,10 @@ struct RiverSortSettings {
     std::vector<Element> splitters;
     uint32_t node = 0, nodes = 1;  // this node's rank; the sort nodes are ranks 0..nodes-1
     uint64_t memory_budget = 0;
-    uint32_t passes = 0;          // 0: one if the partition fits the budget, else two
-    uint64_t expected_share = 0;  // records this node should receive
+    uint32_t passes = 0;                // 0: one if the partition fits the budget, else two
+    uint64_t expected_share = 0;        // records this node should receive
     uint64_t batch_bytes = 256u << 10;  // the river's batch size (the same on every node)
-    int stall_ms = 30000;         // the river's open and close wait no longer for a silent peer
+    int stall_ms = 30000;  // the river's open and close wait no longer for a silent peer
 };
 
 struct RiverSortResult {
@@ -40,8 +40,8 @@ struct RiverSortResult {
     uint64_t records = 0;        // received, sorted and written
     bool one_pass = true;
     size_t runs = 0;
-    PhaseFigures distribute;  // "river": read, send and receive (and write runs), overlapped
-    PhaseFigures finish;      // "sort+write" (one pass) or "merge" (two passes)
+    PhaseFigures distribute;     // "river": read, send and receive (and write runs), overlapped
+    PhaseFigures finish;         // "sort+write" (one pass) or "merge" (two passes)
     std::string pending_output;  // the complete output under its temporary name
 };
 

@@ -2,7 +2,8 @@
 """End-to-end tests of the distributed sort (`sortapp run` / `sortapp job`).
 
 usage: cluster_test.py SCENARIO
-Scenarios: distributions, formats, bad_input, killed, disk_full, mpirun, netns, malformed.
+Scenarios: distributions, formats, bad_input, killed, disk_full, mpirun, netns, malformed,
+river (the river algorithm: every distribution x one and two passes), river_faults.
 Binaries come from SORTAPP_BIN, SORTGEN_BIN, SORTCHECK_BIN (and VIADUCT_MSGRUN for netns and
 malformed, ROGUE_NODE_BIN for malformed).
 Every sort is validated by sortcheck: the node-order concatenation of the outputs is sorted,
@@ -42,7 +43,9 @@ def summary(files, rec=100, key=10):
     return json.loads(r.stdout)
 
 
-def sort_and_validate(d, nodes, what, rec=100, key=10, extra=()):
+def sort_and_validate(d, nodes, what, rec=100, key=10, extra=(), balance=None):
+    """balance None: partitions differ by at most one record (exact selection, or a river sort
+    whose sample held every record); else the largest is within that fraction of the mean."""
     inputs = [f"{d}/in.{k}" for k in range(nodes)]
     outputs = [f"{d}/out.{k}" for k in range(nodes)]
     want = summary(inputs, rec, key)
@@ -60,7 +63,9 @@ def sort_and_validate(d, nodes, what, rec=100, key=10, extra=()):
     check(got["checksum"] == want["checksum"], f"{what}: checksum {got['checksum']} out, "
           f"{want['checksum']} in")
     parts = report["partition_records"]
-    check(len(parts) == nodes and sum(parts) == want["records"] and max(parts) - min(parts) <= 1,
+    even = (max(parts) - min(parts) <= 1 if balance is None else
+            max(parts) <= (1 + balance) * sum(parts) / nodes) if parts else False
+    check(len(parts) == nodes and sum(parts) == want["records"] and even,
           f"{what}: partition sizes {parts}")
     for k, f in enumerate(outputs):
         check(os.path.getsize(f) == parts[k] * rec, f"{what}: out.{k} holds "
@@ -89,6 +94,72 @@ def scenario_distributions(d):
     sub = tempfile.mkdtemp(dir=d)
     generate(sub, [3001], "skewed")
     sort_and_validate(sub, 1, "one node")
+
+
+def river_sort(sub, nodes, what, passes, balance=None, extra=()):
+    rep = sort_and_validate(sub, nodes, f"{what}, river, {passes} pass(es)", balance=balance,
+                            extra=["--algorithm", "river", "--passes", str(passes), *extra])
+    if rep:
+        one = rep["one_pass_nodes"]
+        check(rep["algorithm"] == "river" and one == (nodes if passes == 1 else 0),
+              f"{what}: {one} of {nodes} nodes in one pass with --passes {passes}")
+        phases = [p["phase"] for p in rep["per_node"][0]["phases"]]
+        check(phases == ["river", "sort+write" if passes == 1 else "merge"],
+              f"{what}: phases {phases}")
+        print(f"river {what}, {passes} pass(es): {rep['records']} records, balance "
+              f"{rep['balance']:.4f}, {rep['seconds']:.2f} s", flush=True)
+    return rep
+
+
+def scenario_river(d):
+    # Every distribution, uneven sizes and an empty node: fewer records than the sample, so
+    # every record is sampled and the partitions are exact.
+    for dist in ["uniform", "skewed", "equal", "few", "sorted", "reverse"]:
+        for passes in (1, 2):
+            sub = tempfile.mkdtemp(dir=d)
+            generate(sub, [20000, 0, 7001, 13], dist)
+            river_sort(sub, 4, f"{dist}, sizes 20000/0/7001/13", passes)
+    # Sampled (more records than samples): within 5% of the mean, whatever the keys.
+    for dist in ["uniform", "skewed", "equal", "few"]:
+        sub = tempfile.mkdtemp(dir=d)
+        generate(sub, [60000, 45000, 0, 30000], dist)
+        river_sort(sub, 4, f"{dist}, 135000 records", 2 if dist == "few" else 1, balance=0.05)
+    sub = tempfile.mkdtemp(dir=d)
+    generate(sub, [0, 0, 0], "uniform")
+    river_sort(sub, 3, "all nodes empty", 1)
+    sub = tempfile.mkdtemp(dir=d)
+    generate(sub, [4000, 9000, 1, 0, 5000, 2500, 7777], "skewed")
+    river_sort(sub, 7, "7 nodes, skewed, uneven", 2)
+    sub = tempfile.mkdtemp(dir=d)
+    generate(sub, [3001], "skewed")
+    river_sort(sub, 1, "one node", 1)
+    # 80-byte records, a small budget: runs of what arrives, then the merge (auto).
+    sub = tempfile.mkdtemp(dir=d)
+    generate(sub, [60000, 50000, 55000], "uniform", rec=80, key=8)
+    rep = sort_and_validate(sub, 3, "river, 80/8 records, 4M budget", rec=80, key=8,
+                            balance=0.05, extra=["--algorithm", "river", "--memory", "4M"])
+    check(rep is not None and rep["one_pass_nodes"] == 0,
+          "a 4M budget below the share did not give two passes")
+
+
+def scenario_river_faults(d):
+    # One pass forced where the share does not fit: a named error, nothing left.
+    generate(d, [100000, 100000, 100000], "uniform")
+    r = subprocess.run([SORTAPP, "run", "-n", "3", "--input", f"{d}/in.{{rank}}", "--output",
+                        f"{d}/out.{{rank}}", "--algorithm", "river", "--passes", "1",
+                        "--memory", "4M"], capture_output=True, text=True, timeout=120 * SLOW)
+    check(r.returncode != 0 and "one pass" in r.stderr and "--passes 2" in r.stderr,
+          f"--passes 1 over budget: exit {r.returncode}, stderr {r.stderr[-1500:]!r}")
+    left = [n for n in os.listdir(d) if not n.startswith("in.")]
+    check(not left, f"--passes 1 over budget: left {left}")
+    r = subprocess.run([SORTAPP, "run", "-n", "3", "--input", f"{d}/in.{{rank}}", "--output",
+                        f"{d}/out.{{rank}}", "--algorithm", "sideways"], capture_output=True,
+                       text=True, timeout=60)
+    check(r.returncode == 2 and "three-phase or river" in r.stderr,
+          f"--algorithm sideways: exit {r.returncode}, stderr {r.stderr!r}")
+    # A node killed while the records flow: the job fails naming it, nothing is left.
+    generate(d, [400000, 400000, 400000], "uniform")
+    kill_node_during(d, "river")
 
 
 def scenario_formats(d):
@@ -153,12 +224,13 @@ def kill_node_during(d, phase):
     """Kills node 1 in `phase`: SORTAPP_TEST_HOLD makes it write its pid to a file and wait
     at the start of the phase, so the kill never races the phase's end. Over tcp: libfabric's
     shm can wedge survivors of a rank killed mid-transfer (docs/libmsg.md)."""
-    at = {"local": "phase 1", "merge": "phase 3b"}[phase]
+    at = {"local": "phase 1", "merge": "phase 3b", "river": "river"}[phase]
+    extra = ["--algorithm", "river"] if phase == "river" else []
     held = f"{d}/held"
     env = dict(os.environ, SORTAPP_TEST_HOLD=f"node 1|{at}|{held}")
     proc = subprocess.Popen([SORTAPP, "run", "-n", "3", "--input", f"{d}/in.{{rank}}",
                              "--output", f"{d}/out.{{rank}}", "--provider", "tcp;ofi_rxm",
-                             "--memory", "8M"],
+                             "--memory", "8M", *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     deadline = time.time() + 60 * SLOW
     while time.time() < deadline and proc.poll() is None and not os.path.exists(held):
@@ -178,7 +250,7 @@ def kill_node_during(d, phase):
         check(False, "the job hung after a node was killed")
         return
     check(proc.returncode != 0, f"{phase}: the job reported success with a node killed")
-    step = {"local": "phases 1 and 2", "merge": "phase 3b"}[phase]
+    step = {"local": "phases 1 and 2", "merge": "phase 3b", "river": "river sort"}[phase]
     check("node 1" in err and step in err,
           f"{phase}: the error does not name the dead node and the phase: {err[-1500:]!r}")
     # `sortapp run` removes what the killed node could not (its job directory, its temporary

@@ -42,8 +42,9 @@ class Bytes {
 
   private:
     Bytes &put(const void *p, size_t n) {
-        const char *c = static_cast<const char *>(p);
-        b_.insert(b_.end(), c, c + n);
+        const size_t at = b_.size();
+        b_.resize(at + n);
+        std::memcpy(b_.data() + at, p, n);
         return *this;
     }
     std::vector<char> b_;
@@ -92,20 +93,32 @@ TEST_CASE("job parameters on the wire, and the limits a node holds them to", "[m
     p.memory_budget = 1u << 30;
     p.block_bytes = 512 * 1024;
     p.read_depth = 4;
-    check_wire(p, Bytes().u64(100).u64(10).u64(1u << 30).u64(512 * 1024).u32(4));
+    check_wire(p, Bytes().u64(100).u64(10).u64(1u << 30).u64(512 * 1024).u32(4).u32(0).u32(0));
     cl::JobParams back;
-    REQUIRE(decodes(Bytes().u64(100).u64(10).u64(0).u64(512 * 1024).u32(4).get(), back));
+    REQUIRE(
+        decodes(Bytes().u64(100).u64(10).u64(0).u64(512 * 1024).u32(4).u32(0).u32(0).get(), back));
     CHECK(back.record_size == 100);
     CHECK(back.key_size == 10);
     CHECK(back.memory_budget == 0);
     CHECK(back.block_bytes == 512 * 1024);
     CHECK(back.read_depth == 4);
-    CHECK_FALSE(decodes(Bytes().u64(100).u64(10).u64(0).u64(99).u32(4).get(), back));
-    CHECK_FALSE(decodes(Bytes().u64(100).u64(10).u64(0).u64((64u << 20) + 1).u32(4).get(), back));
-    CHECK(decodes(Bytes().u64(100).u64(10).u64(0).u64(64u << 20).u32(4).get(), back));
-    CHECK_FALSE(decodes(Bytes().u64(100).u64(10).u64(0).u64(4096).u32(1).get(), back));
-    CHECK_FALSE(decodes(Bytes().u64(100).u64(10).u64(0).u64(4096).u32(65).get(), back));
-    CHECK(decodes(Bytes().u64(100).u64(10).u64(0).u64(4096).u32(64).get(), back));
+    CHECK_FALSE(decodes(Bytes().u64(100).u64(10).u64(0).u64(99).u32(4).u32(0).u32(0).get(), back));
+    CHECK_FALSE(decodes(
+        Bytes().u64(100).u64(10).u64(0).u64((64u << 20) + 1).u32(4).u32(0).u32(0).get(), back));
+    CHECK(decodes(Bytes().u64(100).u64(10).u64(0).u64(64u << 20).u32(4).u32(0).u32(0).get(), back));
+    CHECK_FALSE(
+        decodes(Bytes().u64(100).u64(10).u64(0).u64(4096).u32(1).u32(0).u32(0).get(), back));
+    CHECK_FALSE(
+        decodes(Bytes().u64(100).u64(10).u64(0).u64(4096).u32(65).u32(0).u32(0).get(), back));
+    CHECK(decodes(Bytes().u64(100).u64(10).u64(0).u64(4096).u32(64).u32(0).u32(0).get(), back));
+    // The algorithm and the passes: the river's, with two passes; nothing else.
+    REQUIRE(decodes(Bytes().u64(100).u64(10).u64(0).u64(4096).u32(4).u32(1).u32(2).get(), back));
+    CHECK(back.algorithm == cl::kRiver);
+    CHECK(back.passes == 2);
+    CHECK_FALSE(
+        decodes(Bytes().u64(100).u64(10).u64(0).u64(4096).u32(4).u32(2).u32(0).get(), back));
+    CHECK_FALSE(
+        decodes(Bytes().u64(100).u64(10).u64(0).u64(4096).u32(4).u32(1).u32(3).get(), back));
 }
 
 TEST_CASE("a node's check on the wire; rates that are not rates are refused", "[messages]") {
@@ -197,4 +210,26 @@ TEST_CASE("phase 3a's replies and count request on the wire", "[messages]") {
     cl::SampleReply back;
     // A list longer than the message could hold is refused before anything is made of it.
     CHECK_FALSE(decodes(Bytes().u64(1).u64(1ull << 40).get(), back));
+}
+
+TEST_CASE("the river algorithm's messages on the wire", "[messages]") {
+    check_wire(cl::SampleOrder{5000, 42}, Bytes().u64(5000).u64(42));
+    cl::RiverSamples samples;
+    samples.samples = {{"k1", 2, 7}, {"k0", 2, 9}};
+    check_wire(samples, Bytes().u64(2).element("k1", 2, 7).element("k0", 2, 9));
+    cl::RiverOrder order{{{"m", 0, 3}}, 1000, 256u << 10};
+    check_wire(order, Bytes().u64(1).element("m", 0, 3).u64(1000).u64(256u << 10));
+    cl::RiverOrder back;
+    // A batch size no river could use is refused.
+    CHECK_FALSE(decodes(Bytes().u64(0).u64(1000).u64(100).get(), back));
+    CHECK_FALSE(decodes(Bytes().u64(0).u64(1000).u64((64ull << 20) + 1).get(), back));
+    cl::RiverDone done;
+    done.input_records = 10;
+    done.records = 12;
+    done.one_pass = 0;
+    done.runs = 3;
+    done.phases = {cl::PhaseFigures{"river", 2.0, 1.0, 4.0, 1, 2, 3, 4, "disk"}};
+    check_wire(done, Bytes().u64(10).u64(12).u32(0).u32(3).u64(1).figures("river", 2.0));
+    cl::RiverDone d2;
+    CHECK_FALSE(decodes(Bytes().u64(10).u64(12).u32(2).u32(3).u64(0).get(), d2));
 }

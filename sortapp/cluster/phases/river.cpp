@@ -106,7 +106,8 @@ void node_river_sort(Node &n, const Order &o) {
         });
     } catch (const std::bad_alloc &) {
         s = Status::error("river sort: out of memory for a budget of " +
-                          std::to_string(rs.memory_budget) + " bytes (a smaller --memory is needed)");
+                          std::to_string(rs.memory_budget) +
+                          " bytes (a smaller --memory is needed)");
     }
     n.set_progress("sorted", 0, 0);
     if (!s) {
@@ -136,11 +137,13 @@ Status monitor_sample(Monitor &m) {
     for (uint64_t k : per) most = std::max(most, k);
     auto answers = m.ask_all(
         kCmdRiverSample, RIO_TARGET_WORKER,
-        [&](int i) { return encode(SampleOrder{per[static_cast<size_t>(i)], seed + i}); },
+        [&](int i) {
+            return encode(SampleOrder{per[static_cast<size_t>(i)], seed + i});
+        },
         most * (key_size + 24) + 4096);
     std::vector<RiverSamples> replies;
-    SORTAPP_TRY(decode_answers(
-        m, answers, "sampling", replies, [&](uint32_t i, const RiverSamples &r) {
+    SORTAPP_TRY(
+        decode_answers(m, answers, "sampling", replies, [&](uint32_t i, const RiverSamples &r) {
             if (r.samples.size() != per[i]) return Status::error("wrong number of samples");
             for (const Element &e : r.samples)
                 if (e.key.size() != key_size || e.node != i || e.pos >= records[i])
@@ -173,8 +176,8 @@ Status monitor_river(Monitor &m) {
     auto answers = m.ask_all(
         kCmdRiverSort, RIO_TARGET_WORKER, [&](int) { return encode(order); }, 1 << 16);
     m.job.river_s = now_seconds() - t;
-    SORTAPP_TRY(decode_answers(
-        m, answers, "river sort", m.job.river, [&](uint32_t i, const RiverDone &d) {
+    SORTAPP_TRY(
+        decode_answers(m, answers, "river sort", m.job.river, [&](uint32_t i, const RiverDone &d) {
             if (d.input_records != m.job.checks[i].records)
                 return Status::error("sent " + std::to_string(d.input_records) +
                                      " records of an input of " +

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "messages.hpp"
+#include "splitters.hpp"
 
 namespace cl = sortapp::cluster;
 
@@ -75,6 +76,27 @@ void use(const cl::MergeOrder &m) {
         if (m.first.at(i) > m.last.at(i)) broken("a record range ending before it starts accepted");
 }
 
+// The river algorithm's: splitters from any samples, checked, then used to pick.
+void use(const cl::SampleOrder &) {}
+void use(const cl::RiverSamples &r) {
+    auto s = cl::choose_splitters(r.samples, 4);
+    if (s.size() != 3) broken("not parts - 1 splitters");
+    for (size_t i = 1; i < s.size(); ++i)
+        if (cl::compare(s[i - 1], s[i]) > 0) broken("splitters chosen out of order");
+}
+void use(const cl::RiverOrder &o) {
+    const uint32_t parts = static_cast<uint32_t>(o.splitters.size()) + 1;
+    if (!cl::check_splitters(o.splitters, parts, 4)) return;  // refused: the node says so
+    cl::Partitioner p(o.splitters, 4, 1);
+    const uint8_t key[4] = {'a', 'b', 'c', 'd'};
+    int k = p.pick(key, 7);
+    if (k < 0 || static_cast<uint32_t>(k) >= parts) broken("a record picked outside the sinks");
+}
+void use(const cl::RiverDone &d) {
+    if (d.one_pass > 1) broken("a one-pass flag that is not a flag accepted");
+    for (const auto &f : d.phases) use(f);
+}
+
 // exact: the encoding is canonical, so the message itself must come back.
 template <typename Message>
 void round_trip(const uint8_t *data, size_t size, bool exact) {
@@ -98,7 +120,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size == 0) return 0;
     const uint8_t *msg = data + 1;
     const size_t len = size - 1;
-    switch (data[0] % 9) {
+    switch (data[0] % 13) {
         case 0:
             round_trip<cl::JobParams>(msg, len, true);
             break;
@@ -123,6 +145,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             break;
         case 7:
             round_trip<cl::CountRequest>(msg, len, true);
+            break;
+        case 8:
+            round_trip<cl::SampleOrder>(msg, len, true);
+            break;
+        case 9:
+            round_trip<cl::RiverSamples>(msg, len, true);
+            break;
+        case 10:
+            round_trip<cl::RiverOrder>(msg, len, true);
+            break;
+        case 11:
+            round_trip<cl::RiverDone>(msg, len, true);
             break;
         default:
             round_trip<cl::CountReply>(msg, len, true);
