@@ -4,7 +4,8 @@
 # validates the node-order concatenation of the outputs with sortcheck (order,
 # count and the inputs' checksum), and prints the sort's report.
 # NODES (default 4) and RECORDS (per node, default 500000 = 50 MB) change the size;
-# WORKDIR (default a fresh directory under /var/tmp) holds the files.
+# WORKDIR (default a fresh directory under /var/tmp) holds the files; ALGORITHM (three-phase,
+# the default, or river) picks the sort.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 nodes=${NODES:-4}
@@ -20,8 +21,10 @@ gen=$(build/sortapp/sortgen --json --partitions "$nodes" "$((nodes * records))" 
 want=$(sed -n 's/^{"records": [0-9]*, "checksum": "\([0-9a-f]*\)".*/\1/p' <<<"$gen")
 echo "input checksum: $want"
 
-echo "== sortapp run -n $nodes =="
-build/sortapp/sortapp run -n "$nodes" --input "$work/in.{rank}" --output "$work/out.{rank}"
+algorithm=${ALGORITHM:-three-phase}
+echo "== sortapp run -n $nodes --algorithm $algorithm =="
+build/sortapp/sortapp run -n "$nodes" --algorithm "$algorithm" --input "$work/in.{rank}" \
+  --output "$work/out.{rank}"
 
 echo "== sortcheck of the outputs in node order =="
 outs=()
