@@ -44,14 +44,16 @@ STALL_S = 5
 BOUND_S = (STALL_S + 5 + 20) * SLOW
 
 ROLES = ["node", "monitor", "msgrun", "run"]
-PHASES = ["check", "local", "3a", "3b", "commit"]
+# sample and river: the river algorithm's steps (`--algorithm river`).
+PHASES = ["check", "local", "3a", "3b", "commit", "sample", "river"]
 SIGNALS = ["KILL", "TERM", "STOP"]
 PROVIDERS = {"shm": "shm", "tcp": "tcp;ofi_rxm"}
 
 # Where each process announces each phase (liveness.cpp's set_phase names).
-NODE_PHASE = {"check": "checking", "local": "phase 1", "3b": "phase 3b", "commit": "commit"}
+NODE_PHASE = {"check": "checking", "local": "phase 1", "3b": "phase 3b", "commit": "commit",
+              "sample": "sampling", "river": "river"}
 MONITOR_PHASE = {"check": "checking", "local": "phases 1 and 2", "3a": "phase 3a",
-                 "3b": "phase 3b", "commit": "commit"}
+                 "3b": "phase 3b", "commit": "commit", "sample": "sampling", "river": "river sort"}
 
 
 def hold_point(role, phase):
@@ -118,6 +120,8 @@ def run_case(base, role, phase, sig, provider, inputs_sha, want):
            f"{d}/out.{{rank}}", "--provider", PROVIDERS[provider], "--stall-timeout",
            str(STALL_S * SLOW), "--timeout", str(BOUND_S * 4), "--network-mb-s", "1000",
            "--memory", "64M"]
+    if phase in ("sample", "river"):
+        cmd += ["--algorithm", "river"]
     err = open(f"{d}/stderr", "w+", errors="backslashreplace")
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, env=env)
     problems = []
