@@ -47,10 +47,10 @@ Time Histogram::percentile(double q) const {
     return max_;
 }
 
-std::vector<std::pair<Time, std::uint64_t>> Histogram::buckets() const {
-    std::vector<std::pair<Time, std::uint64_t>> out;
+std::vector<Histogram::Bucket> Histogram::buckets() const {
+    std::vector<Bucket> out;
     for (std::size_t i = 0; i < bins_.size(); ++i)
-        if (bins_[i] != 0) out.emplace_back(lower_of(i), bins_[i]);
+        if (bins_[i] != 0) out.push_back({lower_of(i), lower_of(i + 1) - lower_of(i), bins_[i]});
     return out;
 }
 

@@ -17,8 +17,15 @@ class Histogram {
     double mean() const { return count_ ? sum_ / static_cast<double>(count_) : 0.0; }
     // Value below which `q` (0..1) of the samples fall.
     Time percentile(double q) const;
-    // (bucket lower bound, count) for every non-empty bucket.
-    std::vector<std::pair<Time, std::uint64_t>> buckets() const;
+    // A bucket holds the samples in [lower, lower + width). Widths double at every power of two
+    // (64 linear sub-buckets each), so counts per bucket are not comparable across powers of two;
+    // count / width (a density) is.
+    struct Bucket {
+        Time lower = 0, width = 0;
+        std::uint64_t count = 0;
+    };
+    // Every non-empty bucket, in increasing order.
+    std::vector<Bucket> buckets() const;
 
   private:
     static constexpr int kSub = 64;

@@ -228,12 +228,17 @@ std::string to_json(const Results &r, bool full) {
         for (const LinkResult &l : r.links)
             links.push_back({{"from", l.from},
                              {"to", l.to},
+                             {"name", l.name},
+                             {"fabric", l.fabric},
+                             {"kind", l.kind},
                              {"utilization", l.utilization},
                              {"packets", l.packets},
                              {"router_port", l.router_port}});
         j["links"] = links;
         nlohmann::json hist = nlohmann::json::array();
-        for (const auto &[lo, c] : r.rtt_histogram) hist.push_back({lo, c});
+        // [lower_us, count, width_us]: the width came after the first two, so it is last.
+        for (const RttBucket &b : r.rtt_histogram)
+            hist.push_back({b.lower_us, b.count, b.width_us});
         j["packet_rtt_histogram"] = hist;
         j["or_series"] = {{"bin_us", r.series_bin_us}, {"fraction", r.or_series}};
     }
@@ -255,14 +260,20 @@ void write_csv(const Results &r, const std::string &dir) {
               << n.or_exhausted_fraction << ',' << n.pci_utilization << ',' << (n.active ? 1 : 0)
               << ',' << n.latency_p50_us << ',' << n.latency_p99_us << '\n';
     auto links = open_out(dir + "/links.csv");
-    links << "index,from,to,router_port,utilization,packets\n";
-    for (std::size_t i = 0; i < r.links.size(); ++i)
-        links << i << ',' << r.links[i].from << ',' << r.links[i].to << ','
-              << (r.links[i].router_port ? 1 : 0) << ',' << r.links[i].utilization << ','
-              << r.links[i].packets << '\n';
+    links << "index,from,to,router_port,utilization,packets,name,fabric,kind\n";
+    for (std::size_t i = 0; i < r.links.size(); ++i) {
+        const LinkResult &l = r.links[i];
+        links << i << ',' << l.from << ',' << l.to << ',' << (l.router_port ? 1 : 0) << ','
+              << l.utilization << ',' << l.packets << ',' << l.name << ',' << l.fabric << ','
+              << l.kind << '\n';
+    }
+    // Buckets are as wide as the histogram made them (doubling at each power of two), so the
+    // density, not the count, is what compares across the axis; digits enough to recompute it.
     auto hist = open_out(dir + "/rtt_histogram.csv");
-    hist << "rtt_us,count\n";
-    for (const auto &[lo, c] : r.rtt_histogram) hist << lo << ',' << c << '\n';
+    hist << "rtt_us,width_us,count,density_per_us\n";
+    hist.precision(12);
+    for (const RttBucket &b : r.rtt_histogram)
+        hist << b.lower_us << ',' << b.width_us << ',' << b.count << ',' << b.density() << '\n';
     auto series = open_out(dir + "/or_series.csv");
     series << "time_us,or_exhausted_fraction\n";
     for (std::size_t i = 0; i < r.or_series.size(); ++i)

@@ -187,6 +187,30 @@ void fill_nodes(Results &r, const Network &net, int nodes, const Span &span, con
     r.injected_fraction = capacity > 0 ? injected_mbps / capacity : 0;
 }
 
+std::string fabric_name(int f) {
+    if (f == 0) return "X";
+    if (f == 1) return "Y";
+    return "F" + std::to_string(f);
+}
+
+// A link direction's name, fabric and kind. The fabric is its router's: every generator wires
+// a node's port p to fabric p, but a topology file need not.
+void name_link(LinkResult &l, const Topology &topo, const ChannelEnds &e) {
+    const bool from_node = topo.is_node(e.from_dev), to_node = topo.is_node(e.to_dev);
+    // A node's port shows in the router's name and the fabric; it is named only between NICs.
+    auto end_name = [&](int dev, int port) {
+        const bool bare = topo.is_node(dev) && !(from_node && to_node);
+        return topo.dev_name(dev) + (bare ? std::string() : ".p" + std::to_string(port));
+    };
+    l.name = end_name(e.from_dev, e.from_port) + "->" + end_name(e.to_dev, e.to_port);
+    const int router = !from_node ? e.from_dev : !to_node ? e.to_dev : -1;
+    const int fabric = router >= 0
+                           ? topo.routers[static_cast<std::size_t>(router - topo.nodes)].fabric
+                           : e.from_port;
+    l.fabric = fabric_name(fabric);
+    l.kind = std::string(from_node ? "node" : "switch") + "->" + (to_node ? "node" : "switch");
+}
+
 void fill_links(Results &r, const Network &net, const Busy &busy) {
     const Topology &topo = net.topology();
     for (std::size_t i = 0; i < net.link_channels(); ++i) {
@@ -195,6 +219,7 @@ void fill_links(Results &r, const Network &net, const Busy &busy) {
         LinkResult l;
         l.from = topo.dev_name(ends.from_dev) + "." + std::to_string(ends.from_port);
         l.to = topo.dev_name(ends.to_dev) + "." + std::to_string(ends.to_port);
+        name_link(l, topo, ends);
         l.utilization = to_seconds(busy.channel[i]) / busy.secs;
         l.packets = ch.packets;
         l.router_port = !topo.is_node(ends.from_dev);
@@ -284,8 +309,8 @@ Results collect(const Network &net, const Workload &work, int nodes, double wall
     fill_links(r, net, busy);
     fill_hops(r, net, work, nodes);
     fill_steady(r, net, span);
-    for (const auto &[lo, count] : s.packet_rtt.buckets())
-        r.rtt_histogram.emplace_back(to_us(lo), count);
+    for (const Histogram::Bucket &b : s.packet_rtt.buckets())
+        r.rtt_histogram.push_back({to_us(b.lower), to_us(b.width), b.count});
     r.series_bin_us = to_us(s.series_bin);
     for (Time t : s.or_series)
         r.or_series.push_back(static_cast<double>(t) / static_cast<double>(s.series_bin) /

@@ -26,11 +26,22 @@ struct NodeResult {
     double latency_p50_us = 0, latency_p99_us = 0;  // transfers it initiated
 };
 
+// One direction of a link. from/to are "device.port"; name is the direction as a reader
+// says it ("xp3.p2->n12": router xp3's port 2 to node 12), fabric the fabric it belongs to
+// ("X", "Y", ...: a node's port p is fabric p), kind one of "node->switch", "switch->node",
+// "switch->switch" ("node->node" for a cable between two NICs).
 struct LinkResult {
-    std::string from, to;
+    std::string from, to, name, fabric, kind;
     double utilization = 0;
     std::uint64_t packets = 0;
     bool router_port = false;  // leaves a router (a router output port)
+};
+
+// A packet RTT histogram bucket: [lower_us, lower_us + width_us) held count packets.
+struct RttBucket {
+    double lower_us = 0, width_us = 0;
+    std::uint64_t count = 0;
+    double density() const { return static_cast<double>(count) / width_us; }  // packets per us
 };
 
 struct Results {
@@ -93,8 +104,8 @@ struct Results {
     double request_limited_mbps = 0;
     std::vector<NodeResult> per_node;
     std::vector<LinkResult> links;
-    std::vector<std::pair<double, std::uint64_t>> rtt_histogram;  // (bucket lower us, count)
-    std::vector<double> or_series;  // fraction of NIC time exhausted per bin
+    std::vector<RttBucket> rtt_histogram;  // the non-empty buckets, in increasing order
+    std::vector<double> or_series;         // fraction of NIC time exhausted per bin
     double series_bin_us = 0;
 };
 
@@ -106,7 +117,9 @@ std::string sweep_json(const std::vector<Results> &rows);
 // Writes nodes.csv, links.csv, rtt_histogram.csv and or_series.csv into `dir`.
 void write_csv(const Results &r, const std::string &dir);
 void write_sweep_csv(const std::vector<Results> &rows, const std::string &path);
-// PNGs through gnuplot; returns an error message, empty on success.
+// PNGs through gnuplot, each with its CSV data and its gnuplot script (<plot>.gp, runnable
+// again with `cd DIR && gnuplot <plot>.gp`) beside it; returns an error message, empty on
+// success.
 std::string plot_run(const Results &r, const std::string &dir);
 std::string plot_sweep(const std::vector<Results> &rows, const std::string &dir);
 
