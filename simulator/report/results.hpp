@@ -96,6 +96,8 @@ struct Results {
     std::vector<std::pair<double, std::uint64_t>> rtt_histogram;  // (bucket lower us, count)
     std::vector<double> or_series;  // fraction of NIC time exhausted per bin
     double series_bin_us = 0;
+    bool replayed = false;  // a replayed trace: its summary
+    ReplaySummary replay;
 };
 
 Results collect(const Network &net, const Workload &work, int nodes, double wall_s);
