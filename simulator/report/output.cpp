@@ -66,12 +66,11 @@ double replay_ratio(const Results &r) {
 
 std::string replay_text(const Results &r) {
     if (!r.replayed) return "";
-    std::string s = "replay: " + std::to_string(r.replay.ranks) + " ranks, " +
-                    std::to_string(r.replay.messages) + " messages, " +
-                    std::to_string(r.replay.bytes) + " B; recorded " +
-                    fmt("%.3f", r.replay.recorded_us) + " us, predicted " +
-                    fmt("%.3f", r.replay.predicted_us) + " us, ratio " +
-                    fmt("%.3f", replay_ratio(r)) + "\n";
+    std::string s =
+        "replay: " + std::to_string(r.replay.ranks) + " ranks, " +
+        std::to_string(r.replay.messages) + " messages, " + std::to_string(r.replay.bytes) +
+        " B; recorded " + fmt("%.3f", r.replay.recorded_us) + " us, predicted " +
+        fmt("%.3f", r.replay.predicted_us) + " us, ratio " + fmt("%.3f", replay_ratio(r)) + "\n";
     if (r.replay.unmatched_receives > 0 || r.replay.dropped > 0)
         s += "note: " + std::to_string(r.replay.unmatched_receives) +
              " receives matched no recorded send and " + std::to_string(r.replay.dropped) +

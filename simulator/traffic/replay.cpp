@@ -39,8 +39,8 @@ class Replay : public Workload {
         ranks_ = traces.front().size;
         const int nodes = opt.nodes > 0 ? opt.nodes : net.nodes();
         if (opt.replay_map == "identity" && ranks_ > nodes)
-            throw std::invalid_argument("replay: " + std::to_string(ranks_) +
-                                        " ranks on " + std::to_string(nodes) +
+            throw std::invalid_argument("replay: " + std::to_string(ranks_) + " ranks on " +
+                                        std::to_string(nodes) +
                                         " nodes (use --replay-map spread or a larger topology)");
         if (opt.replay_map != "identity" && opt.replay_map != "spread")
             throw std::invalid_argument("--replay-map: identity or spread");
@@ -148,16 +148,17 @@ void Replay::take_ops(const std::vector<RankTrace> &traces) {
 
 void Replay::match_receives() {
     // Per (sender, receiver, tag): sends and receives, each in post order.
-    std::map<std::tuple<int, int, int>, std::pair<std::vector<std::uint32_t>,
-                                                  std::vector<std::uint32_t>>> lanes;
+    std::map<std::tuple<int, int, int>,
+             std::pair<std::vector<std::uint32_t>, std::vector<std::uint32_t>>>
+        lanes;
     std::vector<std::uint32_t> order(ops_.size());
     for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(),
                      [&](std::uint32_t a, std::uint32_t b) { return ops_[a].post < ops_[b].post; });
     for (std::uint32_t i : order) {
         const Op &o = ops_[i];
-        auto &lane = lanes[o.send ? std::tuple{o.rank, o.peer, o.tag}
-                                  : std::tuple{o.peer, o.rank, o.tag}];
+        auto &lane =
+            lanes[o.send ? std::tuple{o.rank, o.peer, o.tag} : std::tuple{o.peer, o.rank, o.tag}];
         (o.send ? lane.first : lane.second).push_back(i);
     }
     for (auto &[key, lane] : lanes) {
@@ -185,10 +186,12 @@ void Replay::order_ranks() {
         }
     }
     for (RankState &s : state_) {
-        std::stable_sort(s.sends.begin(), s.sends.end(),
-                         [&](std::uint32_t a, std::uint32_t b) { return ops_[a].post < ops_[b].post; });
-        std::stable_sort(s.by_done.begin(), s.by_done.end(),
-                         [&](std::uint32_t a, std::uint32_t b) { return ops_[a].done < ops_[b].done; });
+        std::stable_sort(s.sends.begin(), s.sends.end(), [&](std::uint32_t a, std::uint32_t b) {
+            return ops_[a].post < ops_[b].post;
+        });
+        std::stable_sort(s.by_done.begin(), s.by_done.end(), [&](std::uint32_t a, std::uint32_t b) {
+            return ops_[a].done < ops_[b].done;
+        });
     }
 }
 

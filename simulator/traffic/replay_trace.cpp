@@ -76,8 +76,10 @@ struct Header {
 Header read_header(Reader &in) {
     std::string_view line;
     if (!in.next(&line)) in.fail("empty file, not a viaduct trace");
-    if (line.rfind("# viaduct-trace ", 0) != 0) in.fail("not a viaduct trace (no '# viaduct-trace')");
-    if (line != "# viaduct-trace 1") in.fail("unsupported trace version '" + std::string(line) + "'");
+    if (line.rfind("# viaduct-trace ", 0) != 0)
+        in.fail("not a viaduct trace (no '# viaduct-trace')");
+    if (line != "# viaduct-trace 1")
+        in.fail("unsupported trace version '" + std::string(line) + "'");
     if (!in.next(&line)) in.fail("truncated: no '# rank' line");
     const auto w = split(line, ' ');
     if (w.size() != 9 || w[0] != "#" || w[1] != "rank" || w[3] != "size" ||
@@ -105,9 +107,11 @@ TraceProtocol protocol_of(const Reader &in, std::string_view s) {
 
 TraceOp read_record(const Reader &in, std::string_view line, const Header &h) {
     const auto f = split(line, ',');
-    if (f.size() != 9) in.fail("expected 9 comma-separated fields, found " + std::to_string(f.size()));
+    if (f.size() != 9)
+        in.fail("expected 9 comma-separated fields, found " + std::to_string(f.size()));
     if (in.number<int>(f[0], "rank", 0, kTraceMaxRanks) != h.rank)
-        in.fail("record of rank " + std::string(f[0]) + " in the file of rank " + std::to_string(h.rank));
+        in.fail("record of rank " + std::string(f[0]) + " in the file of rank " +
+                std::to_string(h.rank));
     TraceOp op;
     if (f[1] != "send" && f[1] != "recv") in.fail("kind must be send or recv");
     op.send = f[1] == "send";
@@ -127,11 +131,16 @@ TraceOp read_record(const Reader &in, std::string_view line, const Header &h) {
 
 const char *trace_protocol_name(TraceProtocol p) {
     switch (p) {
-        case TraceProtocol::eager: return "eager";
-        case TraceProtocol::self: return "self";
-        case TraceProtocol::send_recv: return "send_recv";
-        case TraceProtocol::rdma_read: return "rdma_read";
-        case TraceProtocol::rdma_write: return "rdma_write";
+        case TraceProtocol::eager:
+            return "eager";
+        case TraceProtocol::self:
+            return "self";
+        case TraceProtocol::send_recv:
+            return "send_recv";
+        case TraceProtocol::rdma_read:
+            return "rdma_read";
+        case TraceProtocol::rdma_write:
+            return "rdma_write";
     }
     return "?";
 }
@@ -175,7 +184,8 @@ std::vector<std::string> trace_files(const std::string &spec) {
     std::error_code ec;
     if (std::filesystem::is_directory(spec, ec)) {
         for (const auto &e : std::filesystem::directory_iterator(spec, ec))
-            if (e.is_regular_file() && e.path().filename().string().find(".tmp") == std::string::npos)
+            if (e.is_regular_file() &&
+                e.path().filename().string().find(".tmp") == std::string::npos)
                 files.push_back(e.path().string());
         if (ec) throw TraceError(spec + ": cannot list: " + ec.message());
     } else {
@@ -207,13 +217,17 @@ std::vector<RankTrace> load_traces(const std::string &spec) {
             throw TraceError(t.name + ": a job of " + std::to_string(t.size) + " ranks; " +
                              ranks.front().name + " says " + std::to_string(size));
         auto &slot = by_rank[static_cast<std::size_t>(t.rank)];
-        if (slot != nullptr) throw TraceError(t.name + ": rank " + std::to_string(t.rank) + " again (also " + slot->name + ")");
+        if (slot != nullptr)
+            throw TraceError(t.name + ": rank " + std::to_string(t.rank) + " again (also " +
+                             slot->name + ")");
         slot = &t;
     }
     for (int r = 0; r < size; ++r)
         if (by_rank[static_cast<std::size_t>(r)] == nullptr)
-            throw TraceError(spec + ": no trace of rank " + std::to_string(r) + " of " + std::to_string(size));
-    std::sort(ranks.begin(), ranks.end(), [](const RankTrace &a, const RankTrace &b) { return a.rank < b.rank; });
+            throw TraceError(spec + ": no trace of rank " + std::to_string(r) + " of " +
+                             std::to_string(size));
+    std::sort(ranks.begin(), ranks.end(),
+              [](const RankTrace &a, const RankTrace &b) { return a.rank < b.rank; });
     return ranks;
 }
 
