@@ -56,8 +56,9 @@ ReplaySummary replay(const std::string &dir) {
 
 TEST_CASE("a well-formed trace reads back", "[replay]") {
     const RankTrace t = parse_rank_trace(
-        kHead0 + "0,send,1,7,100,eager,2000,2500,0\n0,recv,1,3,300000,rdma_read,3000,9000,0\n"
-                 "# end records 2 dropped 4\n",
+        kHead0 +
+            "0,send,1,7,100,eager,2000,2500,0\n0,recv,1,3,300000,rdma_read,3000,9000,0\n"
+            "# end records 2 dropped 4\n",
         "t");
     REQUIRE(t.rank == 0);
     REQUIRE(t.size == 2);
@@ -80,7 +81,7 @@ TEST_CASE("malformed traces are refused naming the line", "[replay]") {
                       "clock_realtime_ns 0\n")
               .find("t:2: rank 2 out of range") == 0);
     CHECK(parse_error(kHead0 + rec).find("t:4: truncated: no '# end records' line") == 0);
-    CHECK(parse_error(kHead0 + "0,send,1,7,100,eager,20") .find("t:4: expected 9") == 0);
+    CHECK(parse_error(kHead0 + "0,send,1,7,100,eager,20").find("t:4: expected 9") == 0);
     CHECK(parse_error(kHead0 + "0,send,5,7,100,eager,2000,2500,0\n").find("t:4: peer 5 out") == 0);
     CHECK(parse_error(kHead0 + "0,send,1,7,1x0,eager,2000,2500,0\n")
               .find("t:4: bytes '1x0' is not a number") == 0);
@@ -111,32 +112,35 @@ TEST_CASE("a job's trace files must fit together", "[replay]") {
     const std::string one = rank_file(0, "", 0);
     CHECK_THROWS_WITH(load_traces(write_job("missing", {one})),
                       Catch::Contains("no trace of rank 1 of 2"));
-    CHECK_THROWS_WITH(load_traces(write_job("twice", {one, one})),
-                      Catch::Contains("rank 0 again"));
+    CHECK_THROWS_WITH(load_traces(write_job("twice", {one, one})), Catch::Contains("rank 0 again"));
     CHECK_THROWS_WITH(load_traces("/nonexistent/trace.*"), Catch::Contains("no trace files"));
 }
 
 TEST_CASE("a replayed send waits for the completions recorded before it", "[replay]") {
     // One 1 MB message 0 -> 1, posted 1 us into the trace; it takes `move` in the replay.
     const std::string msg = "0,send,1,1,1000000,rdma_read,1000,2000,0\n";
-    const ReplaySummary alone = replay(write_job(
-        "alone", {rank_file(0, msg, 1), rank_file(1, "1,recv,0,1,1000000,rdma_read,0,2000,0\n", 1)}));
+    const ReplaySummary alone =
+        replay(write_job("alone", {rank_file(0, msg, 1),
+                                   rank_file(1, "1,recv,0,1,1000000,rdma_read,0,2000,0\n", 1)}));
     const double move = alone.predicted_us - 1.0;
     REQUIRE(move > 100);  // ServerNet I: tens of ms for 1 MB
     CHECK(alone.recorded_us == Approx(2.0));
 
     // Rank 1 answers 500 ns after its receive completed: the answer cannot start before the
     // first message has arrived in the replay (1 + move), then waits out the recorded gap.
-    const std::string r1 = "1,recv,0,1,1000000,rdma_read,0,2000,0\n"
-                           "1,send,0,2,1000000,rdma_read,2500,3500,0\n";
+    const std::string r1 =
+        "1,recv,0,1,1000000,rdma_read,0,2000,0\n"
+        "1,send,0,2,1000000,rdma_read,2500,3500,0\n";
     const std::string r0 = msg + "0,recv,1,2,1000000,rdma_read,1500,3500,0\n";
-    const ReplaySummary chain = replay(write_job("chain", {rank_file(0, r0, 2), rank_file(1, r1, 2)}));
+    const ReplaySummary chain =
+        replay(write_job("chain", {rank_file(0, r0, 2), rank_file(1, r1, 2)}));
     CHECK(chain.messages == 2);
     CHECK(chain.unmatched_receives == 0);
     CHECK(chain.predicted_us == Approx(1.0 + move + 0.5 + move).margin(1e-3));
 
     // Without the receive in rank 1's file the answer depends on nothing and overlaps.
-    const ReplaySummary free_run = replay(write_job(
-        "free", {rank_file(0, msg, 1), rank_file(1, "1,send,0,2,1000000,rdma_read,2500,3500,0\n", 1)}));
+    const ReplaySummary free_run =
+        replay(write_job("free", {rank_file(0, msg, 1),
+                                  rank_file(1, "1,send,0,2,1000000,rdma_read,2500,3500,0\n", 1)}));
     CHECK(free_run.predicted_us < 0.9 * chain.predicted_us);
 }

@@ -44,11 +44,16 @@ std::string rank_path(const std::string &pattern, int rank) {
 
 const char *protocol_name(int p) {
     switch (p) {
-        case MessageTrace::kEager: return "eager";
-        case MessageTrace::kSelf: return "self";
-        case MSG_PROTOCOL_RDMA: return "rdma_read";
-        case MSG_PROTOCOL_RDMA_WRITE: return "rdma_write";
-        default: return "send_recv";
+        case MessageTrace::kEager:
+            return "eager";
+        case MessageTrace::kSelf:
+            return "self";
+        case MSG_PROTOCOL_RDMA:
+            return "rdma_read";
+        case MSG_PROTOCOL_RDMA_WRITE:
+            return "rdma_write";
+        default:
+            return "send_recv";
     }
 }
 
@@ -60,11 +65,15 @@ MessageTrace::MessageTrace(const std::string &path, size_t max_records, int rank
     wall0_ns_ = read_clock(CLOCK_REALTIME);
 }
 
-uint64_t MessageTrace::now() { return read_clock(CLOCK_MONOTONIC); }
+uint64_t MessageTrace::now() {
+    return read_clock(CLOCK_MONOTONIC);
+}
 
 void MessageTrace::record(const Request &r, int status, size_t bytes) {
     const uint64_t done = now();
-    const int protocol = r.proto != nullptr ? r.proto->moved_by(r) : r.peer == rank_ ? kSelf : kEager;
+    const int protocol = r.proto != nullptr ? r.proto->moved_by(r)
+                         : r.peer == rank_  ? kSelf
+                                            : kEager;
     std::lock_guard<std::mutex> lk(mu_);
     if (finished_ || records_.size() >= max_records_) {
         ++dropped_;
@@ -88,8 +97,9 @@ bool MessageTrace::finish() {
         log_error("trace: cannot create %s", tmp.c_str());
         return false;
     }
-    std::fprintf(f, "# viaduct-trace 1\n# rank %d size %d clock_monotonic_ns %llu "
-                    "clock_realtime_ns %llu\n",
+    std::fprintf(f,
+                 "# viaduct-trace 1\n# rank %d size %d clock_monotonic_ns %llu "
+                 "clock_realtime_ns %llu\n",
                  rank_, size_, static_cast<unsigned long long>(mono0_ns_),
                  static_cast<unsigned long long>(wall0_ns_));
     std::fputs("rank,kind,peer,tag,bytes,protocol,post_ns,done_ns,status\n", f);

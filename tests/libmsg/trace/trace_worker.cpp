@@ -10,8 +10,8 @@
 
 namespace {
 
-constexpr int kEager = 6;                    // per peer, 100 bytes each
-constexpr int kLong = 2;                     // per peer, 300 KiB each
+constexpr int kEager = 6;  // per peer, 100 bytes each
+constexpr int kLong = 2;   // per peer, 300 KiB each
 constexpr size_t kEagerBytes = 100;
 constexpr size_t kLongBytes = 300 * 1024;
 
