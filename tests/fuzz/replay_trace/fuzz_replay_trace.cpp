@@ -22,7 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     try {
         t = sansim::parse_rank_trace(text, "fuzz.csv");
     } catch (const sansim::TraceError &e) {
-        if (std::string(e.what()).rfind("fuzz.csv:", 0) != 0) broken("an error without the file name");
+        if (std::string(e.what()).rfind("fuzz.csv:", 0) != 0)
+            broken("an error without the file name");
         return 0;
     }
     if (t.size < 1 || t.rank < 0 || t.rank >= t.size) broken("an impossible rank accepted");
