@@ -38,7 +38,7 @@ Flow control and virtual lanes
 
 Workload
   --workload W           alltoall (default) | permutation | hotspot | pingpong | phase3b |
-                         trace | openloop
+                         trace | replay | openloop
   --nodes N              use nodes 0..N-1 (default: all)
   --message-bytes B      long-message size (default 524288)
   --rounds R             messages per pair / per node (default 1)
@@ -51,6 +51,10 @@ Workload
   --read-fraction F      phase3b share of reads (default 0.5)
   --rate R               phase3b requests per second per node (default 4700)
   --trace FILE           trace: lines "time_us src dst bytes send|read|write"
+  --replay PATH          replay: libmsg traces (VIADUCT_TRACE files): a directory, file or
+                         glob pattern; reports the predicted time beside the recorded one
+  --replay-map M         replay: identity (rank r on node r, default) | spread (evenly)
+  --eager-us T           replay: per-message overhead of an eager message (default 1)
   --seed S               random seed (default 1)
   --time-limit-us T      stop after T us of simulated time (phase3b default 20000
                          without --measure)
@@ -146,6 +150,9 @@ const std::set<std::string> kValueFlags = {"--acks",
                                            "--time-limit-us",
                                            "--topology",
                                            "--trace",
+                                           "--replay",
+                                           "--replay-map",
+                                           "--eager-us",
                                            "--turnaround-ns",
                                            "--vl-buffer-bytes",
                                            "--vl-rule",
@@ -243,6 +250,12 @@ struct Parser {
             w.requests_per_s = nonneg(flag, v);
         else if (flag == "--trace")
             w.trace_path = v;
+        else if (flag == "--replay")
+            w.replay_path = v;
+        else if (flag == "--replay-map")
+            w.replay_map = v;
+        else if (flag == "--eager-us")
+            w.eager_us = nonneg(flag, v);
         else if (flag == "--seed")
             w.seed = cl.params.route_seed =
                 static_cast<std::uint64_t>(to_long(flag, v, 0, 1L << 62));
@@ -408,6 +421,8 @@ struct Parser {
         if (p.symbol_mhz <= 0 || p.link_mbps < 0) die("link bandwidth must be positive");
         if (w.read_fraction > 1 || w.hot_fraction > 1) die("fractions must be within [0, 1]");
         if (w.kind == "trace" && w.trace_path.empty()) die("--workload trace needs --trace FILE");
+        if (w.kind == "replay" && w.replay_path.empty())
+            die("--workload replay needs --replay PATH");
         if (!cl.sweep_load.empty()) {
             if (workload_set && w.kind != "openloop")
                 die("--sweep-load runs the openloop workload, not " + w.kind);

@@ -59,6 +59,25 @@ nlohmann::json measurement_json(const Results &r) {
             {"acks", r.acks}};
 }
 
+// Predicted over recorded time (0 when nothing was recorded).
+double replay_ratio(const Results &r) {
+    return r.replay.recorded_us > 0 ? r.replay.predicted_us / r.replay.recorded_us : 0;
+}
+
+std::string replay_text(const Results &r) {
+    if (!r.replayed) return "";
+    std::string s =
+        "replay: " + std::to_string(r.replay.ranks) + " ranks, " +
+        std::to_string(r.replay.messages) + " messages, " + std::to_string(r.replay.bytes) +
+        " B; recorded " + fmt("%.3f", r.replay.recorded_us) + " us, predicted " +
+        fmt("%.3f", r.replay.predicted_us) + " us, ratio " + fmt("%.3f", replay_ratio(r)) + "\n";
+    if (r.replay.unmatched_receives > 0 || r.replay.dropped > 0)
+        s += "note: " + std::to_string(r.replay.unmatched_receives) +
+             " receives matched no recorded send and " + std::to_string(r.replay.dropped) +
+             " records were dropped by the traces' cap: the prediction misses them\n";
+    return s;
+}
+
 nlohmann::json summary_json(const Results &r) {
     nlohmann::json j = {
         {"topology", r.topology},
@@ -95,6 +114,15 @@ nlohmann::json summary_json(const Results &r) {
         {"transfer_latency", dist_json(r.transfer_latency)},
     };
     j.update(measurement_json(r));
+    if (r.replayed)
+        j["replay"] = {{"ranks", r.replay.ranks},
+                       {"messages", r.replay.messages},
+                       {"bytes", r.replay.bytes},
+                       {"unmatched_receives", r.replay.unmatched_receives},
+                       {"dropped_records", r.replay.dropped},
+                       {"recorded_us", r.replay.recorded_us},
+                       {"predicted_us", r.replay.predicted_us},
+                       {"ratio", replay_ratio(r)}};
     if (r.lanes_reported)
         j["flow_control"] = {{"mode", r.flow_control},
                              {"vls", r.vls},
@@ -179,6 +207,7 @@ std::string to_text(const Results &r) {
       << r.fabrics << " fabric" << (r.fabrics > 1 ? "s" : "") << ", "
       << (r.restricted ? "restricted" : "unrestricted") << ")\n";
     o << ending_text(r);
+    o << replay_text(r);
     if (r.lanes_reported)
         o << "flow control " << r.flow_control << ", " << r.vls << " virtual lane"
           << (r.vls > 1 ? "s" : "") << " of " << r.lane_buffer_bytes << " B, lane rule "

@@ -103,6 +103,7 @@ void fill_run(Results &r, const Network &net, const Workload &work, double wall_
     r.transfers_pending = net.live_transfers();
     r.open_loop = work.open_loop();
     r.offered_load = work.offered_load();
+    r.replayed = work.replay_summary(&r.replay);
     r.acks = ack_path_name(net.params().acks);
     fill_lanes(r, net);
     const Window &w = net.window();

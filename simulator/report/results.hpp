@@ -107,6 +107,8 @@ struct Results {
     std::vector<RttBucket> rtt_histogram;  // the non-empty buckets, in increasing order
     std::vector<double> or_series;         // fraction of NIC time exhausted per bin
     double series_bin_us = 0;
+    bool replayed = false;  // a replayed trace: its summary
+    ReplaySummary replay;
 };
 
 Results collect(const Network &net, const Workload &work, int nodes, double wall_s);

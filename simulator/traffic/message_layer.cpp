@@ -16,7 +16,8 @@ MessageLayer::MessageLayer(Network &net, MessageOptions opt, MessageListener *li
     opt_.window = std::max(1, opt_.window);
 }
 
-std::uint32_t MessageLayer::send(int src, int dst, std::uint64_t bytes, std::uint64_t tag) {
+std::uint32_t MessageLayer::send(int src, int dst, std::uint64_t bytes, std::uint64_t tag,
+                                 Time setup) {
     if (bytes == 0) bytes = 1;  // a zero-byte message still crosses the network once
     Message m;
     m.src = src;
@@ -24,6 +25,7 @@ std::uint32_t MessageLayer::send(int src, int dst, std::uint64_t bytes, std::uin
     m.bytes = bytes;
     m.posted = net_.now();
     m.tag = tag;
+    m.setup = setup;
     messages_.push_back(m);
     const auto id = static_cast<std::uint32_t>(messages_.size() - 1);
     pending_[static_cast<std::size_t>(src)].push_back(id);
@@ -74,7 +76,7 @@ void MessageLayer::begin(std::uint32_t id) {
         send_busy_[static_cast<std::size_t>(m.src)] = 1;
         recv_busy_[static_cast<std::size_t>(m.dst)] = 1;
     }
-    net_.schedule_timer(net_.now() + from_us(opt_.setup_us), this, id);
+    net_.schedule_timer(net_.now() + (m.setup >= 0 ? m.setup : from_us(opt_.setup_us)), this, id);
 }
 
 void MessageLayer::timer(Network &, std::uint32_t arg) {

@@ -17,6 +17,7 @@ struct Message {
     Time posted = 0, started = -1;
     std::uint64_t tag = 0;
     int in_flight = 0;
+    Time setup = -1;  // this message's handshake; < 0: the layer's setup_us
 };
 
 class MessageListener {
@@ -35,7 +36,8 @@ struct MessageOptions {
 class MessageLayer : public TransferClient {
   public:
     MessageLayer(Network &net, MessageOptions opt, MessageListener *listener);
-    std::uint32_t send(int src, int dst, std::uint64_t bytes, std::uint64_t tag);
+    // setup >= 0 replaces setup_us for this message (an eager message has no handshake).
+    std::uint32_t send(int src, int dst, std::uint64_t bytes, std::uint64_t tag, Time setup = -1);
     void transfer_done(Network &net, std::uint32_t transfer, std::uint64_t tag) override;
     void timer(Network &net, std::uint32_t arg) override;
 

@@ -22,10 +22,11 @@ std::unique_ptr<Workload> make_workload(const WorkloadOptions &opt, Network &net
     if (opt.kind == "pingpong") return make_pingpong(opt, net);
     if (opt.kind == "phase3b") return make_phase3b(opt, net);
     if (opt.kind == "trace") return make_trace(opt, net);
+    if (opt.kind == "replay") return make_replay(opt, net);
     if (opt.kind == "openloop") return make_open_loop(opt, net);
     throw std::invalid_argument(
         "unknown workload '" + opt.kind +
-        "' (alltoall, permutation, hotspot, pingpong, phase3b, trace, openloop)");
+        "' (alltoall, permutation, hotspot, pingpong, phase3b, trace, replay, openloop)");
 }
 
 }  // namespace sansim

@@ -14,7 +14,7 @@
 namespace sansim {
 
 struct WorkloadOptions {
-    // alltoall, permutation, hotspot, pingpong, phase3b, trace, openloop
+    // alltoall, permutation, hotspot, pingpong, phase3b, trace, replay, openloop
     std::string kind = "alltoall";
     int nodes = 0;  // 0: every node of the topology
     std::uint64_t message_bytes = 512 * 1024;
@@ -24,6 +24,12 @@ struct WorkloadOptions {
     double read_fraction = 0.5;           // phase3b
     double requests_per_s = 4700.0;       // phase3b, per node
     std::string trace_path;
+    // replay: libmsg trace files (a directory, path or glob pattern), how ranks map onto
+    // nodes (identity: rank r on node r; spread: evenly over the nodes), and the per-message
+    // overhead of an eager message (long ones take messages.setup_us, their handshake).
+    std::string replay_path;
+    std::string replay_map = "identity";
+    double eager_us = 1.0;
     // openloop: each node injects transfers of open_loop_bytes (0: one full packet) at `load`
     // times its injection capacity, by Bernoulli trials per transfer time or as a Poisson
     // process, to destinations drawn from `pattern` (traffic/pattern.hpp).
@@ -34,6 +40,14 @@ struct WorkloadOptions {
     std::uint64_t open_loop_bytes = 0;
     std::uint64_t seed = 1;
     MessageOptions messages;
+};
+
+struct ReplaySummary {
+    int ranks = 0;
+    std::uint64_t messages = 0, bytes = 0;
+    std::uint64_t unmatched_receives = 0;  // receives no recorded send matched (not waited for)
+    std::uint64_t dropped = 0;             // records the traces' caps left out
+    double recorded_us = 0, predicted_us = 0;
 };
 
 class Workload : public TransferClient, public MessageListener {
@@ -54,6 +68,8 @@ class Workload : public TransferClient, public MessageListener {
     virtual double offered_load() const { return -1; }
     // The size of the transfers it issues, when they all have one; else 0.
     virtual std::uint64_t transfer_bytes() const { return 0; }
+    // A replayed trace: the time it recorded and the time the simulation predicts.
+    virtual bool replay_summary(ReplaySummary *) const { return false; }
     const MessageLayer *messages() const { return layer_.get(); }
     void transfer_done(Network &, std::uint32_t, std::uint64_t) override {}
     void message_done(Network &, std::uint32_t, const Message &) override {}
@@ -73,6 +89,7 @@ std::unique_ptr<Workload> make_permutation(const WorkloadOptions &opt, Network &
 std::unique_ptr<Workload> make_pingpong(const WorkloadOptions &opt, Network &net);
 std::unique_ptr<Workload> make_phase3b(const WorkloadOptions &opt, Network &net);
 std::unique_ptr<Workload> make_trace(const WorkloadOptions &opt, Network &net);
+std::unique_ptr<Workload> make_replay(const WorkloadOptions &opt, Network &net);
 std::unique_ptr<Workload> make_open_loop(const WorkloadOptions &opt, Network &net);
 
 }  // namespace sansim

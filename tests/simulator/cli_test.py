@@ -4,6 +4,7 @@ with exit status 2 and a message naming the problem (the file and line for a top
 a network that stops delivering, which must end with exit status 3 and say so.
 usage: cli_test.py SANSIM BAD_TOPOLOGY_FILE RING4_TOPOLOGY_FILE"""
 import json
+import os
 import subprocess
 import sys
 
@@ -46,6 +47,10 @@ expect(r.returncode == 2 and "--rounds" in r.stderr, "a bad value names its opti
 r = run("--topology", bad_topo)
 expect(r.returncode == 2 and f"{bad_topo}:4:" in r.stderr and "already connected" in r.stderr,
        "a bad topology file is reported at its line", r)
+bad_trace = os.path.join(os.path.dirname(os.path.abspath(__file__)), "replay", "truncated.0.csv")
+r = run("--topology", "crossbar:2", "--workload", "replay", "--replay", bad_trace)
+expect(r.returncode == 2 and f"{bad_trace}:5: expected 9 comma-separated fields" in r.stderr,
+       "a malformed trace file is reported at its line", r)
 r = run("--topology", "/nonexistent/fabric.topo")
 expect(r.returncode == 2 and "/nonexistent/fabric.topo" in r.stderr,
        "a missing topology file is named", r)

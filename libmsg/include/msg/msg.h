@@ -126,6 +126,15 @@ typedef struct msg_config {
      * or off for the whole process. VIADUCT_DEBUG (unset or 0: off; any
      * other value: on) */
     int debug;
+    /* Nonzero-length: record every completed send and receive and write them
+     * at msg_finalize to this file, "%r" replaced by the rank (without "%r",
+     * ".RANK" is appended): CSV lines of rank, kind, peer, tag, bytes,
+     * protocol, post and completion time (CLOCK_MONOTONIC ns), status.
+     * NULL or "": no trace (the default). VIADUCT_TRACE */
+    const char *trace;
+    /* Records a trace keeps (default 1000000, at least 1); later ones are
+     * only counted, in the file's last line. VIADUCT_TRACE_RECORDS */
+    size_t trace_records;
 } msg_config_t;
 
 #define MSG_SPIN_AUTO (-1)

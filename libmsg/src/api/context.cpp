@@ -143,6 +143,7 @@ extern "C" int msg_finalize(msg_context_t *context) {
     }
     core.wake_all_cqs();
     core.boot->leave();
+    if (core.trace && !core.trace->finish() && result == MSG_OK) result = MSG_ERR_CONFIG;
     return result;
 }
 

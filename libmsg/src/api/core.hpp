@@ -19,6 +19,7 @@
 #include "common/timed_mutex.hpp"
 #include "msg/msg.h"
 #include "protocol/engine.hpp"
+#include "protocol/message_trace.hpp"
 #include "transport/transport.hpp"
 
 struct msg_cq;
@@ -69,6 +70,7 @@ struct Core {
     std::unique_ptr<Bootstrap> boot;
     std::unique_ptr<Transport> transport;
     std::unique_ptr<Engine> engine;
+    std::unique_ptr<MessageTrace> trace;  // VIADUCT_TRACE; written at finalize
     std::atomic<bool> finalized{false};
     msg_info_t info{};
     int timeout_ms = 10000;

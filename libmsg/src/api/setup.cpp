@@ -77,6 +77,8 @@ int check_running(const msg_config_t &c, std::string *why) {
         *why = "heartbeat_ms must not be negative";
     else if (!transport_known(transport_name(c)))
         *why = "transport must be ofi or verbs, not " + std::string(transport_name(c));
+    else if (c.trace != nullptr && c.trace[0] != '\0' && c.trace_records < 1)
+        *why = "trace_records must be at least 1";
     else
         return MSG_OK;
     return MSG_ERR_CONFIG;
@@ -201,6 +203,11 @@ int create_engine(const msg_config_t &cfg, Core &core) {
     opts.credits = cfg.credits;
     opts.unexpected_bytes = cfg.unexpected_bytes;
     opts.unexpected_count = cfg.unexpected_count;
+    if (cfg.trace != nullptr && cfg.trace[0] != '\0') {
+        core.trace = std::make_unique<MessageTrace>(cfg.trace, cfg.trace_records, core.boot->rank(),
+                                                    core.boot->size());
+        opts.trace = core.trace.get();
+    }
     core.engine =
         std::make_unique<Engine>(core.transport.get(), core.boot->rank(), core.boot->size(), opts);
     return core.engine->init();

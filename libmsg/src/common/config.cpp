@@ -124,6 +124,8 @@ void set_defaults(msg_config_t *c) {
     c->verbs_mr_cache = 64;
     c->verbs_mr_cache_bytes = 1u << 30;
     c->debug = 0;
+    c->trace = nullptr;
+    c->trace_records = 1000000;
 }
 
 // The engine: protocol, mode, buffers, flow control, waiting.
@@ -159,6 +161,8 @@ void read_fabric(Environment &env, msg_config_t *c) {
     env.number("VIADUCT_VERBS_MR_CACHE", 0, kNoLimit, &c->verbs_mr_cache, true);
     env.number("VIADUCT_VERBS_MR_CACHE_BYTES", 0, kNoLimit, &c->verbs_mr_cache_bytes, true);
     Environment::on_off("VIADUCT_DEBUG", &c->debug);
+    Environment::text("VIADUCT_TRACE", &c->trace);
+    env.number("VIADUCT_TRACE_RECORDS", 1, kNoLimit, &c->trace_records, true);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "common/log.hpp"
+#include "protocol/message_trace.hpp"
 #include "protocol/protocol_set.hpp"
 
 namespace msg {
@@ -125,6 +126,7 @@ void Engine::complete(Request *r, int status, size_t bytes) {
         }
         if (proto != nullptr) count_long(proto->moved_by(*r), is_send);
     }
+    if (opts_.trace) opts_.trace->record(*r, status, bytes);
     CompletionSink *sink = r->sink;
     requests_.remove(r);
     sink->deliver(c);
@@ -164,6 +166,7 @@ int Engine::isend(int dest, int tag, const void *buf, size_t len, CompletionSink
                   void *cookie) {
     if (peers_[static_cast<size_t>(dest)].failed) return MSG_ERR_PEER_FAILED;
     Request *r = requests_.add(true, dest, tag, sink, cookie);
+    if (opts_.trace) r->posted_ns = MessageTrace::now();
     r->sbuf = static_cast<const char *>(buf);
     r->len = len;
     if (dest == rank_) {
@@ -218,6 +221,7 @@ void Engine::send_self(Request *r) {
 int Engine::irecv(int source, int tag, void *buf, size_t capacity, CompletionSink *sink,
                   void *cookie) {
     Request *r = requests_.add(false, source, tag, sink, cookie);
+    if (opts_.trace) r->posted_ns = MessageTrace::now();
     r->rbuf = static_cast<char *>(buf);
     r->len = capacity;
     for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {

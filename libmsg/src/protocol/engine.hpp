@@ -27,6 +27,7 @@
 namespace msg {
 
 class ProtocolSet;
+class MessageTrace;
 
 // Where a finished operation reports (the API's completion queue).
 class CompletionSink {
@@ -47,6 +48,7 @@ struct EngineOptions {
     // unexpected_bytes and unexpected_count).
     size_t unexpected_bytes = 1u << 20;
     size_t unexpected_count = 1024;
+    MessageTrace *trace = nullptr;  // VIADUCT_TRACE, or null
 };
 
 class Engine final : private ProtocolHost {

@@ -27,6 +27,7 @@ struct Request {
     void *cookie = nullptr;
     bool in_posted = false;
     std::list<Request *>::iterator posted_it;
+    uint64_t posted_ns = 0;  // set only while a message trace records
 
     // Long messages: the protocol that moves this one (null: eager or a self send).
     LongProtocol *proto = nullptr;

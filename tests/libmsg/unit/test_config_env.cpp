@@ -353,3 +353,21 @@ TEST_CASE("msg_init(NULL) fails with MSG_ERR_CONFIG on a bad new variable", "[co
         CHECK(ctx == nullptr);
     }
 }
+
+TEST_CASE("the message trace: off by default, VIADUCT_TRACE and VIADUCT_TRACE_RECORDS",
+          "[config]") {
+    msg_config_t c = defaults();
+    CHECK(c.trace == nullptr);
+    CHECK(c.trace_records == 1000000);
+    unit::ScopedEnv path("VIADUCT_TRACE", "/tmp/job.%r.csv");
+    unit::ScopedEnv records("VIADUCT_TRACE_RECORDS", "64K");
+    msg_config_t d{};
+    REQUIRE(msg_config_init(&d) == MSG_OK);
+    REQUIRE(d.trace != nullptr);
+    CHECK(std::strcmp(d.trace, "/tmp/job.%r.csv") == 0);
+    CHECK(d.trace_records == 64 * 1024);
+    unit::ScopedEnv none("VIADUCT_TRACE_RECORDS", "0");
+    msg_config_t e{};
+    CHECK(msg_config_init(&e) == MSG_ERR_CONFIG);
+    CHECK(e.trace_records == 1000000);
+}
