@@ -54,11 +54,22 @@ def human(n):
 
 
 def run(cmd, env=None, what=None):
-    """Runs cmd; its stdout, or a Failure naming it with the end of its stderr."""
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    """Runs cmd; its stdout, or a Failure naming it with the end of its stderr. Interrupted,
+    it ends cmd with SIGTERM (sortapp run then removes what its job made) before going on."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        out, err = p.communicate()
+    except BaseException:
+        p.terminate()
+        try:
+            p.communicate(timeout=90)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+        raise
     if p.returncode != 0:
-        raise Failure(f"{what or cmd[0]} failed (exit {p.returncode}): {p.stderr.strip()[-800:]}")
-    return p.stdout
+        raise Failure(f"{what or cmd[0]} failed (exit {p.returncode}): {err.strip()[-800:]}")
+    return out
 
 
 # ---- the disk holding the data directory --------------------------------------------------
@@ -69,11 +80,12 @@ def block_device(path):
     stat = f"/sys/dev/block/{os.major(dev)}:{os.minor(dev)}/stat"
     if os.major(dev) == 0:  # btrfs, overlay, ...: the mount's source, if it is a device
         stat = None
-        for mount, source in mounts():
-            if (path + "/").startswith(mount.rstrip("/") + "/") and source.startswith("/dev/"):
-                rdev = os.stat(source).st_rdev
-                stat = f"/sys/dev/block/{os.major(rdev)}:{os.minor(rdev)}/stat"
-                break  # mounts() lists the longest mount point first
+        # mounts() lists the longest mount point first: the first that holds path is its own.
+        mount = next((m for m in mounts() if (path + "/").startswith(m[0].rstrip("/") + "/")),
+                     None)
+        if mount and mount[1].startswith("/dev/") and os.path.exists(mount[1]):
+            rdev = os.stat(mount[1]).st_rdev
+            stat = f"/sys/dev/block/{os.major(rdev)}:{os.minor(rdev)}/stat"
     if not stat or not os.path.exists(stat):
         return None, None
     return os.path.basename(os.path.realpath(os.path.dirname(stat))), stat
@@ -106,7 +118,7 @@ def drop_caches(state):
         with open("/proc/sys/vm/drop_caches", "w") as f:
             f.write("3\n")
     except OSError as e:
-        state["drop"] = False
+        state["drop"], state["why_not"] = False, "it could not be"
         why = e.strerror + ("" if os.geteuid() == 0 else ", not root")
         print(f"{TOOL}: cannot drop the page cache ({why}); going on with it warm",
               file=sys.stderr)
@@ -311,7 +323,7 @@ def bench_in(args, tools, inputs):
     reused = checksum is not None
     if not reused:
         checksum = inputs.generate()
-    state = {"drop": not args.no_drop_caches}
+    state = {"drop": not args.no_drop_caches, "why_not": "--no-drop-caches"}
     device, stat = block_device(os.path.realpath(args.dir))
     if stat is None:
         print(f"{TOOL}: {args.dir} is on no block device with /sys statistics; "
@@ -330,6 +342,7 @@ def bench_in(args, tools, inputs):
             "records": ctx["records"], "record_size": RECORD, "distribution": args.distribution,
             "dir": os.path.realpath(args.dir), "device": device, "inputs_reused": reused,
             "free_bytes": free, "needed_bytes": need, "page_cache_dropped": state["drop"],
+            "page_cache_why_not": None if state["drop"] else state["why_not"],
             "two_pass_memory": args.two_pass_memory, "disk": ctx["disk"], "runs": runs,
             "speedups": {"river_one_pass_vs_three_phase": three / runs[1]["wall_seconds"],
                          "river_two_pass_vs_three_phase": three / runs[2]["wall_seconds"]},
@@ -341,7 +354,7 @@ def bench_in(args, tools, inputs):
 # ---- output -------------------------------------------------------------------------------
 
 def fmt(v, spec):
-    return format(v, spec) if v is not None else format("-", spec.split(".")[0].rstrip("f"))
+    return format(v, spec) if v is not None else format("-", ">" + spec.split(".")[0])
 
 
 def print_table(res):
@@ -352,7 +365,8 @@ def print_table(res):
     print(f"# disk ({'O_DIRECT' if d['direct'] else 'buffered, O_DIRECT refused'}, "
           f"{human(d['request_bytes'])} requests, {human(d['bytes'])}): "
           f"read {d['read_mb_s']:.0f} MB/s, write {d['write_mb_s']:.0f} MB/s; page cache "
-          f"{'dropped' if res['page_cache_dropped'] else 'NOT dropped'} before each sort")
+          f"{'dropped' if res['page_cache_dropped'] else 'NOT dropped (' + res['page_cache_why_not'] + ')'}"
+          " before each sort")
     print(f"{'algorithm':17} {'wall s':>8} {'sort s':>8} {'balance':>8} {'disk rd MB':>10} "
           f"{'disk wr MB':>10} {'limit s':>8} {'wall/lim':>8} {'sort/lim':>8} {'1-pass':>6} "
           f"{'check':>5}")
