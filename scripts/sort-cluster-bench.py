@@ -367,6 +367,8 @@ def print_table(res):
           f"read {d['read_mb_s']:.0f} MB/s, write {d['write_mb_s']:.0f} MB/s; page cache "
           f"{'dropped' if res['page_cache_dropped'] else 'NOT dropped (' + res['page_cache_why_not'] + ')'}"
           " before each sort")
+    if res["two_pass_memory"]:
+        print(f"# river two passes with --memory {human(res['two_pass_memory'])} per node")
     print(f"{'algorithm':17} {'wall s':>8} {'sort s':>8} {'balance':>8} {'disk rd MB':>10} "
           f"{'disk wr MB':>10} {'limit s':>8} {'wall/lim':>8} {'sort/lim':>8} {'1-pass':>6} "
           f"{'check':>5}")
