@@ -133,8 +133,9 @@ def dd_rate(cmd, nbytes):
 def measure_disk(d, partition, nbytes, state):
     """Sequential write and read rates (MB/s) of a file of one partition's size, O_DIRECT
     when the file system allows it (else buffered with fdatasync, and said so)."""
-    bs = max(4096, min(4 << 20, nbytes // 4096 * 4096))
-    count = max(1, -(-nbytes // bs))  # whole requests covering the partition
+    # Whole 4 KiB-aligned requests (O_DIRECT wants them) covering the partition.
+    bs = min(4 << 20, -(-nbytes // 4096) * 4096)
+    count = -(-nbytes // bs)
     probe = os.path.join(d, ".sort-cluster-bench-probe")
     write = ["dd", "if=/dev/zero", f"of={probe}", f"bs={bs}", f"count={count}", "status=none"]
     read = ["dd", f"if={partition}", "of=/dev/null", f"bs={bs}", "status=none"]
@@ -306,7 +307,7 @@ def bench(args):
         return bench_in(args, tools, inputs)
     finally:
         inputs.remove()
-        if created_dir and not args.reuse:
+        if created_dir:  # removed when empty (inputs kept by --reuse stay)
             try:
                 os.rmdir(args.dir)
             except OSError:
@@ -359,14 +360,14 @@ def fmt(v, spec):
 
 def print_table(res):
     d = res["disk"]
+    cache = "dropped" if res["page_cache_dropped"] else f"NOT dropped ({res['page_cache_why_not']})"
     print(f"# {TOOL}: {res['nodes']} nodes x {human(res['partition_bytes'])} "
           f"({res['records']} records{', reused' if res['inputs_reused'] else ''}) in "
           f"{res['dir']} on {res['device'] or 'no block device'}; MB = 10^6 B")
     print(f"# disk ({'O_DIRECT' if d['direct'] else 'buffered, O_DIRECT refused'}, "
           f"{human(d['request_bytes'])} requests, {human(d['bytes'])}): "
           f"read {d['read_mb_s']:.0f} MB/s, write {d['write_mb_s']:.0f} MB/s; page cache "
-          f"{'dropped' if res['page_cache_dropped'] else 'NOT dropped (' + res['page_cache_why_not'] + ')'}"
-          " before each sort")
+          f"{cache} before each sort")
     if res["two_pass_memory"]:
         print(f"# river two passes with --memory {human(res['two_pass_memory'])} per node")
     print(f"{'algorithm':17} {'wall s':>8} {'sort s':>8} {'balance':>8} {'disk rd MB':>10} "
@@ -382,6 +383,10 @@ def print_table(res):
               f"{fmt(r['physical_limit_seconds'], '8.2f')} {fmt(r['over_limit'], '8.2f')} "
               f"{fmt(r['sort_over_limit'], '8.2f')} "
               f"{one:>6} {r['sortcheck']:>5}")
+    two = next(r for r in res["runs"] if r["key"] == "river-2-pass")
+    if two["one_pass_nodes"]:
+        print(f"note: river two passes sorted on {two['one_pass_nodes']} node(s) in one pass "
+              "(a share this small fits one run)")
     print("phase actual/expected (median over nodes):")
     for r in res["runs"]:
         ph = ", ".join(f"{k} {fmt(v, '.2f')}" for k, v in r["phase_ratios"].items())
