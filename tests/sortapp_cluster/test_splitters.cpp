@@ -1,8 +1,8 @@
 // The river sort's partitioning against brute force: samples spread over the nodes in
 // proportion to their records, splitters at even ranks of the global order, and a partitioner
 // that sends every record to the one partition whose range holds (key, node, position).
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -78,8 +78,7 @@ TEST_CASE("samples are spread in proportion to the nodes' records", "[splitters]
     CHECK(cl::sample_positions(3, 10, 7) == std::vector<uint64_t>{0, 1, 2});
 }
 
-TEST_CASE("with every record sampled the partitions are exact, whatever the keys",
-          "[splitters]") {
+TEST_CASE("with every record sampled the partitions are exact, whatever the keys", "[splitters]") {
     for (int alphabet : {26, 2, 1}) {
         auto in = make_inputs({500, 0, 333, 7}, alphabet, 3);
         auto splitters = cl::choose_splitters(sample(in, 1u << 20, 9), 4);
