@@ -149,8 +149,8 @@ TEST_CASE("disk probe: a malformed cache is re-measured and replaced", "[disk_pr
     CHECK(b.conditions.io_size == (1u << 20));
     CHECK(b.conditions.io_depth == 4);
     CHECK(b.conditions.file_bytes == (4u << 20));
-    // The probe file is gone; only the cache is left.
-    CHECK(dir.entries() == std::vector<std::string>{"disk.json"});
+    // The probe file is gone; only the cache (and its lock) is left.
+    CHECK(dir.entries() == std::vector<std::string>{"disk.json", "disk.json.lock"});
     // Now the cache is sound and is used, unless the request size differs.
     DiskBandwidth again;
     REQUIRE(probe_disk(small_probe(dir, cache), again));
@@ -235,7 +235,7 @@ TEST_CASE("sortapp probe --json prints positive rates and the conditions", "[dis
     CHECK(j["conditions"]["file_bytes"] == (4u << 20));
     CHECK(j["conditions"]["measured_at"].get<double>() > 1.6e9);  // a calendar date
     CHECK(j["conditions"]["date"].get<std::string>().size() == 20);
-    CHECK(dir.entries() == std::vector<std::string>{"disk.json"});
+    CHECK(dir.entries() == std::vector<std::string>{"disk.json", "disk.json.lock"});
     auto bad = run_tool(tool_path("SORTAPP_BIN") + " probe --scratch '" + dir.path() +
                         "/missing' --no-cache");
     CHECK(bad.exit_code == 2);
@@ -263,4 +263,30 @@ TEST_CASE("sortapp local --remeasure measures again (the cache's date changes)",
     REQUIRE(fresh.exit_code == 0);
     CHECK(fresh.out.find("measured now") != std::string::npos);
     CHECK(cached_measured_at(cache) > first);
+}
+
+TEST_CASE("disk probe: processes sharing a cache never measure at the same time", "[disk_probe]") {
+    TempDir dir;
+    const std::string cache = dir / "disk.json";
+    const std::string probe = tool_path("SORTAPP_BIN") + " probe --json --scratch '" + dir.path() +
+                              "' --disk-cache '" + cache +
+                              "' --probe-size 8M --io-size 1M --io-depth 4 --max-seconds 2";
+    auto run = run_tool("(" + probe + " > '" + (dir / "a") + "' & " + probe + " > '" + (dir / "b") +
+                        "' & wait) 2>&1");
+    REQUIRE(run.exit_code == 0);
+    auto figure = [&](const char *name) {
+        std::ifstream in(dir / name);
+        return nlohmann::json::parse(in, nullptr, false);
+    };
+    const nlohmann::json a = figure("a"), b = figure("b");
+    REQUIRE_FALSE(a.is_discarded());
+    REQUIRE_FALSE(b.is_discarded());
+    const double a0 = a["conditions"]["measured_at"].get<double>();
+    const double b0 = b["conditions"]["measured_at"].get<double>();
+    const double a1 = a0 + a["conditions"]["seconds"].get<double>();
+    const double b1 = b0 + b["conditions"]["seconds"].get<double>();
+    INFO("a: " << a0 << " to " << a1 << ", b: " << b0 << " to " << b1);
+    // One measurement taken by both (the later asked while the earlier measured), or two
+    // that did not overlap.
+    CHECK((a0 == b0 || a1 <= b0 || b1 <= a0));
 }

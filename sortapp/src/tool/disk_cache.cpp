@@ -2,16 +2,21 @@
 // conditions they were measured under. The file is untrusted input (another version, a
 // half-written file, a hand edit): every field is checked, and anything doubtful is not used.
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "sortapp/disk_probe.hpp"
+#include "sortapp/io_ring.hpp"
 #include "viaduct/path.hpp"
 
 namespace sortapp {
@@ -141,7 +146,81 @@ Status store(const std::string &path, const json &doc) {
     return Status::ok();
 }
 
+// Processes sharing a host (the nodes of a job on one machine) measure one after another: two
+// measurements at once would each see half the disk, the very figure that makes expectations
+// wrong. Bounded: a holder that never lets go delays the others, never stops them.
+class CacheLock {
+  public:
+    CacheLock(const std::string &cache_path, double timeout_s) {
+        make_parents(cache_path);
+        const std::string path = cache_path + ".lock";
+        fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        const auto until = std::chrono::steady_clock::now() +
+                           std::chrono::milliseconds(std::int64_t(timeout_s * 1000));
+        while (fd_ >= 0 && ::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+            if (errno != EWOULDBLOCK || std::chrono::steady_clock::now() > until) {
+                std::fprintf(stderr, "sortapp: warning: measuring without the lock %s\n",
+                             path.c_str());
+                ::close(fd_);
+                fd_ = -1;
+                return;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+    }
+    ~CacheLock() {
+        if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+    }
+    CacheLock(const CacheLock &) = delete;
+    CacheLock &operator=(const CacheLock &) = delete;
+
+  private:
+    int fd_ = -1;
+};
+
+// The cached figure when it fits this sort: the same request size and depth, and, when a
+// fresh one is asked for, measured after `fresh_after` (by a process that held the lock
+// while this one waited).
+bool usable(const DiskProbeOptions &o, const std::string &device, double fresh_after,
+            DiskBandwidth &out) {
+    std::string warning;
+    DiskBandwidth cached;
+    const bool found = read_disk_cache(o.cache_path, device, cached, warning);
+    if (!warning.empty())
+        std::fprintf(stderr, "sortapp: warning: %s; measuring the disk again\n", warning.c_str());
+    const std::size_t io =
+        std::max<std::size_t>(io_alignment, o.io_size / io_alignment * io_alignment);
+    if (!found || cached.conditions.io_size != io || cached.conditions.io_depth != o.io_depth)
+        return false;
+    if (o.remeasure && cached.conditions.measured_at < fresh_after) return false;
+    out = cached;
+    out.source = o;
+    return true;
+}
+
+double epoch_now() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_REALTIME, &ts);
+    return double(ts.tv_sec) + double(ts.tv_nsec) / 1e9;
+}
+
 }  // namespace
+
+Status probe_disk(const DiskProbeOptions &o, DiskBandwidth &out) {
+    out = DiskBandwidth();
+    struct stat st {};
+    if (::stat(o.dir.c_str(), &st) != 0) return Status::from_errno("cannot stat " + o.dir, errno);
+    if (o.cache_path.empty()) return measure_disk(o, out);
+    const std::string device = std::to_string(std::uint64_t(st.st_dev));
+    const double asked = epoch_now();
+    // Three sweeps each bounded by max_seconds, and the probe file's setup, per waiting turn.
+    CacheLock lock(o.cache_path, 4 * (3 * o.max_seconds + 5));
+    if (usable(o, device, asked, out)) return Status::ok();
+    SORTAPP_TRY(measure_disk(o, out));
+    Status s = write_disk_cache(o.cache_path, out);
+    if (!s) std::fprintf(stderr, "sortapp: warning: %s\n", s.message().c_str());
+    return Status::ok();
+}
 
 bool read_disk_cache(const std::string &path, const std::string &device, DiskBandwidth &out,
                      std::string &warning) {

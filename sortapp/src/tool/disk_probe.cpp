@@ -187,35 +187,6 @@ Status measure_disk(const DiskProbeOptions &o, DiskBandwidth &out) {
     return status;
 }
 
-Status probe_disk(const DiskProbeOptions &o, DiskBandwidth &out) {
-    out = DiskBandwidth();
-    struct stat st {};
-    if (::stat(o.dir.c_str(), &st) != 0) return Status::from_errno("cannot stat " + o.dir, errno);
-    const std::string device = std::to_string(std::uint64_t(st.st_dev));
-    if (!o.remeasure && !o.cache_path.empty()) {
-        std::string warning;
-        DiskBandwidth cached;
-        const bool found = read_disk_cache(o.cache_path, device, cached, warning);
-        if (!warning.empty())
-            std::fprintf(stderr, "sortapp: warning: %s; measuring the disk again\n",
-                         warning.c_str());
-        // A figure taken with another request size or depth says nothing about this sort.
-        const std::size_t io =
-            std::max<std::size_t>(io_alignment, o.io_size / io_alignment * io_alignment);
-        if (found && cached.conditions.io_size == io && cached.conditions.io_depth == o.io_depth) {
-            out = cached;
-            out.source = o;
-            return Status::ok();
-        }
-    }
-    SORTAPP_TRY(measure_disk(o, out));
-    if (!o.cache_path.empty()) {
-        Status s = write_disk_cache(o.cache_path, out);
-        if (!s) std::fprintf(stderr, "sortapp: warning: %s\n", s.message().c_str());
-    }
-    return Status::ok();
-}
-
 std::string default_disk_cache_path() {
     const std::string base =
         viaduct::env::text("XDG_CACHE_HOME", viaduct::env::text("HOME", "/tmp") + "/.cache");
