@@ -220,11 +220,15 @@ TEST_CASE("stale figure: a phase far below its expectation warns and re-measures
 TEST_CASE("sortapp probe --json prints positive rates and the conditions", "[disk_probe]") {
     TempDir dir;
     const std::string cache = dir / "disk.json";
-    auto run = run_tool(tool_path("SORTAPP_BIN") + " probe --json --scratch '" + dir.path() +
+    // stdout alone into the file; warnings (a busy machine) go to run.out.
+    auto run = run_tool("(" + tool_path("SORTAPP_BIN") + " probe --json --scratch '" + dir.path() +
                         "' --disk-cache '" + cache +
-                        "' --probe-size 4M --io-size 1M --io-depth 4 --max-seconds 2 2>/dev/null");
+                        "' --probe-size 4M --io-size 1M --io-depth 4 --max-seconds 2 > '" +
+                        (dir / "out.json") + "')");
+    INFO(run.out);
     REQUIRE(run.exit_code == 0);
-    nlohmann::json j = nlohmann::json::parse(run.out, nullptr, false);
+    std::ifstream out(dir / "out.json");
+    nlohmann::json j = nlohmann::json::parse(out, nullptr, false);
     REQUIRE_FALSE(j.is_discarded());
     CHECK(j["read_mb_s"].get<double>() > 0);
     CHECK(j["write_mb_s"].get<double>() > 0);
@@ -235,7 +239,7 @@ TEST_CASE("sortapp probe --json prints positive rates and the conditions", "[dis
     CHECK(j["conditions"]["file_bytes"] == (4u << 20));
     CHECK(j["conditions"]["measured_at"].get<double>() > 1.6e9);  // a calendar date
     CHECK(j["conditions"]["date"].get<std::string>().size() == 20);
-    CHECK(dir.entries() == std::vector<std::string>{"disk.json", "disk.json.lock"});
+    CHECK(dir.entries() == std::vector<std::string>{"disk.json", "disk.json.lock", "out.json"});
     auto bad = run_tool(tool_path("SORTAPP_BIN") + " probe --scratch '" + dir.path() +
                         "/missing' --no-cache");
     CHECK(bad.exit_code == 2);

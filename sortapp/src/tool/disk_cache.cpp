@@ -217,6 +217,14 @@ Status probe_disk(const DiskProbeOptions &o, DiskBandwidth &out) {
     CacheLock lock(o.cache_path, 4 * (3 * o.max_seconds + 5));
     if (usable(o, device, asked, out)) return Status::ok();
     SORTAPP_TRY(measure_disk(o, out));
+    // Kept all the same (the conditions say why it may be low): a phase that beats it later
+    // marks it stale.
+    const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpus > 0 && out.conditions.load_average > double(cpus))
+        std::fprintf(stderr,
+                     "sortapp: warning: the disk was measured at load average %.2f on %ld CPUs: "
+                     "the figure may be too low\n",
+                     out.conditions.load_average, cpus);
     Status s = write_disk_cache(o.cache_path, out);
     if (!s) std::fprintf(stderr, "sortapp: warning: %s\n", s.message().c_str());
     return Status::ok();
