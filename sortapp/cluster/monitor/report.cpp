@@ -34,7 +34,7 @@ struct StaleFigure {
     std::string phase;
     double seconds, expected;
     // Phases 1 and 2: the node marked its cached figure, its next run measures again. Phase
-    // 3b's figures are the medians of all nodes: `--remeasure` renews them all.
+    // 3b's and the river's are judged by the monitor: `--remeasure` renews every node's.
     bool node_remeasures;
 };
 
@@ -85,23 +85,30 @@ double expect_merge(JobFigures &job) {
 
 // The river sort's expectations: its first phase reads the input and writes the runs (two
 // passes) while sending and receiving, so the slower of the disk and the network bounds it;
-// the second writes the output once (one pass), or reads the runs and writes the output.
+// the second writes the output once (one pass), or reads the runs and writes the output. A
+// phase that reads and writes does both at once: the disk's mixed rate.
 double expect_river(JobFigures &job) {
     std::map<std::string, uint32_t> per_disk;
     for (const NodeCheck &c : job.checks) ++per_disk[c.disk];
     std::vector<double> dw;
     for (size_t i = 0; i < job.local.size() && i < job.checks.size(); ++i) {
         const NodeCheck &c = job.checks[i];
-        const double rd = c.disk_read_mb_s / per_disk[c.disk] * 1e6;
-        const double wr = c.disk_write_mb_s / per_disk[c.disk] * 1e6;
-        dw.push_back(wr / 1e6);
+        const double share = per_disk[c.disk];
+        const Rates rates{c.disk_read_mb_s / share, c.disk_write_mb_s / share,
+                          c.disk_mixed_mb_s / share, job.network_mb_s};
+        dw.push_back(rates.disk_write);
         for (PhaseFigures &f : job.local[i].phases) {
-            double disk = (rd > 0 ? f.bytes_read / rd : 0) + (wr > 0 ? f.bytes_written / wr : 0);
-            double net = job.network_mb_s > 0
-                             ? std::max(f.bytes_sent, f.bytes_received) / (job.network_mb_s * 1e6)
-                             : 0;
-            f.expected_seconds = std::max(disk, net);
-            f.resource = net > disk ? "network" : "disk";
+            PhaseVolume v;
+            v.read = f.bytes_read;
+            v.write = f.bytes_written;
+            v.send = f.bytes_sent;
+            v.receive = f.bytes_received;
+            v.read_write_overlap = true;
+            PhaseVolume net = v;
+            net.read = net.write = 0;
+            f.expected_seconds = expected_seconds(v, rates);
+            const double net_s = expected_seconds(net, rates);
+            f.resource = net_s > 0 && net_s >= f.expected_seconds ? "network" : "disk";
         }
     }
     return median(dw);
@@ -143,11 +150,14 @@ Report gather(const JobOptions &o, JobFigures &job) {
         if (i < job.merge.size()) r.per[i].push_back(job.merge[i]);
     }
     r.slow = stragglers(r.per, o.straggler);
+    // Only phases 1 and 2 are judged on the node itself (sortapp local's code), which then
+    // marks its cached figure; the monitor judges phase 3b and the river's phases.
+    const bool three_phase = o.params.algorithm != kRiver;
     for (size_t i = 0; i < r.per.size(); ++i)
         for (const PhaseFigures &f : r.per[i])
             if (beats_expectation(f.seconds, f.expected_seconds))
-                r.stale.push_back(
-                    {i, f.phase, f.seconds, f.expected_seconds, f.phase != "phase 3b"});
+                r.stale.push_back({i, f.phase, f.seconds, f.expected_seconds,
+                                   three_phase && f.phase != "phase 3b"});
     return r;
 }
 
