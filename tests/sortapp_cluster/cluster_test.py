@@ -390,6 +390,7 @@ def scenario_remeasure(d):
     check(len(first) == 1, f"one device expected in the cache: {first}")
     check(isinstance(rep.get("stale_figures"), list), "the report has no stale_figures list")
     for node in rep["per_node"]:
+        check(node.get("disk_mixed_mb_s", 0) > 0, f"no mixed disk rate for a node: {node}")
         for ph in node["phases"]:
             check(isinstance(ph.get("stale_figure"), bool), f"phase without stale_figure: {ph}")
     rep = sort_and_validate(d, 2, "--remeasure", extra=["--remeasure"])

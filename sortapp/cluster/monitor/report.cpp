@@ -227,8 +227,9 @@ void print_json(const JobOptions &o, int nodes, const JobFigures &job, const Rep
     for (size_t i = 0; i < r.per.size(); ++i) {
         std::printf(
             "%s{\"node\": %zu, \"disk_read_mb_s\": %.1f, \"disk_write_mb_s\": %.1f, "
-            "\"phases\": [",
-            i ? ", " : "", i, job.checks[i].disk_read_mb_s, job.checks[i].disk_write_mb_s);
+            "\"disk_mixed_mb_s\": %.1f, \"phases\": [",
+            i ? ", " : "", i, job.checks[i].disk_read_mb_s, job.checks[i].disk_write_mb_s,
+            job.checks[i].disk_mixed_mb_s);
         print_json_phases(r.per[i]);
         std::printf("]}");
     }
