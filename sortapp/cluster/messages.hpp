@@ -46,6 +46,7 @@ struct JobParams {
     uint32_t read_depth = 4;  // per source stream in phase 3b
     uint32_t algorithm = 0;   // kThreePhase or kRiver
     uint32_t passes = 0;      // river: 0 as memory allows, 1 or 2 forced
+    uint32_t remeasure = 0;   // 1: measure the scratch disk, never the cached figure
 };
 
 constexpr uint32_t kThreePhase = 0;
@@ -61,6 +62,7 @@ struct PhaseFigures {
 struct NodeCheck {
     uint64_t records = 0;
     double disk_read_mb_s = 0, disk_write_mb_s = 0;  // measured or cached
+    double disk_mixed_mb_s = 0;                      // reading and writing at once
     std::string disk;  // host and device of the scratch disk: nodes sharing one split it
 };
 
@@ -100,14 +102,14 @@ struct RiverDone {
 // Each message's fields, once, in wire order (the encoding of each type: codec.hpp).
 void fields(wire::Is<JobParams> auto &p, auto &f) {
     f(p.record_size, p.key_size, p.memory_budget, p.block_bytes, p.read_depth, p.algorithm,
-      p.passes);
+      p.passes, p.remeasure);
 }
 void fields(wire::Is<PhaseFigures> auto &p, auto &f) {
     f(p.phase, p.seconds, p.cpu_seconds, p.expected_seconds, p.bytes_read, p.bytes_written,
       p.bytes_sent, p.bytes_received, p.resource);
 }
 void fields(wire::Is<NodeCheck> auto &c, auto &f) {
-    f(c.records, c.disk_read_mb_s, c.disk_write_mb_s, c.disk);
+    f(c.records, c.disk_read_mb_s, c.disk_write_mb_s, c.disk_mixed_mb_s, c.disk);
 }
 void fields(wire::Is<LocalDone> auto &d, auto &f) {
     f(d.records, d.handle, d.phases);

@@ -56,6 +56,7 @@ const char kUsage[] =
     "                         scratch directory); `run` picks a random one\n"
     "  --same-input           every node reads the file --input names (no {rank}): on one\n"
     "                         host that sorts N copies of it\n"
+    "  --remeasure            measure every scratch disk again, not the cached figures\n"
     "  --json                 print the report as one JSON object\n"
     "  -h, --help             this text\n";
 
@@ -111,6 +112,8 @@ Parsed parse_flag(Arg &a, bool, JobOptions &o) {
         o.restricted = a.name == "--restricted";
     } else if (a.name == "--same-input") {
         o.same_input = true;
+    } else if (a.name == "--remeasure") {
+        o.params.remeasure = 1;
     } else {
         return Parsed::not_mine;
     }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sortapp/cleanup.hpp"
+#include "sortapp/expectation.hpp"
 #include "sortapp/merger.hpp"
 #include "sortapp/pending_file.hpp"
 #include "sortapp/run_former.hpp"
@@ -48,9 +49,19 @@ class ScratchDir {
     std::string path_;
 };
 
-double expected_io_seconds(const DiskBandwidth &disk, std::uint64_t bytes) {
-    if (disk.read_mb_s <= 0 || disk.write_mb_s <= 0) return 0;
-    return bytes / (disk.read_mb_s * 1e6) + bytes / (disk.write_mb_s * 1e6);
+// Run formation reads a run, sorts it, then writes it: reads and writes take turns.
+PhaseVolume formation_volume(std::uint64_t bytes) {
+    PhaseVolume v;
+    v.read = v.write = bytes;
+    return v;
+}
+
+// Each merge pass streams every run in while the merged output streams out.
+PhaseVolume merge_volume(std::uint64_t bytes, unsigned passes) {
+    PhaseVolume v;
+    v.read = v.write = bytes * passes;
+    v.read_write_overlap = true;
+    return v;
 }
 
 PhaseReport finish_phase(const char *name, const Stopwatch &start, std::uint64_t bytes,
@@ -63,7 +74,21 @@ PhaseReport finish_phase(const char *name, const Stopwatch &start, std::uint64_t
     r.cpu_seconds = end.cpu - start.cpu;
     r.expected_seconds = expected;
     r.note = std::move(note);
+    r.stale = beats_expectation(r.seconds, r.expected_seconds);
     return r;
+}
+
+// A phase that beat its expectation: warn at once (the figure is stale), re-measure once the
+// sort is over so the measurement has the disk to itself.
+void report_phase(LocalSortResult &result, const DiskBandwidth &disk,
+                  const std::function<void(const PhaseReport &)> &on_phase) {
+    PhaseReport &r = result.phases.back();
+    if (r.stale) {
+        warn_stale_figure(r.name, r.seconds, r.expected_seconds, disk);
+        r.note += r.note.empty() ? "figure stale" : "; figure stale";
+        result.figure_stale = true;
+    }
+    if (on_phase) on_phase(r);
 }
 
 }  // namespace
@@ -108,6 +133,7 @@ Status local_sort(const SortOptions &options_in, const std::string &input,
     ScratchDir scratch;
     if (!result.memory.one_pass && records > 0) SORTAPP_TRY(scratch.create(o.scratch_dir));
 
+    auto expected = [&](const PhaseVolume &v) { return expected_seconds(v, disk.rates()); };
     Stopwatch start = Stopwatch::now();
     RunFormation runs;
     SORTAPP_TRY(form_runs(o, result.memory, in, records, out.file, scratch.path(), runs));
@@ -117,15 +143,15 @@ Status local_sort(const SortOptions &options_in, const std::string &input,
     if (runs.one_pass) {
         std::snprintf(note, sizeof note, "in-core sort %.2f s", runs.sort_seconds);
         result.phases.push_back(
-            finish_phase("one-pass", start, bytes, expected_io_seconds(disk, bytes), note));
-        if (on_phase) on_phase(result.phases.back());
+            finish_phase("one-pass", start, bytes, expected(formation_volume(bytes)), note));
+        report_phase(result, disk, on_phase);
     } else {
         std::snprintf(note, sizeof note, "%zu runs of up to %llu records, in-core sort %.2f s",
                       runs.runs.size(), static_cast<unsigned long long>(result.memory.run_records),
                       runs.sort_seconds);
         result.phases.push_back(
-            finish_phase("phase 1", start, bytes, expected_io_seconds(disk, bytes), note));
-        if (on_phase) on_phase(result.phases.back());
+            finish_phase("phase 1", start, bytes, expected(formation_volume(bytes)), note));
+        report_phase(result, disk, on_phase);
 
         start = Stopwatch::now();
         MergeReport merge;
@@ -136,11 +162,17 @@ Status local_sort(const SortOptions &options_in, const std::string &input,
                       "%u merge pass%s, fan-in %zu, %u x %zu KiB prefetch buffers per run",
                       merge.passes, merge.passes == 1 ? "" : "es", merge.plan.fan_in,
                       merge.plan.stream_depth, merge.plan.stream_buffer >> 10);
-        result.phases.push_back(finish_phase(
-            "phase 2", start, bytes, merge.passes * expected_io_seconds(disk, bytes), note));
-        if (on_phase) on_phase(result.phases.back());
+        result.phases.push_back(finish_phase("phase 2", start, bytes,
+                                             expected(merge_volume(bytes, merge.passes)), note));
+        report_phase(result, disk, on_phase);
     }
-    return out.commit();
+    SORTAPP_TRY(out.commit());
+    if (result.figure_stale) {
+        result.stale_note = refresh_stale_figure(disk, result.remeasured);
+        for (PhaseReport &r : result.phases)
+            if (r.stale) r.note += " (" + result.stale_note + ")";
+    }
+    return Status::ok();
 }
 
 }  // namespace sortapp

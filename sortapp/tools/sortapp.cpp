@@ -10,6 +10,7 @@
 
 #include "cli.hpp"
 #include "job.hpp"
+#include "probe.hpp"
 #include "sortapp/cleanup.hpp"
 #include "sortapp/disk_probe.hpp"
 #include "sortapp/local_sort.hpp"
@@ -258,5 +259,6 @@ int main(int argc, char **argv) {
     }
     if (command == "run") return sortapp::cluster::run_main(argc - 1, argv + 1);
     if (command == "job") return sortapp::cluster::job_main(argc - 1, argv + 1);
-    cli::fail("sortapp", "unknown command '" + command + "' (commands: local, run, job)");
+    if (command == "probe") return sortapp::probe_main(argc - 1, argv + 1);
+    cli::fail("sortapp", "unknown command '" + command + "' (commands: local, run, job, probe)");
 }

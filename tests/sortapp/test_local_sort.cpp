@@ -119,7 +119,9 @@ TEST_CASE("local sort: expectations come from the disk bandwidth", "[local_sort]
     Checksum c;
     REQUIRE(generate_file(spec, dir / "in", 0, 10000, c));
     SortOptions o = small_options(spec.format, 64u << 20, dir.path());
-    DiskBandwidth disk{100, 50, false};
+    DiskBandwidth disk;
+    disk.read_mb_s = 100;
+    disk.write_mb_s = 50;
     LocalSortResult r;
     REQUIRE(local_sort(o, dir / "in", dir / "out", disk, r));
     REQUIRE(r.phases.size() == 1);

@@ -3,7 +3,8 @@
 
 usage: cluster_test.py SCENARIO
 Scenarios: distributions, formats, bad_input, killed, disk_full, mpirun, netns, malformed,
-river (the river algorithm: every distribution x one and two passes), river_faults.
+river (the river algorithm: every distribution x one and two passes), river_faults,
+remeasure.
 Binaries come from SORTAPP_BIN, SORTGEN_BIN, SORTCHECK_BIN (and VIADUCT_MSGRUN for netns and
 malformed, ROGUE_NODE_BIN for malformed).
 Every sort is validated by sortcheck: the node-order concatenation of the outputs is sorted,
@@ -366,6 +367,39 @@ def scenario_malformed(d):
         left = [n for n in os.listdir(d) if not n.startswith("in.") and n != "rank.sh"]
         check(not left, f"{mode}: a failed job left files: {left}")
         print(f"{mode}: exit {r.returncode}", flush=True)
+
+
+def cached_disk_dates(cache):
+    with open(cache) as f:
+        doc = json.load(f)
+    return {dev: e["conditions"]["measured_at"] for dev, e in doc["devices"].items()}
+
+
+def scenario_remeasure(d):
+    # The nodes keep their disk figures in the cache with the conditions; --remeasure (handed
+    # from `run` to every `job`) measures again, so the cached date changes. The report says,
+    # per phase, whether the phase beat its expectation (a stale figure).
+    cache_home = os.path.join(d, "cache")
+    os.environ["XDG_CACHE_HOME"] = cache_home
+    cache = os.path.join(cache_home, "viaduct", "sortapp-disk.json")
+    generate(d, [3000, 2000], "uniform")
+    rep = sort_and_validate(d, 2, "first run")
+    if not rep or not check(os.path.exists(cache), "no disk cache written"):
+        return 0
+    first = cached_disk_dates(cache)
+    check(len(first) == 1, f"one device expected in the cache: {first}")
+    check(isinstance(rep.get("stale_figures"), list), "the report has no stale_figures list")
+    for node in rep["per_node"]:
+        check(node.get("disk_mixed_mb_s", 0) > 0, f"no mixed disk rate for a node: {node}")
+        for ph in node["phases"]:
+            check(isinstance(ph.get("stale_figure"), bool), f"phase without stale_figure: {ph}")
+    rep = sort_and_validate(d, 2, "--remeasure", extra=["--remeasure"])
+    if rep:
+        again = cached_disk_dates(cache)
+        for dev, t in first.items():
+            check(again.get(dev, 0) > t, f"--remeasure left device {dev}'s date at {t}")
+        print(f"remeasure: cache dates {first} -> {again}", flush=True)
+    return 0
 
 
 def main():

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "monitor/state.hpp"
+#include "sortapp/expectation.hpp"
 
 namespace sortapp::cluster {
 
@@ -27,12 +28,23 @@ struct Straggler {
     double factor;
 };
 
+// A phase that beat its expectation by more than the margin: the figure behind it is stale.
+struct StaleFigure {
+    size_t node;
+    std::string phase;
+    double seconds, expected;
+    // Phases 1 and 2: the node marked its cached figure, its next run measures again. Phase
+    // 3b's and the river's are judged by the monitor: `--remeasure` renews every node's.
+    bool node_remeasures;
+};
+
 // What the report prints, gathered from the job's figures.
 struct Report {
     uint64_t records = 0;
     double disk_write = 0;                       // MB/s, the median node's share of its disk
     std::vector<std::vector<PhaseFigures>> per;  // all phases per node, in order
     std::vector<Straggler> slow;
+    std::vector<StaleFigure> stale;
 };
 
 double mbps(const PhaseFigures &f) {
@@ -45,45 +57,58 @@ double mbps(const PhaseFigures &f) {
 double expect_merge(JobFigures &job) {
     std::map<std::string, uint32_t> per_disk;
     for (const NodeCheck &c : job.checks) ++per_disk[c.disk];
-    std::vector<double> dw, dr;
+    std::vector<double> dw, dr, dm;
     for (const NodeCheck &c : job.checks) {
         dw.push_back(c.disk_write_mb_s / per_disk[c.disk]);
         dr.push_back(c.disk_read_mb_s / per_disk[c.disk]);
+        dm.push_back(c.disk_mixed_mb_s / per_disk[c.disk]);
     }
-    const double disk_write = median(dw), disk_read = median(dr);
+    const Rates rates{median(dr), median(dw), median(dm), job.network_mb_s};
     for (size_t i = 0; i < job.merge.size(); ++i) {
         PhaseFigures &f = job.merge[i];
         f.bytes_sent = i < job.served.size() ? job.served[i].bytes_sent : 0;
-        // The slowest of: receiving over the network, writing the output, and reading the
-        // work file for everyone who pulls from this node (itself included).
-        double net = job.network_mb_s > 0 ? f.bytes_received / (job.network_mb_s * 1e6) : 0;
-        double wr = disk_write > 0 ? f.bytes_written / (disk_write * 1e6) : 0;
-        double rd = disk_read > 0 ? f.bytes_sent / (disk_read * 1e6) : 0;
-        f.expected_seconds = std::max({net, wr, rd});
-        f.resource = f.expected_seconds == net ? "network" : "disk";
+        // All at once: receiving over the network, writing the output, and reading the work
+        // file for everyone who pulls from this node (itself included).
+        PhaseVolume v;
+        v.read = f.bytes_sent;
+        v.write = f.bytes_written;
+        v.receive = f.bytes_received;
+        v.read_write_overlap = true;
+        PhaseVolume net = v;
+        net.read = net.write = 0;
+        f.expected_seconds = expected_seconds(v, rates);
+        const double net_s = expected_seconds(net, rates);
+        f.resource = net_s > 0 && net_s >= f.expected_seconds ? "network" : "disk";
     }
-    return disk_write;
+    return rates.disk_write;
 }
 
 // The river sort's expectations: its first phase reads the input and writes the runs (two
 // passes) while sending and receiving, so the slower of the disk and the network bounds it;
-// the second writes the output once (one pass), or reads the runs and writes the output.
+// the second writes the output once (one pass), or reads the runs and writes the output. A
+// phase that reads and writes does both at once: the disk's mixed rate.
 double expect_river(JobFigures &job) {
     std::map<std::string, uint32_t> per_disk;
     for (const NodeCheck &c : job.checks) ++per_disk[c.disk];
     std::vector<double> dw;
     for (size_t i = 0; i < job.local.size() && i < job.checks.size(); ++i) {
         const NodeCheck &c = job.checks[i];
-        const double rd = c.disk_read_mb_s / per_disk[c.disk] * 1e6;
-        const double wr = c.disk_write_mb_s / per_disk[c.disk] * 1e6;
-        dw.push_back(wr / 1e6);
+        const double share = per_disk[c.disk];
+        const Rates rates{c.disk_read_mb_s / share, c.disk_write_mb_s / share,
+                          c.disk_mixed_mb_s / share, job.network_mb_s};
+        dw.push_back(rates.disk_write);
         for (PhaseFigures &f : job.local[i].phases) {
-            double disk = (rd > 0 ? f.bytes_read / rd : 0) + (wr > 0 ? f.bytes_written / wr : 0);
-            double net = job.network_mb_s > 0
-                             ? std::max(f.bytes_sent, f.bytes_received) / (job.network_mb_s * 1e6)
-                             : 0;
-            f.expected_seconds = std::max(disk, net);
-            f.resource = net > disk ? "network" : "disk";
+            PhaseVolume v;
+            v.read = f.bytes_read;
+            v.write = f.bytes_written;
+            v.send = f.bytes_sent;
+            v.receive = f.bytes_received;
+            v.read_write_overlap = true;
+            PhaseVolume net = v;
+            net.read = net.write = 0;
+            f.expected_seconds = expected_seconds(v, rates);
+            const double net_s = expected_seconds(net, rates);
+            f.resource = net_s > 0 && net_s >= f.expected_seconds ? "network" : "disk";
         }
     }
     return median(dw);
@@ -125,6 +150,14 @@ Report gather(const JobOptions &o, JobFigures &job) {
         if (i < job.merge.size()) r.per[i].push_back(job.merge[i]);
     }
     r.slow = stragglers(r.per, o.straggler);
+    // Only phases 1 and 2 are judged on the node itself (sortapp local's code), which then
+    // marks its cached figure; the monitor judges phase 3b and the river's phases.
+    const bool three_phase = o.params.algorithm != kRiver;
+    for (size_t i = 0; i < r.per.size(); ++i)
+        for (const PhaseFigures &f : r.per[i])
+            if (beats_expectation(f.seconds, f.expected_seconds))
+                r.stale.push_back({i, f.phase, f.seconds, f.expected_seconds,
+                                   three_phase && f.phase != "phase 3b"});
     return r;
 }
 
@@ -135,14 +168,36 @@ void print_json_phases(const std::vector<PhaseFigures> &phases) {
             "%s{\"phase\": \"%s\", \"seconds\": %.4f, \"cpu_seconds\": %.4f, "
             "\"mb_s\": %.1f, \"bytes_read\": %llu, \"bytes_written\": %llu, "
             "\"bytes_sent\": %llu, \"bytes_received\": %llu, "
-            "\"expected_seconds\": %.4f, \"ratio\": %.3f}",
+            "\"expected_seconds\": %.4f, \"ratio\": %.3f, \"stale_figure\": %s}",
             k ? ", " : "", json_escape(f.phase).c_str(), f.seconds, f.cpu_seconds, mbps(f),
             static_cast<unsigned long long>(f.bytes_read),
             static_cast<unsigned long long>(f.bytes_written),
             static_cast<unsigned long long>(f.bytes_sent),
             static_cast<unsigned long long>(f.bytes_received), f.expected_seconds,
-            f.expected_seconds > 0 ? f.seconds / f.expected_seconds : 0.0);
+            f.expected_seconds > 0 ? f.seconds / f.expected_seconds : 0.0,
+            beats_expectation(f.seconds, f.expected_seconds) ? "true" : "false");
     }
+}
+
+void print_json_stale(const std::vector<StaleFigure> &stale) {
+    std::printf("], \"stale_figures\": [");
+    for (size_t k = 0; k < stale.size(); ++k)
+        std::printf(
+            "%s{\"node\": %zu, \"phase\": \"%s\", \"seconds\": %.4f, "
+            "\"expected_seconds\": %.4f, \"remeasure\": \"%s\"}",
+            k ? ", " : "", stale[k].node, json_escape(stale[k].phase).c_str(), stale[k].seconds,
+            stale[k].expected, stale[k].node_remeasures ? "next run" : "--remeasure");
+}
+
+// Warnings on stderr, so a JSON report on stdout stays one object.
+void warn_stale(const std::vector<StaleFigure> &stale) {
+    for (const StaleFigure &s : stale)
+        std::fprintf(stderr,
+                     "sortapp: warning: node %zu %s took %.3f s, expected %.3f s: the figure "
+                     "behind the expectation is stale; %s\n",
+                     s.node, s.phase.c_str(), s.seconds, s.expected,
+                     s.node_remeasures ? "the node measures its disk again at the next run"
+                                       : "run with --remeasure to measure every disk again");
 }
 
 void print_json(const JobOptions &o, int nodes, const JobFigures &job, const Report &r,
@@ -172,8 +227,9 @@ void print_json(const JobOptions &o, int nodes, const JobFigures &job, const Rep
     for (size_t i = 0; i < r.per.size(); ++i) {
         std::printf(
             "%s{\"node\": %zu, \"disk_read_mb_s\": %.1f, \"disk_write_mb_s\": %.1f, "
-            "\"phases\": [",
-            i ? ", " : "", i, job.checks[i].disk_read_mb_s, job.checks[i].disk_write_mb_s);
+            "\"disk_mixed_mb_s\": %.1f, \"phases\": [",
+            i ? ", " : "", i, job.checks[i].disk_read_mb_s, job.checks[i].disk_write_mb_s,
+            job.checks[i].disk_mixed_mb_s);
         print_json_phases(r.per[i]);
         std::printf("]}");
     }
@@ -184,6 +240,7 @@ void print_json(const JobOptions &o, int nodes, const JobFigures &job, const Rep
             "\"vs_median\": %.2f}",
             k ? ", " : "", r.slow[k].node, json_escape(r.slow[k].phase).c_str(),
             r.slow[k].resource.c_str(), r.slow[k].factor);
+    print_json_stale(r.stale);
     std::printf("]}\n");
 }
 
@@ -228,12 +285,17 @@ void print_text(const JobOptions &o, int nodes, const JobFigures &job, const Rep
     for (const Straggler &s : r.slow)
         std::printf("straggler: node %zu, %s, %.2fx the median, lagging on %s\n", s.node,
                     s.phase.c_str(), s.factor, s.resource.c_str());
+    for (const StaleFigure &s : r.stale)
+        std::printf("stale figure: node %zu, %s, %.3f s against %.3f s expected (re-measured %s)\n",
+                    s.node, s.phase.c_str(), s.seconds, s.expected,
+                    s.node_remeasures ? "at the next run" : "with --remeasure");
 }
 
 }  // namespace
 
 void print_report(const JobOptions &o, int nodes, JobFigures &job, double total_s) {
     const Report r = gather(o, job);
+    warn_stale(r.stale);
     if (o.json)
         print_json(o, nodes, job, r, total_s);
     else

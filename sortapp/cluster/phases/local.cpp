@@ -93,6 +93,7 @@ void node_local(Node &n, const Order &o) {
     if (sharing > 1) {
         disk.read_mb_s /= sharing;
         disk.write_mb_s /= sharing;
+        disk.mixed_mb_s /= sharing;
     }
     LocalSortResult res;
     Status s = sort_locally(n, disk, res);

@@ -14,6 +14,7 @@ struct PhaseReport {
     double seconds = 0;
     double cpu_seconds = 0;       // user + system, all threads
     double expected_seconds = 0;  // 0 when unknown
+    bool stale = false;           // beat the expectation: the figure behind it is stale
     std::string note;
 
     double mb_per_s() const { return seconds > 0 ? bytes / seconds / 1e6 : 0; }

@@ -1,20 +1,22 @@
-// Measures sequential write then read bandwidth of a directory's disk with the sort's own
-// request size and depth (direct I/O where possible), and caches the figures per device.
+// Measures a directory's disk the way the sort uses it: the sort's request size and depth,
+// direct I/O where possible (else the page cache is dropped before reading), a write sweep,
+// a read sweep and a mixed sweep (reading one region while writing another), each bounded in
+// time, on a probe file of its own that is always removed.
 #include "sortapp/disk_probe.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <chrono>
+#include <algorithm>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
+#include <ctime>
+#include <vector>
 
+#include "sortapp/cleanup.hpp"
 #include "sortapp/io_ring.hpp"
 #include "viaduct/clock.hpp"
 #include "viaduct/env.hpp"
-#include "viaduct/path.hpp"
 
 namespace sortapp {
 
@@ -22,104 +24,173 @@ namespace {
 
 using viaduct::now_seconds;
 
-bool read_cache(const std::string &path, std::uint64_t dev, DiskBandwidth &out) {
-    std::ifstream in(path);
-    std::string line;
-    while (std::getline(in, line)) {
-        std::istringstream f(line);
-        std::uint64_t d;
-        double r, w;
-        if (f >> d >> r >> w && d == dev && r > 0 && w > 0) {
-            out.read_mb_s = r;
-            out.write_mb_s = w;
-            out.cached = true;
-        }
-    }
-    return out.cached;
+// One sequential stream of requests over [next, end) of a file.
+struct Stream {
+    Request::Kind kind;
+    const File *file;
+    std::uint64_t next, end;
+    std::uint64_t posted = 0;
+};
+
+void fill(Request &r, Stream &s, std::uint8_t *buffer, std::size_t io) {
+    r.kind = s.kind;
+    r.file = s.file;
+    r.buffer = buffer;
+    r.length = io;
+    r.required = s.kind == Request::Kind::read ? io : 0;
+    r.offset = s.next;
+    s.next += io;
+    s.posted += io;
 }
 
-void write_cache(const std::string &path, std::uint64_t dev, const DiskBandwidth &bw) {
-    if (const std::string dir = viaduct::path_dir(path); dir != "." && dir != "/") {
-        for (std::size_t p = 1; p <= dir.size(); ++p) {
-            if (p == dir.size() || dir[p] == '/') ::mkdir(dir.substr(0, p).c_str(), 0755);
-        }
-    }
-    std::ofstream out(path, std::ios::app);
-    out << dev << " " << bw.read_mb_s << " " << bw.write_mb_s << "\n";
-}
-
-// Writes or reads `bytes` of file in `io`-sized requests, a sliding window of `depth` of them
-// in flight, each request's slot of `buffer` reused as it completes.
-Status sweep(Request::Kind kind, const File &file, const Buffer &buffer, std::size_t io,
-             std::uint64_t bytes, unsigned depth) {
+// Runs the streams at once, `depth` requests in flight for each, each slot of `buffer`
+// reused as its request completes, until every stream is done or the deadline passes.
+Status sweep(std::vector<Stream> &streams, const Buffer &buffer, std::size_t io, unsigned depth,
+             double deadline) {
     IoRing ring;
-    Status status = ring.init(depth);
-    std::vector<Request> requests(depth);
-    for (std::uint64_t off = 0, k = 0; off < bytes && status; off += io, ++k) {
-        Request &r = requests[k % requests.size()];
+    std::vector<Request> requests(depth * streams.size());
+    Status status = ring.init(unsigned(requests.size()));
+    std::size_t idle = 0;  // slots in a row that had nothing more to do
+    for (std::size_t k = 0; status && idle < requests.size(); ++k) {
+        const std::size_t slot = k % requests.size();
+        Request &r = requests[slot];
+        Stream &s = streams[slot % streams.size()];
         if (r.pending) status = ring.wait_for(r);
-        if (status) status = request_status(r);
-        r.kind = kind;
-        r.file = &file;
-        r.buffer = buffer.data() + (k % requests.size()) * io;
-        r.length = io;
-        r.required = kind == Request::Kind::read ? io : 0;
-        r.offset = off;
-        if (status) status = ring.post(r);
+        if (status && r.file != nullptr) status = request_status(r);
+        if (!status || s.next >= s.end || now_seconds() >= deadline) {
+            ++idle;
+            continue;
+        }
+        idle = 0;
+        fill(r, s, buffer.data() + slot * io, io);
+        status = ring.post(r);
     }
     for (Request &r : requests) {
-        Status s = ring.wait_for(r);
+        Status s = r.pending ? ring.wait_for(r) : Status::ok();
+        if (s && r.file != nullptr) s = request_status(r);
         if (status) status = s;
-        if (status) status = request_status(r);
     }
     return status;
+}
+
+std::string utc_date(double t) {
+    std::time_t s = std::time_t(t);
+    std::tm tm{};
+    ::gmtime_r(&s, &tm);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return text;
+}
+
+// The calendar time (the project's clock is monotonic: right for durations, not for dates).
+double epoch_seconds() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_REALTIME, &ts);
+    return double(ts.tv_sec) + double(ts.tv_nsec) / 1e9;
+}
+
+double load_average() {
+    double load[1];
+    return ::getloadavg(load, 1) == 1 ? load[0] : -1;
+}
+
+// Written data must be on the disk, and not in the page cache where a read would find it.
+Status settle(const File &file, const std::string &path) {
+    if (::fdatasync(file.fd()) != 0) return Status::from_errno("fdatasync " + path, errno);
+    if (!file.direct()) ::posix_fadvise(file.fd(), 0, 0, POSIX_FADV_DONTNEED);
+    return Status::ok();
+}
+
+double mb_s(std::uint64_t bytes, double seconds) {
+    return seconds > 0 ? double(bytes) / seconds / 1e6 : 0;
+}
+
+// The three sweeps on an open probe file; fills the rates and the bytes written.
+Status three_sweeps(const DiskProbeOptions &o, const File &file, const std::string &path,
+                    std::size_t io, std::uint64_t bytes, DiskBandwidth &out) {
+    Buffer buffer(io * o.io_depth * 2);
+    if (!buffer.valid()) return Status::error("no memory for the disk probe's buffers");
+    for (std::size_t i = 0; i < buffer.size(); ++i) buffer.data()[i] = std::uint8_t(i * 131 + 7);
+
+    std::vector<Stream> w{{Request::Kind::write, &file, 0, bytes}};
+    double t0 = now_seconds();
+    SORTAPP_TRY(sweep(w, buffer, io, o.io_depth, t0 + o.max_seconds));
+    SORTAPP_TRY(settle(file, path));
+    out.write_mb_s = mb_s(w[0].posted, now_seconds() - t0);
+    const std::uint64_t written = w[0].posted;
+    out.conditions.file_bytes = written;
+
+    // The write side is write-only: reads go through a descriptor of their own.
+    File in;
+    SORTAPP_TRY(File::open_read(path, true, in));
+    if (!in.direct()) ::posix_fadvise(in.fd(), 0, 0, POSIX_FADV_DONTNEED);
+    std::vector<Stream> r{{Request::Kind::read, &in, 0, written}};
+    t0 = now_seconds();
+    SORTAPP_TRY(sweep(r, buffer, io, o.io_depth, t0 + o.max_seconds));
+    out.read_mb_s = mb_s(r[0].posted, now_seconds() - t0);
+
+    // The merge's pattern: one stream in while another goes out, each as deep as the sort's.
+    std::vector<Stream> m{{Request::Kind::read, &in, 0, written},
+                          {Request::Kind::write, &file, written, 2 * written}};
+    if (!in.direct()) ::posix_fadvise(in.fd(), 0, 0, POSIX_FADV_DONTNEED);
+    t0 = now_seconds();
+    SORTAPP_TRY(sweep(m, buffer, io, o.io_depth, t0 + o.max_seconds));
+    SORTAPP_TRY(settle(file, path));
+    out.mixed_mb_s = mb_s(m[0].posted + m[1].posted, now_seconds() - t0);
+    if (out.read_mb_s <= 0 || out.write_mb_s <= 0 || out.mixed_mb_s <= 0)
+        return Status::error("the disk probe moved no data in " + path);
+    return Status::ok();
 }
 
 }  // namespace
 
-std::string default_disk_cache_path() {
-    const std::string base =
-        viaduct::env::text("XDG_CACHE_HOME", viaduct::env::text("HOME", "/tmp") + "/.cache");
-    return base + "/viaduct/sortapp-disk";
-}
-
-Status probe_disk(const DiskProbeOptions &o, DiskBandwidth &out) {
+Status measure_disk(const DiskProbeOptions &o, DiskBandwidth &out) {
     out = DiskBandwidth();
+    out.source = o;
     struct stat st {};
     if (::stat(o.dir.c_str(), &st) != 0) return Status::from_errno("cannot stat " + o.dir, errno);
-    if (!o.remeasure && !o.cache_path.empty() && read_cache(o.cache_path, st.st_dev, out)) {
-        return Status::ok();
-    }
+    if (!S_ISDIR(st.st_mode)) return Status::error(o.dir + " is not a directory");
+    if (o.io_depth == 0 || !(o.max_seconds > 0))
+        return Status::error("the disk probe needs a depth and a time limit");
     const std::size_t io =
         std::max<std::size_t>(io_alignment, o.io_size / io_alignment * io_alignment);
     const std::uint64_t bytes = std::max<std::uint64_t>(io, o.bytes / io * io);
-    std::string path = o.dir + "/.sortapp-disk-probe-" + std::to_string(::getpid());
-    Buffer buffer(io * o.io_depth);
-    for (std::size_t i = 0; i < buffer.size(); ++i) buffer.data()[i] = std::uint8_t(i * 131 + 7);
+    DiskConditions &c = out.conditions;
+    c.load_average = load_average();
+    c.measured_at = epoch_seconds();
+    c.date = utc_date(c.measured_at);
+    const double start = now_seconds();
+    c.io_size = io;
+    c.io_depth = o.io_depth;
+    c.device = std::to_string(std::uint64_t(st.st_dev));
+
+    std::string path;
+    SORTAPP_TRY(cleanup::create([&](std::string &p) {
+        std::string templ = o.dir + "/.sortapp-disk-probe.XXXXXX";
+        std::vector<char> name(templ.begin(), templ.end());
+        name.push_back('\0');
+        int fd = ::mkstemp(name.data());
+        if (fd < 0) return Status::from_errno("cannot create a probe file in " + o.dir, errno);
+        ::close(fd);
+        p = path = name.data();
+        return Status::ok();
+    }));
     Status status;
     {
         File file;
-        SORTAPP_TRY(File::create(path, true, true, file));
-        double t0 = now_seconds();
-        status = sweep(Request::Kind::write, file, buffer, io, bytes, o.io_depth);
-        if (status && ::fdatasync(file.fd()) != 0)
-            status = Status::from_errno("fdatasync " + path, errno);
-        out.write_mb_s = bytes / (now_seconds() - t0) / 1e6;
-        // Without O_DIRECT the read would come from the page cache: drop it first.
-        if (!file.direct()) ::posix_fadvise(file.fd(), 0, 0, POSIX_FADV_DONTNEED);
+        status = File::create(path, true, true, file);
+        c.direct = status && file.direct();
+        if (status) status = three_sweeps(o, file, path, io, bytes, out);
     }
-    if (status) {
-        // Read back with the same sliding window of requests as the writes.
-        File file;
-        status = File::open_read(path, true, file);
-        if (status && !file.direct()) ::posix_fadvise(file.fd(), 0, 0, POSIX_FADV_DONTNEED);
-        double t0 = now_seconds();
-        if (status) status = sweep(Request::Kind::read, file, buffer, io, bytes, o.io_depth);
-        out.read_mb_s = bytes / (now_seconds() - t0) / 1e6;
-    }
-    ::unlink(path.c_str());
-    if (status && !o.cache_path.empty()) write_cache(o.cache_path, st.st_dev, out);
+    cleanup::remove(path);
+    c.seconds = now_seconds() - start;
     return status;
+}
+
+std::string default_disk_cache_path() {
+    const std::string base =
+        viaduct::env::text("XDG_CACHE_HOME", viaduct::env::text("HOME", "/tmp") + "/.cache");
+    return base + "/viaduct/sortapp-disk.json";
 }
 
 }  // namespace sortapp

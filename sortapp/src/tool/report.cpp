@@ -35,6 +35,7 @@ std::string PhaseReport::to_text() const {
         std::snprintf(line, sizeof line, "  expected %7.2f s  actual/expected %.2f",
                       expected_seconds, ratio());
         s += line;
+        if (stale) s += "  STALE";
     }
     if (!note.empty()) s += "  (" + note + ")";
     return s;
@@ -60,8 +61,9 @@ std::string PhaseReport::to_json() const {
     s << "{\"name\": \"" << json_escape(name) << "\", \"bytes\": " << bytes
       << ", \"seconds\": " << seconds << ", \"mb_per_s\": " << mb_per_s()
       << ", \"cpu_percent\": " << cpu_percent() << ", \"expected_seconds\": " << expected_seconds
-      << ", \"actual_over_expected\": " << ratio() << ", \"note\": \"" << json_escape(note)
-      << "\"}";
+      << ", \"actual_over_expected\": " << ratio()
+      << ", \"stale_figure\": " << (stale ? "true" : "false") << ", \"note\": \""
+      << json_escape(note) << "\"}";
     return s.str();
 }
 

@@ -55,6 +55,7 @@ void use(const cl::JobParams &p) {
     if (p.read_depth < 2 || p.block_bytes < p.record_size ||
         static_cast<double>(p.read_depth) * static_cast<double>(p.block_bytes) > 4.0 * (1u << 30))
         broken("job parameters a node cannot run with accepted");
+    if (p.remeasure > 1) broken("a remeasure flag that is not a flag accepted");
 }
 bool real(double v) {
     return std::isfinite(v) && v >= 0;
@@ -67,7 +68,7 @@ void use(const cl::LocalDone &d) {
     for (const auto &f : d.phases) use(f);
 }
 void use(const cl::NodeCheck &c) {
-    if (!real(c.disk_read_mb_s) || !real(c.disk_write_mb_s))
+    if (!real(c.disk_read_mb_s) || !real(c.disk_write_mb_s) || !real(c.disk_mixed_mb_s))
         broken("a disk rate that is not a rate accepted");
 }
 void use(const cl::MergeOrder &m) {
