@@ -13,6 +13,7 @@
 #include "probe.hpp"
 #include "sortapp/cleanup.hpp"
 #include "sortapp/disk_probe.hpp"
+#include "sortapp/expectation.hpp"
 #include "sortapp/local_sort.hpp"
 #include "sortapp/memory_budget.hpp"
 #include "sortapp/test_hold.hpp"
@@ -42,7 +43,7 @@ static const char usage[] =
     "  --remeasure            measure the disk again instead of using the cached figures\n"
     "  --probe-size SIZE      bytes the disk measurement writes and reads (default 256M)\n"
     "  --disk-cache PATH      where measured figures are kept (default\n"
-    "                         ~/.cache/viaduct/sortapp-disk)\n"
+    "                         ~/.cache/viaduct/sortapp-disk.json)\n"
     "  --json                 print the plan and the phase reports as one JSON object\n"
     "  --no-progress          no progress bar (it is drawn only on a terminal anyway)\n";
 
@@ -127,7 +128,8 @@ DiskBandwidth disk_figures(const std::string &tool, LocalArgs &a) {
     return disk;
 }
 
-// NOW-Sort's expectation: every pass reads and writes all the data once.
+// NOW-Sort's expectation: every pass reads and writes all the data once, run formation in
+// turns, each merge pass at once (the model of expectation.hpp, as the phase reports use).
 void print_expectation(FILE *text, const SortOptions &o, const DiskBandwidth &disk,
                        const std::string &input) {
     struct stat st {};
@@ -135,19 +137,25 @@ void print_expectation(FILE *text, const SortOptions &o, const DiskBandwidth &di
     if (disk.read_mb_s > 0 && ::stat(input.c_str(), &st) == 0 &&
         std::uint64_t(st.st_size) % o.format.record_size == 0 &&
         plan_memory(o, std::uint64_t(st.st_size) / o.format.record_size, plan)) {
-        const double bytes = double(st.st_size);
-        const double pass = bytes / (disk.read_mb_s * 1e6) + bytes / (disk.write_mb_s * 1e6);
+        const auto bytes = std::uint64_t(st.st_size);
+        PhaseVolume once;
+        once.read = once.write = bytes;
+        const double pass = expected_seconds(once, disk.rates());
         if (plan.one_pass) {
             std::fprintf(text, "expected: one-pass %.2f s\n", pass);
         } else {
             std::uint64_t records = std::uint64_t(st.st_size) / o.format.record_size;
             std::size_t runs = std::size_t((records + plan.run_records - 1) / plan.run_records);
             MergePlan merge = plan_merge(o, plan, runs);
+            PhaseVolume merging;
+            merging.read = merging.write = bytes * merge.passes;
+            merging.read_write_overlap = true;
+            const double phase2 = expected_seconds(merging, disk.rates());
             std::fprintf(text,
                          "expected: phase 1 %.2f s (%zu runs), phase 2 %.2f s (%u merge pass%s, "
                          "fan-in %zu), total %.2f s\n",
-                         pass, runs, merge.passes * pass, merge.passes,
-                         merge.passes == 1 ? "" : "es", merge.fan_in, (1 + merge.passes) * pass);
+                         pass, runs, phase2, merge.passes, merge.passes == 1 ? "" : "es",
+                         merge.fan_in, pass + phase2);
         }
         std::fflush(text);
     }
