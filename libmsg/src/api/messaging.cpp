@@ -29,6 +29,9 @@ int issue(msg_context_t *context, msg_cq_t *cq, F &&call) {
     ++cq->in_flight;
     int rc = call(*core.engine);
     if (rc != MSG_OK) --cq->in_flight;
+    lk.unlock();
+    // A send to ourselves may be what a prober waits for.
+    core.notify_probers();
     return rc;
 }
 

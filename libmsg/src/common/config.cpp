@@ -124,6 +124,7 @@ void set_defaults(msg_config_t *c) {
     c->verbs_mr_cache = 64;
     c->verbs_mr_cache_bytes = 1u << 30;
     c->debug = 0;
+    c->log_level = MSG_LOG_WARN;
 }
 
 // The engine: protocol, mode, buffers, flow control, waiting.
@@ -159,6 +160,12 @@ void read_fabric(Environment &env, msg_config_t *c) {
     env.number("VIADUCT_VERBS_MR_CACHE", 0, kNoLimit, &c->verbs_mr_cache, true);
     env.number("VIADUCT_VERBS_MR_CACHE_BYTES", 0, kNoLimit, &c->verbs_mr_cache_bytes, true);
     Environment::on_off("VIADUCT_DEBUG", &c->debug);
+    env.choice("VIADUCT_LOG_LEVEL",
+               {{"error", MSG_LOG_ERROR},
+                {"warn", MSG_LOG_WARN},
+                {"info", MSG_LOG_INFO},
+                {"debug", MSG_LOG_DEBUG}},
+               &c->log_level);
 }
 
 }  // namespace

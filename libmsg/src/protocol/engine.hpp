@@ -65,6 +65,10 @@ class Engine final : private ProtocolHost {
 
     int isend(int dest, int tag, const void *buf, size_t len, CompletionSink *sink, void *cookie);
     int irecv(int source, int tag, void *buf, size_t capacity, CompletionSink *sink, void *cookie);
+    // The first unexpected message a receive (source, tag) would take, left in
+    // place: MSG_OK with *out filled (bytes and data: the sender's size),
+    // MSG_ERR_TIMEOUT for none yet, MSG_ERR_PEER_FAILED when none can come.
+    int probe(int source, int tag, msg_completion_t *out) const;
 
     // Reaps transport completions and moves protocols forward. True if
     // anything happened.
