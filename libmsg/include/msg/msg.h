@@ -1,5 +1,17 @@
 /* libmsg: thread-safe send/receive messaging over RDMA/VIA-style fabrics.
- * The whole public API: opaque handles, negative status codes, msg_strerror. */
+ * The whole public API: opaque handles, negative status codes, msg_strerror.
+ *
+ * Growth: handles are opaque; functions are only added. msg_completion_t
+ * keeps its layout (programs keep arrays of it): new facts go into fields it
+ * has (a receive's sender size went into data). msg_config_t, msg_info_t and
+ * msg_stats_t carry no size field and grow only at their end; the library
+ * fills or reads them whole, so while the major version is 0 a program must
+ * be built against the msg.h of the library it runs with (tests/abi compares
+ * each build's ABI with the last release's and names any such change).
+ * Added in 0.2: msg_probe, msg_iprobe, msg_cq_get_fd, msg_set_log_handler,
+ * msg_set_log_level, msg_isend_flags, msg_irecv_flags, the reserved tags
+ * (MSG_ERR_RESERVED_TAG), a receive's sender size in data, log_level in
+ * msg_config_t and msg_info_t. */
 #ifndef MSG_MSG_H
 #define MSG_MSG_H
 
@@ -31,8 +43,9 @@ enum msg_status {
     MSG_ERR_PROTOCOL = -10,    /* a malformed or unexpected protocol header */
     MSG_ERR_BUSY = -11,        /* object still has operations in flight */
     MSG_ERR_NOT_SUPPORTED = -12,
-    MSG_ERR_CONFIG = -13,  /* an option or VIADUCT_* variable is invalid */
-    MSG_ERR_CANCELED = -14 /* a receive withdrawn by msg_cq_cancel_recvs */
+    MSG_ERR_CONFIG = -13,      /* an option or VIADUCT_* variable is invalid */
+    MSG_ERR_CANCELED = -14,    /* a receive withdrawn by msg_cq_cancel_recvs */
+    MSG_ERR_RESERVED_TAG = -15 /* a tag in [MSG_TAG_RESERVED_FIRST, MSG_TAG_MAX] */
 };
 
 /* Readable text for a status code; never NULL. */
@@ -71,6 +84,14 @@ int msg_set_log_level(int level);
 #define MSG_ANY_TAG (-1)
 /* Tags given to send must be in [0, MSG_TAG_MAX]. */
 #define MSG_TAG_MAX 0x7fffffff
+/* Tags from MSG_TAG_RESERVED_FIRST to MSG_TAG_MAX belong to the layers built
+ * into this package (libremoteio: RIO_TAG_FIRST is MSG_TAG_RESERVED_FIRST),
+ * so they can share a context with the application. The application's own
+ * tags are [0, MSG_TAG_USER_MAX] (river's RIVER_TAG_DEFAULT among them): a
+ * send, receive or probe naming a reserved tag returns MSG_ERR_RESERVED_TAG,
+ * and its MSG_ANY_TAG receives and probes never match a reserved tag. */
+#define MSG_TAG_RESERVED_FIRST 0x40000000
+#define MSG_TAG_USER_MAX (MSG_TAG_RESERVED_FIRST - 1)
 
 /* ---- configuration (every field can be overridden by a VIADUCT_* variable) ---- */
 /* Every long message starts with a request to send (RTS) and moves only once
@@ -328,6 +349,15 @@ int msg_isend(msg_context_t *context, int dest, int tag, const void *buf, size_t
               void *cookie);
 int msg_irecv(msg_context_t *context, int source, int tag, void *buf, size_t capacity, msg_cq_t *cq,
               void *cookie);
+
+/* msg_isend / msg_irecv with flags (MSG_FLAG_*; 0: the same calls). */
+/* The reserved tags are allowed, and an MSG_ANY_TAG receive matches them
+ * too: only for the layers the reserved range belongs to. */
+#define MSG_FLAG_RESERVED_TAG 0x1u
+int msg_isend_flags(msg_context_t *context, int dest, int tag, const void *buf, size_t len,
+                    msg_cq_t *cq, void *cookie, unsigned flags);
+int msg_irecv_flags(msg_context_t *context, int source, int tag, void *buf, size_t capacity,
+                    msg_cq_t *cq, void *cookie, unsigned flags);
 
 /* Blocking forms. msg_recv fills *completion (may be NULL) with the source,
  * tag and byte count. */

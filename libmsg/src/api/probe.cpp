@@ -21,6 +21,7 @@ int check_probe(msg_context_t *context, int source, int tag, msg_completion_t *o
     if (source != MSG_ANY_SOURCE && (source < 0 || source >= context->core->info.size))
         return MSG_ERR_UNKNOWN_RANK;
     if (tag < 0 && tag != MSG_ANY_TAG) return MSG_ERR_INVALID_ARG;
+    if (tag >= MSG_TAG_RESERVED_FIRST) return MSG_ERR_RESERVED_TAG;
     return MSG_OK;
 }
 

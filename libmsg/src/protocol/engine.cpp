@@ -149,8 +149,7 @@ void Engine::count_long(int protocol, bool is_send) {
 }
 
 bool Engine::matches(const Request *r, int src, int tag) const {
-    return (r->peer == MSG_ANY_SOURCE || r->peer == src) &&
-           (r->tag == MSG_ANY_TAG || r->tag == tag);
+    return (r->peer == MSG_ANY_SOURCE || r->peer == src) && tag_matches(r->tag, r->all_tags, tag);
 }
 
 int Engine::payload_desc(Request &r, const void *buf, size_t len, void **desc) {
@@ -218,8 +217,9 @@ void Engine::send_self(Request *r) {
 }
 
 int Engine::irecv(int source, int tag, void *buf, size_t capacity, CompletionSink *sink,
-                  void *cookie) {
+                  void *cookie, bool all_tags) {
     Request *r = requests_.add(false, source, tag, sink, cookie);
+    r->all_tags = all_tags;
     r->rbuf = static_cast<char *>(buf);
     r->len = capacity;
     for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
@@ -238,10 +238,10 @@ int Engine::irecv(int source, int tag, void *buf, size_t capacity, CompletionSin
     return MSG_OK;
 }
 
-int Engine::probe(int source, int tag, msg_completion_t *out) const {
+int Engine::probe(int source, int tag, msg_completion_t *out, bool all_tags) const {
     for (const Unexpected &u : unexpected_) {
         if ((source != MSG_ANY_SOURCE && source != u.offer.src) ||
-            (tag != MSG_ANY_TAG && tag != u.offer.tag))
+            !tag_matches(tag, all_tags, u.offer.tag))
             continue;
         *out = msg_completion_t{};
         out->op = MSG_OP_RECV;

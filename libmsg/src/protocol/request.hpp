@@ -20,6 +20,7 @@ struct Request {
     bool is_send = false;
     int peer = 0;  // destination, source, or MSG_ANY_SOURCE until matched
     int tag = 0;
+    bool all_tags = false;  // receive: MSG_ANY_TAG matches the reserved tags too
     const char *sbuf = nullptr;
     char *rbuf = nullptr;
     size_t len = 0;  // send: message bytes; receive: capacity

@@ -47,9 +47,10 @@ TEST_CASE("VIADUCT_LOG_LEVEL and VIADUCT_DEBUG set the level", "[log]") {
     REQUIRE(msg_config_init(&c) == MSG_OK);
     CHECK(c.log_level == MSG_LOG_WARN);
     CHECK(info_with_env().log_level == MSG_LOG_WARN);
-    const std::pair<const char *, int> levels[] = {
-        {"error", MSG_LOG_ERROR}, {"warn", MSG_LOG_WARN}, {"info", MSG_LOG_INFO},
-        {"debug", MSG_LOG_DEBUG}};
+    const std::pair<const char *, int> levels[] = {{"error", MSG_LOG_ERROR},
+                                                   {"warn", MSG_LOG_WARN},
+                                                   {"info", MSG_LOG_INFO},
+                                                   {"debug", MSG_LOG_DEBUG}};
     for (const auto &[text, level] : levels) {
         INFO("VIADUCT_LOG_LEVEL=" << text);
         unit::ScopedEnv env("VIADUCT_LOG_LEVEL", text);
@@ -110,7 +111,7 @@ TEST_CASE("the log handler receives lines up to the level, without the rank pref
 
 TEST_CASE("size variables take 16K, 16KiB, 16KB, 1g and a plain B", "[log]") {
     const std::pair<const char *, size_t> sizes[] = {
-        {"16K", 16384}, {"16KiB", 16384}, {"16kib", 16384}, {"16KB", 16384},
+        {"16K", 16384},  {"16KiB", 16384}, {"16kib", 16384},   {"16KB", 16384},
         {"2048B", 2048}, {"1M", 1u << 20}, {"1MiB", 1u << 20}, {"1g", 1u << 30}};
     for (const auto &[text, value] : sizes) {
         INFO("VIADUCT_UNEXPECTED_BYTES=" << text);
