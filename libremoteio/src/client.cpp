@@ -10,6 +10,9 @@
 
 namespace remoteio {
 
+// libremoteio's tags are libmsg's reserved range, which only its flagged calls may use.
+static_assert(kTagRequest == MSG_TAG_RESERVED_FIRST && RIO_TAG_FIRST == MSG_TAG_RESERVED_FIRST);
+
 namespace {
 
 int tag_of(uint32_t base, int offset) {

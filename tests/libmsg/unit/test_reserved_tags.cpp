@@ -24,8 +24,7 @@ TEST_CASE("application calls on reserved tags get MSG_ERR_RESERVED_TAG", "[reser
         int flag = 0;
         CHECK(msg_probe(ctx, 0, tag, 0, &c) == MSG_ERR_RESERVED_TAG);
         CHECK(msg_iprobe(ctx, 0, tag, &flag, &c) == MSG_ERR_RESERVED_TAG);
-        CHECK(msg_isend_flags(ctx, 0, tag, &byte, 1, cq.get(), nullptr, 0) ==
-              MSG_ERR_RESERVED_TAG);
+        CHECK(msg_isend_flags(ctx, 0, tag, &byte, 1, cq.get(), nullptr, 0) == MSG_ERR_RESERVED_TAG);
     }
     // The top application tag is fine; unknown flags are refused.
     REQUIRE(msg_send(ctx, 0, MSG_TAG_USER_MAX, "u", 1) == MSG_OK);
