@@ -23,6 +23,8 @@ packages=(
   clang-format
   # tests/install: builds a program against the installed libraries with CMake too.
   cmake
+  # tests/abi: abidw and abidiff compare the public ABI with the committed baseline.
+  abigail-tools
   # The Soft-RoCE guest (scripts/softroce-run): qemu boots Debian's kernel with rxe.
   qemu-system-x86 busybox-static xz-utils ibverbs-providers rdmacm-utils perftest
 )

@@ -88,7 +88,7 @@ void remove_shm_regions(pid_t pid) {
 msg::boot::CoordinatorLimits coordinator_limits() {
     msg_config_t config;
     msg::config_from_environment(&config, false);
-    msg::log_set_debug(config.debug != 0);
+    msg::log_set_level(config.debug != 0 ? MSG_LOG_DEBUG : config.log_level);
     msg::boot::CoordinatorLimits limits;
     limits.heartbeat_ms = msg::boot::heartbeat_ms(config.timeout_ms, config.heartbeat_ms);
     return limits;

@@ -10,6 +10,9 @@
 
 namespace remoteio {
 
+// libremoteio's tags are libmsg's reserved range, which only its flagged calls may use.
+static_assert(kTagRequest == MSG_TAG_RESERVED_FIRST && RIO_TAG_FIRST == MSG_TAG_RESERVED_FIRST);
+
 namespace {
 
 int tag_of(uint32_t base, int offset) {
@@ -53,8 +56,9 @@ int Client::issue(const Request &req) {
     // unexpected message, so the order costs nothing and a send refused at
     // once leaves no receive behind.
     ++out->pending;
-    int rc = msg_isend(msg_, req.rank, kTagRequest, out->request_msg.data(),
-                       out->request_msg.size(), part_cq_, &out->send_part);
+    int rc =
+        msg_isend_flags(msg_, req.rank, kTagRequest, out->request_msg.data(),
+                        out->request_msg.size(), part_cq_, &out->send_part, MSG_FLAG_RESERVED_TAG);
     if (rc != MSG_OK) {
         --out->pending;
         forget(out);
@@ -107,20 +111,21 @@ void Client::start(Outgoing *out, const Request &req, uint32_t tag_base) {
     int rc;
     if (req.len > inline_max_) {
         ++out->pending;
-        rc = msg_isend(msg_, req.rank, tag_of(tag_base, kRequestDataTag), req.data, req.len,
-                       part_cq_, &out->send_part);
+        rc = msg_isend_flags(msg_, req.rank, tag_of(tag_base, kRequestDataTag), req.data, req.len,
+                             part_cq_, &out->send_part, MSG_FLAG_RESERVED_TAG);
         if (rc != MSG_OK) fail_part(out, rc);
     }
     if (req.reply_capacity > inline_max_ && out->error == 0) {
         ++out->pending;
-        rc = msg_irecv(msg_, req.rank, tag_of(tag_base, kReplyDataTag), req.reply,
-                       req.reply_capacity, part_cq_, &out->data_part);
+        rc = msg_irecv_flags(msg_, req.rank, tag_of(tag_base, kReplyDataTag), req.reply,
+                             req.reply_capacity, part_cq_, &out->data_part, MSG_FLAG_RESERVED_TAG);
         if (rc != MSG_OK) fail_part(out, rc);
     }
     if (out->error == 0) {
         ++out->pending;
-        rc = msg_irecv(msg_, req.rank, tag_of(tag_base, kReplyHeaderTag), out->reply_msg.data(),
-                       out->reply_msg.size(), part_cq_, &out->header_part);
+        rc = msg_irecv_flags(msg_, req.rank, tag_of(tag_base, kReplyHeaderTag),
+                             out->reply_msg.data(), out->reply_msg.size(), part_cq_,
+                             &out->header_part, MSG_FLAG_RESERVED_TAG);
         if (rc != MSG_OK) fail_part(out, rc);
     }
 }

@@ -28,8 +28,12 @@ int finalize_handshake(msg_context_t *msg, int rank, int size, int timeout_ms) {
     int pending = 0, status = RIO_OK;
     for (int peer = 0; peer < size; ++peer) {
         if (peer == rank) continue;
-        if (msg_irecv(msg, peer, kTagFinalize, nullptr, 0, cq, nullptr) == MSG_OK) ++pending;
-        if (msg_isend(msg, peer, kTagFinalize, nullptr, 0, cq, nullptr) == MSG_OK) ++pending;
+        if (msg_irecv_flags(msg, peer, kTagFinalize, nullptr, 0, cq, nullptr,
+                            MSG_FLAG_RESERVED_TAG) == MSG_OK)
+            ++pending;
+        if (msg_isend_flags(msg, peer, kTagFinalize, nullptr, 0, cq, nullptr,
+                            MSG_FLAG_RESERVED_TAG) == MSG_OK)
+            ++pending;
     }
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     bool canceled = false;

@@ -53,8 +53,8 @@ int Server::open() {
         slots_.push_back(std::move(slot));
     }
     for (auto &slot : slots_) {
-        rc = msg_irecv(msg_, MSG_ANY_SOURCE, kTagRequest, slot->buf.data(), slot->buf.size(),
-                       shadow_cq_, &slot->part);
+        rc = msg_irecv_flags(msg_, MSG_ANY_SOURCE, kTagRequest, slot->buf.data(), slot->buf.size(),
+                             shadow_cq_, &slot->part, MSG_FLAG_RESERVED_TAG);
         if (rc != MSG_OK) {
             slot->retired = true;
             undo_open();
@@ -162,8 +162,9 @@ void Server::drain_file_io() {
 // ---- incoming requests ----
 
 void Server::post_request_slot(RequestSlot *slot) {
-    if (stopping_ || msg_irecv(msg_, MSG_ANY_SOURCE, kTagRequest, slot->buf.data(),
-                               slot->buf.size(), shadow_cq_, &slot->part) != MSG_OK) {
+    if (stopping_ ||
+        msg_irecv_flags(msg_, MSG_ANY_SOURCE, kTagRequest, slot->buf.data(), slot->buf.size(),
+                        shadow_cq_, &slot->part, MSG_FLAG_RESERVED_TAG) != MSG_OK) {
         slot->retired = true;
         --slots_live_;
     }
@@ -239,8 +240,9 @@ void Server::receive_request_data(rio_incoming *in) {
         send_reply(in, MSG_ERR_NO_MEMORY, nullptr, 0);
         return;
     }
-    if (msg_irecv(msg_, in->source, static_cast<int>(in->hdr.tag_base) + kRequestDataTag,
-                  in->data.data(), in->data.size(), shadow_cq_, &in->data_part) != MSG_OK)
+    if (msg_irecv_flags(msg_, in->source, static_cast<int>(in->hdr.tag_base) + kRequestDataTag,
+                        in->data.data(), in->data.size(), shadow_cq_, &in->data_part,
+                        MSG_FLAG_RESERVED_TAG) != MSG_OK)
         release_incoming(in);
 }
 
@@ -270,8 +272,8 @@ void Server::drain_request_data(rio_incoming *in) {
     // libmsg truncates the data into nothing; the receive completes with a
     // null cookie, which the dispatch loop ignores.
     static char sink;
-    msg_irecv(msg_, in->source, static_cast<int>(in->hdr.tag_base) + kRequestDataTag, &sink, 0,
-              shadow_cq_, nullptr);
+    msg_irecv_flags(msg_, in->source, static_cast<int>(in->hdr.tag_base) + kRequestDataTag, &sink,
+                    0, shadow_cq_, nullptr, MSG_FLAG_RESERVED_TAG);
 }
 
 // ---- routing ----

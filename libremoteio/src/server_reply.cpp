@@ -34,8 +34,9 @@ int Server::send_reply(rio_incoming *in, int status, const void *data, size_t le
         if (rc != MSG_OK) return rc;  // nothing went out
     }
     ++in->sends;
-    int rc = msg_isend(msg_, in->source, static_cast<int>(in->hdr.tag_base) + kReplyHeaderTag,
-                       in->reply_msg.data(), in->reply_msg.size(), reply_cq_, &in->send_part);
+    int rc = msg_isend_flags(msg_, in->source, static_cast<int>(in->hdr.tag_base) + kReplyHeaderTag,
+                             in->reply_msg.data(), in->reply_msg.size(), reply_cq_, &in->send_part,
+                             MSG_FLAG_RESERVED_TAG);
     if (rc != MSG_OK) --in->sends;
     // The issuing reference: if every send already finished (or none could be
     // issued), the request is done here.
@@ -58,7 +59,8 @@ int Server::send_reply_data(rio_incoming *in, ReplyHeader *h, int status, const 
         src = in->reply_data.data();
     }
     ++in->sends;
-    int rc = msg_isend(msg_, in->source, tag, src, sent, reply_cq_, &in->send_part);
+    int rc = msg_isend_flags(msg_, in->source, tag, src, sent, reply_cq_, &in->send_part,
+                             MSG_FLAG_RESERVED_TAG);
     if (rc == MSG_OK) return MSG_OK;
     --in->sends;
     if (may_fall_back) {
@@ -71,7 +73,8 @@ int Server::send_reply_data(rio_incoming *in, ReplyHeader *h, int status, const 
     h->sent_len = 0;
     std::memcpy(in->reply_msg.data(), h, sizeof *h);
     ++in->sends;
-    if (msg_isend(msg_, in->source, tag, nullptr, 0, reply_cq_, &in->send_part) != MSG_OK)
+    if (msg_isend_flags(msg_, in->source, tag, nullptr, 0, reply_cq_, &in->send_part,
+                        MSG_FLAG_RESERVED_TAG) != MSG_OK)
         --in->sends;
     return MSG_OK;
 }

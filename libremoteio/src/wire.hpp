@@ -18,6 +18,8 @@ constexpr uint32_t kCmdStat = 0xffff0003u;
 
 // libmsg tags: every request header goes to kTagRequest; each request owns
 // a block of kTagsPerRequest tags above kTagFirstDynamic for its own parts.
+// They are libmsg's reserved tags (sent with MSG_FLAG_RESERVED_TAG), out of
+// the application's reach (client.cpp checks that they are).
 constexpr int kTagRequest = 0x40000000;
 constexpr int kTagFirstDynamic = 0x40000010;
 constexpr int kTagsPerRequest = 4;

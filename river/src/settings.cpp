@@ -74,7 +74,8 @@ int make_settings(const river_options_t &o, int rank, int size, Settings *out) {
         return MSG_ERR_INVALID_ARG;
     }
     if (o.credits < 1 || o.credits > kMaxCredits || o.timeout_ms < 0) return MSG_ERR_INVALID_ARG;
-    if (o.tag < 0 || o.tag > MSG_TAG_MAX - (RIVER_TAGS - 1)) return MSG_ERR_INVALID_ARG;
+    // The river's tags are the application's: below libmsg's reserved range.
+    if (o.tag < 0 || o.tag > MSG_TAG_USER_MAX - (RIVER_TAGS - 1)) return MSG_ERR_INVALID_ARG;
     Settings s;
     Layout &l = s.layout;
     if (!members(o.sources, o.nsources, size, &l.sources, &l.source_of_rank) ||

@@ -11,7 +11,8 @@
 
 namespace viaduct::env {
 
-// A non-negative integer with an optional K/M/G (binary) suffix, nothing after it.
+// A non-negative integer with an optional K/M/G (binary) suffix, also spelled
+// KiB/KB (and MiB, GB...), or a plain B; nothing after it. "16KiB", "16K", "1g".
 inline bool parse_size(const char *text, unsigned long long *out) {
     if (text == nullptr || *text == '\0' || text[0] == '-') return false;
     errno = 0;
@@ -25,6 +26,10 @@ inline bool parse_size(const char *text, unsigned long long *out) {
         mult = 1ull << 20, ++end;
     else if (*end == 'g' || *end == 'G')
         mult = 1ull << 30, ++end;
+    if (mult > 1 && *end == 'i' && (end[1] == 'B' || end[1] == 'b'))
+        end += 2;
+    else if (*end == 'B' || *end == 'b')
+        ++end;
     if (*end != '\0') return false;
     if (v > ~0ull / mult) return false;
     *out = v * mult;

@@ -1,5 +1,17 @@
 /* libmsg: thread-safe send/receive messaging over RDMA/VIA-style fabrics.
- * The whole public API: opaque handles, negative status codes, msg_strerror. */
+ * The whole public API: opaque handles, negative status codes, msg_strerror.
+ *
+ * Growth: handles are opaque; functions are only added. msg_completion_t
+ * keeps its layout (programs keep arrays of it): new facts go into fields it
+ * has (a receive's sender size went into data). msg_config_t, msg_info_t and
+ * msg_stats_t carry no size field and grow only at their end; the library
+ * fills or reads them whole, so while the major version is 0 a program must
+ * be built against the msg.h of the library it runs with (tests/abi compares
+ * each build's ABI with the last release's and names any such change).
+ * Added in 0.2: msg_probe, msg_iprobe, msg_cq_get_fd, msg_set_log_handler,
+ * msg_set_log_level, msg_isend_flags, msg_irecv_flags, the reserved tags
+ * (MSG_ERR_RESERVED_TAG), a receive's sender size in data, log_level in
+ * msg_config_t and msg_info_t. */
 #ifndef MSG_MSG_H
 #define MSG_MSG_H
 
@@ -31,8 +43,9 @@ enum msg_status {
     MSG_ERR_PROTOCOL = -10,    /* a malformed or unexpected protocol header */
     MSG_ERR_BUSY = -11,        /* object still has operations in flight */
     MSG_ERR_NOT_SUPPORTED = -12,
-    MSG_ERR_CONFIG = -13,  /* an option or VIADUCT_* variable is invalid */
-    MSG_ERR_CANCELED = -14 /* a receive withdrawn by msg_cq_cancel_recvs */
+    MSG_ERR_CONFIG = -13,      /* an option or VIADUCT_* variable is invalid */
+    MSG_ERR_CANCELED = -14,    /* a receive withdrawn by msg_cq_cancel_recvs */
+    MSG_ERR_RESERVED_TAG = -15 /* a tag in [MSG_TAG_RESERVED_FIRST, MSG_TAG_MAX] */
 };
 
 /* Readable text for a status code; never NULL. */
@@ -42,11 +55,43 @@ const char *msg_strerror(int status);
  * against). MSG_ERR_INVALID_ARG if a pointer is NULL. */
 int msg_get_version(int *major, int *minor, int *patch);
 
+/* ---- diagnostics (process-wide) ---- */
+enum msg_log_level {
+    MSG_LOG_ERROR = 1, /* an operation or msg_init fails, and why */
+    MSG_LOG_WARN = 2,  /* something degraded but working (the default level) */
+    MSG_LOG_INFO = 3,
+    MSG_LOG_DEBUG = 4 /* protocol and connection details */
+};
+
+/* Receives each diagnostic line of level <= the current level: its
+ * msg_log_level and the text (no rank prefix, no newline; valid only during
+ * the call). It runs on whichever thread logs, possibly holding libmsg's
+ * internal locks, so it must not call libmsg. */
+typedef void (*msg_log_fn)(void *arg, int level, const char *message);
+
+/* Installs fn (NULL: back to stderr, where lines read "libmsg[RANK] LEVEL:
+ * text", or "libmsg LEVEL: text" before the rank is known). Install or
+ * remove it while no other thread is inside libmsg: a line being logged
+ * meanwhile may still reach the previous handler. */
+int msg_set_log_handler(msg_log_fn fn, void *arg);
+
+/* Sets the level at once (msg_init sets it again from its configuration).
+ * MSG_ERR_INVALID_ARG outside [MSG_LOG_ERROR, MSG_LOG_DEBUG]. */
+int msg_set_log_level(int level);
+
 /* ---- wildcards and limits ---- */
 #define MSG_ANY_SOURCE (-1)
 #define MSG_ANY_TAG (-1)
 /* Tags given to send must be in [0, MSG_TAG_MAX]. */
 #define MSG_TAG_MAX 0x7fffffff
+/* Tags from MSG_TAG_RESERVED_FIRST to MSG_TAG_MAX belong to the layers built
+ * into this package (libremoteio: RIO_TAG_FIRST is MSG_TAG_RESERVED_FIRST),
+ * so they can share a context with the application. The application's own
+ * tags are [0, MSG_TAG_USER_MAX] (river's RIVER_TAG_DEFAULT among them): a
+ * send, receive or probe naming a reserved tag returns MSG_ERR_RESERVED_TAG,
+ * and its MSG_ANY_TAG receives and probes never match a reserved tag. */
+#define MSG_TAG_RESERVED_FIRST 0x40000000
+#define MSG_TAG_USER_MAX (MSG_TAG_RESERVED_FIRST - 1)
 
 /* ---- configuration (every field can be overridden by a VIADUCT_* variable) ---- */
 /* Every long message starts with a request to send (RTS) and moves only once
@@ -124,7 +169,7 @@ typedef struct msg_config {
     size_t verbs_mr_cache_bytes;
     /* Nonzero: debug lines on stderr. Process-wide: msg_init turns them on
      * or off for the whole process. VIADUCT_DEBUG (unset or 0: off; any
-     * other value: on) */
+     * other value: on, as log_level MSG_LOG_DEBUG) */
     int debug;
     /* Nonzero-length: record every completed send and receive and write them
      * at msg_finalize to this file, "%r" replaced by the rank (without "%r",
@@ -135,6 +180,10 @@ typedef struct msg_config {
     /* Records a trace keeps (default 1000000, at least 1); later ones are
      * only counted, in the file's last line. VIADUCT_TRACE_RECORDS */
     size_t trace_records;
+    /* The most detailed diagnostics shown (enum msg_log_level; 0: the
+     * default, MSG_LOG_WARN). Process-wide, set by msg_init; debug != 0
+     * raises it to MSG_LOG_DEBUG. VIADUCT_LOG_LEVEL=error|warn|info|debug */
+    int log_level;
 } msg_config_t;
 
 #define MSG_SPIN_AUTO (-1)
@@ -203,6 +252,7 @@ typedef struct msg_info {
     size_t verbs_mr_cache;
     size_t verbs_mr_cache_bytes;
     int debug;
+    int log_level; /* enum msg_log_level in effect (0 resolved) */
 } msg_info_t;
 
 int msg_get_info(const msg_context_t *context, msg_info_t *info);
@@ -253,9 +303,15 @@ typedef struct msg_completion {
     int status; /* MSG_OK or an error */
     int source; /* receive: the sender; send: the destination */
     int tag;
-    size_t bytes;  /* bytes delivered (receive) or sent (send) */
-    void *cookie;  /* the caller's cookie from isend/irecv/post */
-    uint64_t data; /* free for msg_cq_post users; 0 otherwise */
+    /* receive: bytes delivered into the buffer; send: bytes sent (a long
+     * message whose receive was smaller: the bytes the receiver accepted;
+     * an eager one: its whole size, the sender never learns of truncation) */
+    size_t bytes;
+    void *cookie; /* the caller's cookie from isend/irecv/post */
+    /* receive: the sender's message size (with MSG_ERR_TRUNCATED larger than
+     * bytes; 0 for a receive no message matched); msg_cq_post: the poster's
+     * own; 0 otherwise */
+    uint64_t data;
 } msg_completion_t;
 
 int msg_cq_create(msg_context_t *context, msg_cq_t **cq);
@@ -278,6 +334,15 @@ int msg_cq_destroy(msg_cq_t *cq);
  * core beyond spin_us. */
 int msg_cq_wait(msg_cq_t *cq, int timeout_ms, msg_completion_t *completion);
 
+/* A file descriptor (an eventfd) that is readable exactly while the CQ holds
+ * completions, for poll, select or epoll (level- or edge-triggered) beside
+ * the application's own descriptors. Completions arrive without the
+ * application calling libmsg (the progress thread moves the fabric); take
+ * them with msg_cq_wait(cq, 0, ...) until MSG_ERR_TIMEOUT. Never read,
+ * write or close it: it belongs to the CQ and is closed by msg_cq_destroy.
+ * The same descriptor every call. MSG_ERR_INVALID_ARG for a callback CQ. */
+int msg_cq_get_fd(msg_cq_t *cq, int *fd);
+
 /* Appends an entry of the caller's making; a waiter receives it as is. */
 int msg_cq_post(msg_cq_t *cq, const msg_completion_t *entry);
 
@@ -294,11 +359,37 @@ int msg_isend(msg_context_t *context, int dest, int tag, const void *buf, size_t
 int msg_irecv(msg_context_t *context, int source, int tag, void *buf, size_t capacity, msg_cq_t *cq,
               void *cookie);
 
+/* msg_isend / msg_irecv with flags (MSG_FLAG_*; 0: the same calls). */
+/* The reserved tags are allowed, and an MSG_ANY_TAG receive matches them
+ * too: only for the layers the reserved range belongs to. */
+#define MSG_FLAG_RESERVED_TAG 0x1u
+int msg_isend_flags(msg_context_t *context, int dest, int tag, const void *buf, size_t len,
+                    msg_cq_t *cq, void *cookie, unsigned flags);
+int msg_irecv_flags(msg_context_t *context, int source, int tag, void *buf, size_t capacity,
+                    msg_cq_t *cq, void *cookie, unsigned flags);
+
 /* Blocking forms. msg_recv fills *completion (may be NULL) with the source,
  * tag and byte count. */
 int msg_send(msg_context_t *context, int dest, int tag, const void *buf, size_t len);
 int msg_recv(msg_context_t *context, int source, int tag, void *buf, size_t capacity,
              msg_completion_t *completion);
+
+/* Probing: the first unexpected message (arrived, not yet received) that
+ * msg_irecv(source, tag) would take, left where it is. Wildcards as for
+ * msg_irecv. On success *completion holds op MSG_OP_RECV, status MSG_OK, the
+ * message's source and tag, and its size in bytes (also in data); a receive
+ * posted next with that source and tag takes that very message (unless
+ * another thread receives it first). Eager and long messages alike: a long
+ * message is probed by its request to send, before any of its data moves.
+ * msg_iprobe looks once: MSG_OK with *flag 1 (found) or 0 (nothing yet).
+ * msg_probe blocks as msg_cq_wait does (timeout_ms < 0: no limit; 0: just
+ * look) and returns MSG_ERR_TIMEOUT when nothing matched in time. Both return
+ * MSG_ERR_PEER_FAILED when no such message can come any more (the source
+ * failed, or for MSG_ANY_SOURCE every other rank did). */
+int msg_iprobe(msg_context_t *context, int source, int tag, int *flag,
+               msg_completion_t *completion);
+int msg_probe(msg_context_t *context, int source, int tag, int timeout_ms,
+              msg_completion_t *completion);
 
 /* Blocks until every live rank has called it (through the job's bootstrap).
  * MSG_ERR_PEER_FAILED if a rank failed (exited, was killed, or stopped

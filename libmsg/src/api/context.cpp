@@ -46,6 +46,8 @@ void Core::wake_all_cqs() {
         std::lock_guard<std::mutex> ql(cq->mu);
         cq->cv.notify_all();
     }
+    std::lock_guard<std::mutex> pl(probe_mu);
+    probe_cv.notify_all();
 }
 
 void Core::release_fabric() {

@@ -79,6 +79,14 @@ struct Core {
     std::mutex cqs_mu;
     std::vector<msg_cq *> cqs;  // guarded by cqs_mu; woken at finalize
 
+    // Threads blocked in msg_probe sleep on probe_cv; whoever moves the
+    // engine (a message may have arrived) wakes them.
+    std::mutex probe_mu;
+    std::condition_variable probe_cv;
+    std::atomic<int> probers{0};
+    std::atomic<uint64_t> probe_gen{0};  // moves announced to probers
+    void notify_probers();
+
     std::thread progress;
     std::atomic<bool> stop{false};
     // Application threads polling the fabric themselves in a wait; while
@@ -96,8 +104,13 @@ struct msg_context {
 
 struct msg_cq final : public msg::CompletionSink {
     explicit msg_cq(std::shared_ptr<msg::Core> c) : core(std::move(c)) {}
+    ~msg_cq() override;
     void deliver(const msg_completion_t &c) override;
     void push(const msg_completion_t &c);
+    // The front entry into *out, if any (mu held); keeps the fd's state.
+    bool take_locked(msg_completion_t *out);
+    // msg_cq_get_fd: the eventfd, made on first use.
+    int get_fd(int *fd);
     int wait(int timeout_ms, msg_completion_t *out);
     // A wait's second phase: sleeps until an entry, finalize, a wedged core
     // or the deadline.
@@ -107,6 +120,9 @@ struct msg_cq final : public msg::CompletionSink {
     std::mutex mu;
     std::condition_variable cv;
     std::deque<msg_completion_t> entries;
+    // An eventfd readable exactly while entries is not empty (guarded by mu);
+    // -1 until msg_cq_get_fd asks for it.
+    int event_fd = -1;
     long in_flight = 0;  // operations bound to this CQ, guarded by core->mu
     // A callback CQ hands each completion to callback instead of queueing it.
     msg_cq_callback_fn callback = nullptr;

@@ -1,7 +1,49 @@
 // Completion queues: a locked deque and a condition variable. A waiter polls
 // the fabric itself first (progress.cpp's policy: low latency), then sleeps
 // while the progress thread works (no core burnt).
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+
 #include "api/core.hpp"
+
+namespace {
+
+void signal_fd(int fd) {
+    uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = ::write(fd, &one, sizeof one);
+}
+
+void drain_fd(int fd) {
+    uint64_t v;
+    [[maybe_unused]] ssize_t n = ::read(fd, &v, sizeof v);
+}
+
+}  // namespace
+
+msg_cq::~msg_cq() {
+    if (event_fd >= 0) ::close(event_fd);
+}
+
+bool msg_cq::take_locked(msg_completion_t *out) {
+    if (entries.empty()) return false;
+    *out = entries.front();
+    entries.pop_front();
+    if (entries.empty() && event_fd >= 0) drain_fd(event_fd);
+    return true;
+}
+
+int msg_cq::get_fd(int *fd) {
+    std::lock_guard<std::mutex> lk(mu);
+    if (event_fd < 0) {
+        event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (event_fd < 0) return errno == ENOMEM ? MSG_ERR_NO_MEMORY : MSG_ERR_TRANSPORT;
+        if (!entries.empty()) signal_fd(event_fd);
+    }
+    *fd = event_fd;
+    return MSG_OK;
+}
 
 void msg_cq::deliver(const msg_completion_t &c) {
     --in_flight;  // core->mu is held by the engine's caller
@@ -16,6 +58,7 @@ void msg_cq::push(const msg_completion_t &c) {
     // private one) as soon as it sees the entry.
     std::lock_guard<std::mutex> lk(mu);
     entries.push_back(c);
+    if (entries.size() == 1 && event_fd >= 0) signal_fd(event_fd);
     cv.notify_one();
 }
 
@@ -23,10 +66,7 @@ int msg_cq::wait(int timeout_ms, msg_completion_t *out) {
     const auto start = msg::Core::clock::now();
     auto take = [&] {
         std::lock_guard<std::mutex> lk(mu);
-        if (entries.empty()) return false;
-        *out = entries.front();
-        entries.pop_front();
-        return true;
+        return take_locked(out);
     };
     if (take()) return MSG_OK;
     if (core->finalized) return MSG_ERR_FINALIZED;
@@ -56,11 +96,7 @@ int msg_cq::sleep(msg::Core::clock::time_point start, int timeout_ms, msg_comple
         probe = {};
         lk.lock();
     }
-    if (!entries.empty()) {
-        *out = entries.front();
-        entries.pop_front();
-        return MSG_OK;
-    }
+    if (take_locked(out)) return MSG_OK;
     if (core->wedged) return MSG_ERR_TRANSPORT;
     return core->finalized ? MSG_ERR_FINALIZED : MSG_ERR_TIMEOUT;
 }
@@ -127,4 +163,9 @@ extern "C" int msg_cq_cancel_recvs(msg_cq_t *cq, size_t *canceled) {
     size_t n = cq->core->engine->cancel_recvs(cq);
     if (canceled != nullptr) *canceled = n;
     return MSG_OK;
+}
+
+extern "C" int msg_cq_get_fd(msg_cq_t *cq, int *fd) {
+    if (cq == nullptr || fd == nullptr || cq->callback != nullptr) return MSG_ERR_INVALID_ARG;
+    return cq->get_fd(fd);
 }

@@ -29,29 +29,58 @@ int issue(msg_context_t *context, msg_cq_t *cq, F &&call) {
     ++cq->in_flight;
     int rc = call(*core.engine);
     if (rc != MSG_OK) --cq->in_flight;
+    lk.unlock();
+    // A send to ourselves may be what a prober waits for.
+    core.notify_probers();
     return rc;
 }
 
+// A tag a call may name: [0, MSG_TAG_MAX] (or the wildcard where allowed),
+// the reserved range only with MSG_FLAG_RESERVED_TAG.
+int check_tag(int tag, bool wildcard_ok, unsigned flags) {
+    if (wildcard_ok && tag == MSG_ANY_TAG) return MSG_OK;
+    if (tag < 0) return MSG_ERR_INVALID_ARG;
+    if (tag >= MSG_TAG_RESERVED_FIRST && (flags & MSG_FLAG_RESERVED_TAG) == 0)
+        return MSG_ERR_RESERVED_TAG;
+    return MSG_OK;
+}
+
+constexpr unsigned kKnownFlags = MSG_FLAG_RESERVED_TAG;
+
 }  // namespace
 
-extern "C" int msg_isend(msg_context_t *context, int dest, int tag, const void *buf, size_t len,
-                         msg_cq_t *cq, void *cookie) {
+extern "C" int msg_isend_flags(msg_context_t *context, int dest, int tag, const void *buf,
+                               size_t len, msg_cq_t *cq, void *cookie, unsigned flags) {
     int rc = check_common(context, cq, buf, len);
     if (rc != MSG_OK) return rc;
+    if ((flags & ~kKnownFlags) != 0) return MSG_ERR_INVALID_ARG;
     if ((rc = check_peer(*context->core, dest, false)) != MSG_OK) return rc;
-    if (tag < 0) return MSG_ERR_INVALID_ARG;
+    if ((rc = check_tag(tag, false, flags)) != MSG_OK) return rc;
     return issue(context, cq,
                  [&](msg::Engine &e) { return e.isend(dest, tag, buf, len, cq, cookie); });
 }
 
-extern "C" int msg_irecv(msg_context_t *context, int source, int tag, void *buf, size_t capacity,
-                         msg_cq_t *cq, void *cookie) {
+extern "C" int msg_irecv_flags(msg_context_t *context, int source, int tag, void *buf,
+                               size_t capacity, msg_cq_t *cq, void *cookie, unsigned flags) {
     int rc = check_common(context, cq, buf, capacity);
     if (rc != MSG_OK) return rc;
+    if ((flags & ~kKnownFlags) != 0) return MSG_ERR_INVALID_ARG;
     if ((rc = check_peer(*context->core, source, true)) != MSG_OK) return rc;
-    if (tag < 0 && tag != MSG_ANY_TAG) return MSG_ERR_INVALID_ARG;
-    return issue(context, cq,
-                 [&](msg::Engine &e) { return e.irecv(source, tag, buf, capacity, cq, cookie); });
+    if ((rc = check_tag(tag, true, flags)) != MSG_OK) return rc;
+    const bool all_tags = (flags & MSG_FLAG_RESERVED_TAG) != 0;
+    return issue(context, cq, [&](msg::Engine &e) {
+        return e.irecv(source, tag, buf, capacity, cq, cookie, all_tags);
+    });
+}
+
+extern "C" int msg_isend(msg_context_t *context, int dest, int tag, const void *buf, size_t len,
+                         msg_cq_t *cq, void *cookie) {
+    return msg_isend_flags(context, dest, tag, buf, len, cq, cookie, 0);
+}
+
+extern "C" int msg_irecv(msg_context_t *context, int source, int tag, void *buf, size_t capacity,
+                         msg_cq_t *cq, void *cookie) {
+    return msg_irecv_flags(context, source, tag, buf, capacity, cq, cookie, 0);
 }
 
 extern "C" int msg_send(msg_context_t *context, int dest, int tag, const void *buf, size_t len) {

@@ -60,7 +60,16 @@ bool Core::poll_as_waiter(clock::time_point start, bool just_look,
 bool Core::try_progress() {
     std::unique_lock<msg::TimedMutex> lk(mu, std::try_to_lock);
     if (!lk.owns_lock() || !engine) return false;
-    return engine->progress();
+    const bool moved = engine->progress();
+    if (moved) notify_probers();
+    return moved;
+}
+
+void Core::notify_probers() {
+    if (probers.load() == 0) return;
+    std::lock_guard<std::mutex> lk(probe_mu);
+    ++probe_gen;
+    probe_cv.notify_all();
 }
 
 void Core::start_progress_thread() {
@@ -118,6 +127,7 @@ void Core::progress_loop() {
                 if (engine->progress()) {
                     idle_us = 0;
                     lk.unlock();
+                    notify_probers();
                     step_aside();
                     continue;
                 }
@@ -133,6 +143,7 @@ void Core::progress_loop() {
                     transport->prepare_wait()) {
                     if (engine->progress()) {
                         transport->finish_wait();
+                        notify_probers();
                         idle_us = 0;
                         continue;
                     }

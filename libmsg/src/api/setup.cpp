@@ -92,7 +92,7 @@ int read_config(const msg_config_t *given, msg_config_t *cfg) {
         int rc = msg_config_init(cfg);
         if (rc != MSG_OK) return rc;
     }
-    log_set_debug(cfg->debug != 0);
+    log_set_level(cfg->debug != 0 ? MSG_LOG_DEBUG : cfg->log_level);
     std::string why;
     if (check_messaging(*cfg, &why) != MSG_OK || check_running(*cfg, &why) != MSG_OK) {
         log_error("bad configuration: %s", why.c_str());
@@ -131,11 +131,48 @@ JobParams job_params(const msg_config_t &cfg) {
     return mine;
 }
 
-bool same_settings(const JobParams &a, const JobParams &b) {
-    return std::strncmp(a.provider, b.provider, sizeof a.provider) == 0 &&
-           std::strncmp(a.transport, b.transport, sizeof a.transport) == 0 &&
-           a.protocol == b.protocol && a.restricted == b.restricted && a.eager_max == b.eager_max &&
-           a.buffer_size == b.buffer_size && a.credits == b.credits;
+std::string protocol_name(int protocol) {
+    switch (protocol) {
+        case MSG_PROTOCOL_SENDRECV:
+            return "sendrecv";
+        case MSG_PROTOCOL_RDMA:
+            return "rdma";
+        case MSG_PROTOCOL_RDMA_WRITE:
+            return "rdma-write";
+        default:
+            return std::to_string(protocol);
+    }
+}
+
+// "" if two ranks' settings agree, else the first that differs, named by its
+// variable and field, with both values.
+std::string setting_difference(const JobParams &mine, const JobParams &theirs) {
+    auto text = [](const char *s, size_t n) {
+        std::string t(s, strnlen(s, n));
+        return t.empty() ? std::string("(default)") : t;
+    };
+    struct Setting {
+        const char *name;
+        std::string here, there;
+    };
+    const Setting settings[] = {
+        {"VIADUCT_TRANSPORT (transport)", text(mine.transport, sizeof mine.transport),
+         text(theirs.transport, sizeof theirs.transport)},
+        {"VIADUCT_PROVIDER (provider)", text(mine.provider, sizeof mine.provider),
+         text(theirs.provider, sizeof theirs.provider)},
+        {"VIADUCT_PROTOCOL (long_protocol)", protocol_name(mine.protocol),
+         protocol_name(theirs.protocol)},
+        {"VIADUCT_RESTRICTED (restricted)", std::to_string(mine.restricted),
+         std::to_string(theirs.restricted)},
+        {"VIADUCT_EAGER_MAX (eager_max)", std::to_string(mine.eager_max),
+         std::to_string(theirs.eager_max)},
+        {"VIADUCT_BUFFER_SIZE (buffer_size)", std::to_string(mine.buffer_size),
+         std::to_string(theirs.buffer_size)},
+        {"VIADUCT_CREDITS (credits)", std::to_string(mine.credits), std::to_string(theirs.credits)},
+    };
+    for (const Setting &s : settings)
+        if (s.here != s.there) return std::string(s.name) + ": " + s.here + " here, " + s.there;
+    return {};
 }
 
 // Round 1 of the bootstrap: every rank runs with the same settings, and
@@ -157,11 +194,9 @@ int agree_on_settings(const msg_config_t &cfg, Core &core, Placement *where) {
             where->one_host = false;
         else
             ++where->ranks_here;
-        if (!same_settings(p, mine)) {
-            log_error(
-                "rank %d runs with different settings (transport, provider, protocol, mode, "
-                "eager_max, buffer_size or credits); every rank must use the same",
-                r);
+        if (std::string diff = setting_difference(mine, p); !diff.empty()) {
+            log_error("rank %d runs with a different %s on rank %d; every rank must use the same",
+                      r, diff.c_str(), r);
             return MSG_ERR_CONFIG;
         }
     }
@@ -294,6 +329,9 @@ void fill_info(const msg_config_t &cfg, Core &core) {
     info.verbs_mr_cache = cfg.verbs_mr_cache;
     info.verbs_mr_cache_bytes = cfg.verbs_mr_cache_bytes;
     info.debug = cfg.debug != 0;
+    info.log_level = cfg.debug != 0       ? MSG_LOG_DEBUG
+                     : cfg.log_level == 0 ? MSG_LOG_WARN
+                                          : cfg.log_level;
 }
 
 // Steps 2 to 6 on a core whose configuration has been read.

@@ -126,6 +126,7 @@ void set_defaults(msg_config_t *c) {
     c->debug = 0;
     c->trace = nullptr;
     c->trace_records = 1000000;
+    c->log_level = MSG_LOG_WARN;
 }
 
 // The engine: protocol, mode, buffers, flow control, waiting.
@@ -163,6 +164,12 @@ void read_fabric(Environment &env, msg_config_t *c) {
     Environment::on_off("VIADUCT_DEBUG", &c->debug);
     Environment::text("VIADUCT_TRACE", &c->trace);
     env.number("VIADUCT_TRACE_RECORDS", 1, kNoLimit, &c->trace_records, true);
+    env.choice("VIADUCT_LOG_LEVEL",
+               {{"error", MSG_LOG_ERROR},
+                {"warn", MSG_LOG_WARN},
+                {"info", MSG_LOG_INFO},
+                {"debug", MSG_LOG_DEBUG}},
+               &c->log_level);
 }
 
 }  // namespace

@@ -33,6 +33,8 @@ extern "C" const char *msg_strerror(int status) {
             return "invalid configuration value";
         case MSG_ERR_CANCELED:
             return "receive canceled";
+        case MSG_ERR_RESERVED_TAG:
+            return "tag reserved for libmsg's own layers (libremoteio)";
         default:
             return "unknown status code";
     }

@@ -116,6 +116,8 @@ void Engine::complete(Request *r, int status, size_t bytes) {
     c.tag = r->tag;
     c.bytes = bytes;
     c.cookie = r->cookie;
+    // A receive reports the sender's size: more than bytes when truncated.
+    if (!is_send) c.data = r->msg_len;
     if (status == MSG_OK || status == MSG_ERR_TRUNCATED) {
         if (is_send) {
             ++stats_.messages_sent;
@@ -149,8 +151,7 @@ void Engine::count_long(int protocol, bool is_send) {
 }
 
 bool Engine::matches(const Request *r, int src, int tag) const {
-    return (r->peer == MSG_ANY_SOURCE || r->peer == src) &&
-           (r->tag == MSG_ANY_TAG || r->tag == tag);
+    return (r->peer == MSG_ANY_SOURCE || r->peer == src) && tag_matches(r->tag, r->all_tags, tag);
 }
 
 int Engine::payload_desc(Request &r, const void *buf, size_t len, void **desc) {
@@ -219,9 +220,10 @@ void Engine::send_self(Request *r) {
 }
 
 int Engine::irecv(int source, int tag, void *buf, size_t capacity, CompletionSink *sink,
-                  void *cookie) {
+                  void *cookie, bool all_tags) {
     Request *r = requests_.add(false, source, tag, sink, cookie);
     if (opts_.trace) r->posted_ns = MessageTrace::now();
+    r->all_tags = all_tags;
     r->rbuf = static_cast<char *>(buf);
     r->len = capacity;
     for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
@@ -238,6 +240,28 @@ int Engine::irecv(int source, int tag, void *buf, size_t capacity, CompletionSin
     r->in_posted = true;
     r->posted_it = posted_.insert(posted_.end(), r);
     return MSG_OK;
+}
+
+int Engine::probe(int source, int tag, msg_completion_t *out, bool all_tags) const {
+    for (const Unexpected &u : unexpected_) {
+        if ((source != MSG_ANY_SOURCE && source != u.offer.src) ||
+            !tag_matches(tag, all_tags, u.offer.tag))
+            continue;
+        *out = msg_completion_t{};
+        out->op = MSG_OP_RECV;
+        out->status = MSG_OK;
+        out->source = u.offer.src;
+        out->tag = u.offer.tag;
+        out->bytes = static_cast<size_t>(u.offer.len);
+        out->data = u.offer.len;
+        return MSG_OK;
+    }
+    // As a receive would end: its peer gone, or (wildcard) every peer gone.
+    if (source != MSG_ANY_SOURCE && peers_[static_cast<size_t>(source)].failed)
+        return MSG_ERR_PEER_FAILED;
+    if (source == MSG_ANY_SOURCE && size_ > 1 && failed_count_ == size_ - 1)
+        return MSG_ERR_PEER_FAILED;
+    return MSG_ERR_TIMEOUT;
 }
 
 // Receive r has matched unexpected message u.
@@ -271,6 +295,7 @@ void Engine::took_unexpected(const Unexpected &u) {
 void Engine::deliver_eager(Request *r, int src, int tag, const char *data, size_t len) {
     size_t n = std::min(len, r->len);
     if (n > 0) std::memcpy(r->rbuf, data, n);
+    r->msg_len = len;
     r->peer = src;
     r->tag = tag;
     complete(r, len > r->len ? MSG_ERR_TRUNCATED : MSG_OK, n);

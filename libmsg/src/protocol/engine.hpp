@@ -66,7 +66,13 @@ class Engine final : private ProtocolHost {
     bool handshake_done() const;
 
     int isend(int dest, int tag, const void *buf, size_t len, CompletionSink *sink, void *cookie);
-    int irecv(int source, int tag, void *buf, size_t capacity, CompletionSink *sink, void *cookie);
+    // all_tags: an MSG_ANY_TAG receive matches the reserved tags too.
+    int irecv(int source, int tag, void *buf, size_t capacity, CompletionSink *sink, void *cookie,
+              bool all_tags = false);
+    // The first unexpected message a receive (source, tag) would take, left in
+    // place: MSG_OK with *out filled (bytes and data: the sender's size),
+    // MSG_ERR_TIMEOUT for none yet, MSG_ERR_PEER_FAILED when none can come.
+    int probe(int source, int tag, msg_completion_t *out, bool all_tags = false) const;
 
     // Reaps transport completions and moves protocols forward. True if
     // anything happened.
@@ -142,6 +148,10 @@ class Engine final : private ProtocolHost {
     // One more long message sent or received by `protocol` (MSG_PROTOCOL_*).
     void count_long(int protocol, bool is_send);
     bool matches(const Request *r, int src, int tag) const;
+    static bool tag_matches(int wanted, bool all_tags, int tag) {
+        return wanted == tag ||
+               (wanted == MSG_ANY_TAG && (all_tags || tag < MSG_TAG_RESERVED_FIRST));
+    }
     void send_self(Request *r);
     void take_unexpected(Request *r, Unexpected u);
     void took_unexpected(const Unexpected &u);

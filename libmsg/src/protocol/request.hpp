@@ -20,6 +20,7 @@ struct Request {
     bool is_send = false;
     int peer = 0;  // destination, source, or MSG_ANY_SOURCE until matched
     int tag = 0;
+    bool all_tags = false;  // receive: MSG_ANY_TAG matches the reserved tags too
     const char *sbuf = nullptr;
     char *rbuf = nullptr;
     size_t len = 0;  // send: message bytes; receive: capacity
@@ -32,7 +33,7 @@ struct Request {
     // Long messages: the protocol that moves this one (null: eager or a self send).
     LongProtocol *proto = nullptr;
     bool cts = false;       // send: its CTS has arrived (only one may); receive: it has gone out
-    uint64_t msg_len = 0;   // receive: the sender's message size
+    uint64_t msg_len = 0;   // receive: the sender's message size (once matched)
     uint64_t accepted = 0;  // bytes that will move (min of size and capacity)
     uint64_t done = 0;      // bytes moved and completed
     uint64_t posted_bytes = 0;     // bytes handed to the transport

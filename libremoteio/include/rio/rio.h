@@ -55,9 +55,11 @@ enum rio_op {
     RIO_OP_REQUEST = 17 /* an IPC request for the worker: cookie is a rio_incoming_t * */
 };
 
-/* libremoteio uses libmsg tags RIO_TAG_FIRST and above on the shared
- * context. An application sending its own messages on the same context uses
- * tags below it and never posts MSG_ANY_TAG receives. */
+/* libremoteio uses libmsg's reserved tags, RIO_TAG_FIRST
+ * (MSG_TAG_RESERVED_FIRST) and above, on the shared context. libmsg refuses
+ * them to the application (MSG_ERR_RESERVED_TAG) and keeps them from its
+ * MSG_ANY_TAG receives, so the application's own messages on the same
+ * context cannot be confused with libremoteio's. */
 #define RIO_TAG_FIRST 0x40000000
 
 typedef struct rio rio_t;

@@ -38,9 +38,10 @@ enum river_status {
 /* Readable text for a river or libmsg status; never NULL. */
 const char *river_strerror(int status);
 
-/* The river uses RIVER_TAGS libmsg tags from river_options_t.tag on. An
- * application sending its own messages on the same context, or opening
- * several rivers at once, keeps them apart. */
+/* The river uses RIVER_TAGS libmsg tags from river_options_t.tag on, all
+ * within the application's tags (at most MSG_TAG_USER_MAX; libmsg reserves
+ * the rest for libremoteio). An application sending its own messages on the
+ * same context, or opening several rivers at once, keeps them apart. */
 #define RIVER_TAGS 3
 #define RIVER_TAG_DEFAULT 0x30000000
 

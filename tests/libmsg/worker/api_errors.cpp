@@ -62,10 +62,10 @@ void unknown_ranks(Job &job) {
     cq.destroy();
 }
 
-// Tags 0 and MSG_TAG_MAX are both valid, and ANY_TAG reports MSG_TAG_MAX faithfully.
+// Tags 0 and MSG_TAG_USER_MAX are both valid, and ANY_TAG reports MSG_TAG_USER_MAX faithfully.
 void extreme_tags(Job &job) {
     const int peer = 1 - job.rank;
-    for (int tag : {0, MSG_TAG_MAX}) {
+    for (int tag : {0, MSG_TAG_USER_MAX}) {
         for (bool wildcard : {false, true}) {
             if (job.rank == 0) {
                 char out[40];

@@ -168,12 +168,19 @@ std::string describe(const msg_completion_t &c) {
     return text;
 }
 
+// A size variable as libmsg reads it ("16KiB" included).
+static unsigned long long size_of(const char *v) {
+    unsigned long long n = 0;
+    WCHECK(viaduct::env::parse_size(v, &n), "a size libmsg accepted does not parse: %s", v);
+    return n;
+}
+
 void check_info_matches_environment(const msg_info_t &info) {
     if (const char *v = std::getenv("VIADUCT_EAGER_MAX"))
-        WCHECK(info.eager_max == std::strtoull(v, nullptr, 10),
-               "msg_get_info eager_max %zu, VIADUCT_EAGER_MAX=%s", info.eager_max, v);
+        WCHECK(info.eager_max == size_of(v), "msg_get_info eager_max %zu, VIADUCT_EAGER_MAX=%s",
+               info.eager_max, v);
     if (const char *v = std::getenv("VIADUCT_BUFFER_SIZE"))
-        WCHECK(info.buffer_size == std::strtoull(v, nullptr, 10),
+        WCHECK(info.buffer_size == size_of(v),
                "msg_get_info buffer_size %zu, VIADUCT_BUFFER_SIZE=%s", info.buffer_size, v);
     if (const char *v = std::getenv("VIADUCT_PROTOCOL")) {
         int want = std::strcmp(v, "rdma") == 0         ? MSG_PROTOCOL_RDMA

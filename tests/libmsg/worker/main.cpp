@@ -21,6 +21,7 @@ const Scenario kScenarios[] = {
     {"connect", worker::run_connect, "   (any number of ranks)"},
     {"api_errors", worker::run_api_errors, "   (2 ranks)"},
     {"registration", worker::run_registration, "MIB ROUNDS EXPECT_REUSE   (2 ranks)"},
+    {"probe", worker::run_probe, "   (2 ranks)"},
 };
 
 }  // namespace

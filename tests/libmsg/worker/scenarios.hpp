@@ -18,5 +18,6 @@ void run_idle_cpu(const Args &args);      // idle_cpu.cpp
 void run_connect(const Args &args);       // connect.cpp
 void run_api_errors(const Args &args);    // api_errors.cpp
 void run_registration(const Args &args);  // registration.cpp
+void run_probe(const Args &args);         // probe.cpp
 
 }  // namespace worker

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "scenarios.hpp"
+#include "viaduct/one_shot.hpp"
 
 namespace riotest {
 
@@ -80,7 +81,15 @@ int send_malformed(Node &node) {
     std::memcpy(bad_tags.data() + 16, &zero, 8);  // consistent length...
     std::memcpy(bad_tags.data() + 12, &zero, 4);  // ...but a tag block outside libremoteio's
     bad.push_back(bad_tags);
-    for (auto &m : bad) WSTATUS(msg_send(node.ctx(), 0, RIO_TAG_FIRST, m.data(), m.size()), MSG_OK);
+    // libremoteio's own tag: only the reserved-tag path may send on it.
+    for (auto &m : bad)
+        WSTATUS(viaduct::one_shot(node.ctx(),
+                                  [&](msg_cq_t *q) {
+                                      return msg_isend_flags(node.ctx(), 0, RIO_TAG_FIRST, m.data(),
+                                                             m.size(), q, nullptr,
+                                                             MSG_FLAG_RESERVED_TAG);
+                                  }),
+                MSG_OK);
     return static_cast<int>(bad.size());
 }
 

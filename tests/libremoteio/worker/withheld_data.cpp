@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "scenarios.hpp"
+#include "viaduct/one_shot.hpp"
 
 namespace riotest {
 
@@ -84,8 +85,8 @@ int withhold(Node &node) {
     std::vector<RawReply> replies(kWithheld);
     worker::Cq cq(node.ctx());
     for (int i = 0; i < kWithheld; ++i)
-        WSTATUS(msg_irecv(node.ctx(), 0, static_cast<int>(tag_base_of(i)), &replies[i],
-                          sizeof replies[i], cq.get(), &replies[i]),
+        WSTATUS(msg_irecv_flags(node.ctx(), 0, static_cast<int>(tag_base_of(i)), &replies[i],
+                                sizeof replies[i], cq.get(), &replies[i], MSG_FLAG_RESERVED_TAG),
                 MSG_OK);
     for (int i = 0; i < kWithheld; ++i) {
         RawHeader h{};
@@ -96,7 +97,14 @@ int withhold(Node &node) {
         h.command = 4242;
         h.tag_base = tag_base_of(i);
         h.data_len = kAnnounced;
-        WSTATUS(msg_send(node.ctx(), 0, RIO_TAG_FIRST, &h, sizeof h), MSG_OK);
+        // libremoteio's own tag: only the reserved-tag path may send on it.
+        WSTATUS(viaduct::one_shot(node.ctx(),
+                                  [&](msg_cq_t *q) {
+                                      return msg_isend_flags(node.ctx(), 0, RIO_TAG_FIRST, &h,
+                                                             sizeof h, q, nullptr,
+                                                             MSG_FLAG_RESERVED_TAG);
+                                  }),
+                MSG_OK);
     }
     // Headers from one rank are taken in order: the first kHeld fit the bound.
     const int timeout = 30000 * worker::slowdown();
