@@ -171,6 +171,10 @@ typedef struct msg_config {
      * or off for the whole process. VIADUCT_DEBUG (unset or 0: off; any
      * other value: on, as log_level MSG_LOG_DEBUG) */
     int debug;
+    /* The most detailed diagnostics shown (enum msg_log_level; 0: the
+     * default, MSG_LOG_WARN). Process-wide, set by msg_init; debug != 0
+     * raises it to MSG_LOG_DEBUG. VIADUCT_LOG_LEVEL=error|warn|info|debug */
+    int log_level;
     /* Nonzero-length: record every completed send and receive and write them
      * at msg_finalize to this file, "%r" replaced by the rank (without "%r",
      * ".RANK" is appended): CSV lines of rank, kind, peer, tag, bytes,
@@ -180,10 +184,6 @@ typedef struct msg_config {
     /* Records a trace keeps (default 1000000, at least 1); later ones are
      * only counted, in the file's last line. VIADUCT_TRACE_RECORDS */
     size_t trace_records;
-    /* The most detailed diagnostics shown (enum msg_log_level; 0: the
-     * default, MSG_LOG_WARN). Process-wide, set by msg_init; debug != 0
-     * raises it to MSG_LOG_DEBUG. VIADUCT_LOG_LEVEL=error|warn|info|debug */
-    int log_level;
 } msg_config_t;
 
 #define MSG_SPIN_AUTO (-1)
