@@ -35,7 +35,7 @@ TEST_CASE("a path splits into its directory and last component", "[path]") {
     CHECK(viaduct::path_base("x/y") == "y");
 }
 
-TEST_CASE("sizes take a K/M/G binary suffix and nothing else", "[env]") {
+TEST_CASE("sizes take a K/M/G binary suffix, also as KiB or KB, and nothing else", "[env]") {
     unsigned long long n = 7;
     using viaduct::env::parse_size;
     CHECK((parse_size("0", &n) && n == 0));
@@ -43,11 +43,17 @@ TEST_CASE("sizes take a K/M/G binary suffix and nothing else", "[env]") {
     CHECK((parse_size("4k", &n) && n == 4096));
     CHECK((parse_size("3M", &n) && n == 3ull << 20));
     CHECK((parse_size("2g", &n) && n == 2ull << 30));
+    CHECK((parse_size("16KiB", &n) && n == 16384));
+    CHECK((parse_size("16KB", &n) && n == 16384));
+    CHECK((parse_size("1GiB", &n) && n == 1ull << 30));
+    CHECK((parse_size("100B", &n) && n == 100));
     n = 99;
     CHECK_FALSE(parse_size("", &n));
     CHECK_FALSE(parse_size("-1", &n));
     CHECK_FALSE(parse_size("k", &n));
-    CHECK_FALSE(parse_size("4KB", &n));
+    CHECK_FALSE(parse_size("4XB", &n));
+    CHECK_FALSE(parse_size("4Ki", &n));
+    CHECK_FALSE(parse_size("4KBB", &n));
     CHECK_FALSE(parse_size("4 ", &n));
     CHECK_FALSE(parse_size("99999999999999999999", &n));
     CHECK_FALSE(parse_size("17179869184G", &n));  // overflows 64 bits
