@@ -85,7 +85,7 @@ std::vector<double> sweep_loads(const std::string &list) {
         } catch (const std::exception &) {
         }
         if (!(load > 0 && load <= 100))
-            die("--sweep-load: '" + item + "' is not a load in (0, 100]");
+            usage_die("--sweep-load: '" + item + "' is not a load in (0, 100]");
         loads.push_back(load);
     }
     return loads;
@@ -131,10 +131,6 @@ int simulate(CommandLine &cl) {
 
 int main(int argc, char **argv) {
     CommandLine cl = parse_command_line(argc, argv);
-    if (cl.help) {
-        std::fputs(help_text(), stdout);
-        return 0;
-    }
     try {
         return simulate(cl);
     } catch (const std::exception &e) {  // TopologyError among them

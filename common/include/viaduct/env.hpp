@@ -11,20 +11,24 @@
 
 namespace viaduct::env {
 
-// A non-negative integer with an optional K/M/G (binary) suffix, nothing after it.
+// A non-negative integer with an optional binary suffix, nothing after it: K, M, G or T
+// (either case) for 2^10, 2^20, 2^30, 2^40, each also spelled KiB, MiB, ... or KB, MB, ...
+// (still binary: sizes here are buffer and message sizes), and a bare B for bytes.
 inline bool parse_size(const char *text, unsigned long long *out) {
-    if (text == nullptr || *text == '\0' || text[0] == '-') return false;
+    if (text == nullptr || *text < '0' || *text > '9') return false;
     errno = 0;
     char *end = nullptr;
     unsigned long long v = std::strtoull(text, &end, 10);
     if (errno != 0 || end == text) return false;
     unsigned long long mult = 1;
-    if (*end == 'k' || *end == 'K')
-        mult = 1ull << 10, ++end;
-    else if (*end == 'm' || *end == 'M')
-        mult = 1ull << 20, ++end;
-    else if (*end == 'g' || *end == 'G')
-        mult = 1ull << 30, ++end;
+    const char *units = "kmgt";
+    const char *unit = *end != '\0' ? std::strchr(units, *end | 0x20) : nullptr;
+    if (unit != nullptr) {
+        mult = 1ull << (10 * (unit - units + 1));
+        ++end;
+        if (*end == 'i' && end[1] == 'B') ++end;
+    }
+    if (*end == 'B') ++end;
     if (*end != '\0') return false;
     if (v > ~0ull / mult) return false;
     *out = v * mult;

@@ -145,7 +145,8 @@ void Validator::add(const std::uint8_t *records, std::size_t count) {
     s.last_key.assign(prev, prev + ks);
 }
 
-Status validate_file(const RecordFormat &format, const std::string &path, Summary &out) {
+Status validate_file(const RecordFormat &format, const std::string &path, Summary &out,
+                     const ValidateProgress &progress) {
     SORTAPP_TRY(format.validate());
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return Status::from_errno("cannot open " + path, errno);
@@ -167,6 +168,7 @@ Status validate_file(const RecordFormat &format, const std::string &path, Summar
         std::max<std::size_t>(1, (8u << 20) / format.record_size) * format.record_size;
     std::vector<std::uint8_t> buffer(chunk);
     std::size_t filled = 0;
+    std::uint64_t read_so_far = 0;
     Status status;
     for (;;) {
         ssize_t r = ::read(fd, buffer.data() + filled, chunk - filled);
@@ -176,6 +178,8 @@ Status validate_file(const RecordFormat &format, const std::string &path, Summar
             break;
         }
         filled += std::size_t(r);
+        read_so_far += std::uint64_t(r);
+        if (progress) progress(read_so_far);
         if (filled == chunk || r == 0) {
             std::size_t whole = filled / format.record_size;
             v.add(buffer.data(), whole);
