@@ -44,7 +44,7 @@ const char *kFooter =
     "  128+N    msgrun got signal N and stopped the job (SIGINT 130, SIGTERM 143,\n"
     "           SIGHUP 129), whatever the ranks' statuses\n"
     "  else     the first failing rank's status (128+N for a rank killed by signal N; its\n"
-    "           message says which); 1 for msgrun's own errors, 2 for usage errors";
+    "           message says which); 1 for msgrun's own errors, 2 for usage errors\n";
 
 // libfabric's shm provider keeps each endpoint in a /dev/shm file that only
 // a clean close removes; libmsg names them viaduct-<pid>-<random>.

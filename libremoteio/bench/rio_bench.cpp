@@ -32,10 +32,16 @@ struct Options {
     std::string dir;
     bool json = false;
     FabricOptions fabric;
+
+    void check() const {
+        for (size_t b : blocks)
+            if (b > file_bytes)
+                throw UsageError("block " + std::to_string(b) + " is larger than --file");
+    }
 };
 
-const char kUsage[] =
-    "usage: msgrun -n P rio-bench [options]\n"
+const char kDescription[] =
+    "msgrun -n P rio-bench [OPTIONS]\n"
     "Every rank writes a scratch file and exports it. For each block size and depth (reads\n"
     "kept outstanding per reading rank) it measures remote-read MB/s (MB = 10^6 bytes):\n"
     "  many-to-one  ranks 1..P-1 read rank 0's file; figure: MB/s delivered by rank 0\n"
@@ -46,17 +52,7 @@ const char kUsage[] =
     "MB/s received per rank). Ratio = all-to-all remote read / libmsg all-to-all.\n"
     "Each figure is the median of --repeat measurements, taken in turns (every pattern and\n"
     "baseline of a block size once, then again), so a slow spell of a shared host falls on\n"
-    "all of them alike.\n"
-    "\n"
-    "  --blocks LIST         block sizes (default 64K,256K,1M,4M)\n"
-    "  --depths LIST         outstanding reads per reading rank (default 1,4,16,64)\n"
-    "  --file BYTES          scratch file per rank (default 64M)\n"
-    "  --bytes BYTES         bytes each reading rank moves per measurement (default 64M)\n"
-    "  --repeat N            measurements per figure, median reported (default 5)\n"
-    "  --dir PATH            where the scratch files go (default $TMPDIR or /tmp)\n"
-    "  --json                print one JSON object instead of tables\n"
-    "  --help                this text\n"
-    "libmsg options (each overrides its VIADUCT_* variable):\n";
+    "all of them alike.";
 
 template <typename T, typename F>
 std::vector<T> parse_list(const std::string &text, const char *name, F parse_one) {
@@ -67,7 +63,7 @@ std::vector<T> parse_list(const std::string &text, const char *name, F parse_one
         std::string item =
             text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
         auto v = parse_one(item);
-        if (!v) throw UsageError(std::string(name) + ": '" + item + "' is not valid");
+        if (!v) throw CLI::ValidationError(std::string(name) + ": '" + item + "' is not valid");
         out.push_back(*v);
         if (comma == std::string::npos) break;
         pos = comma + 1;
@@ -75,38 +71,35 @@ std::vector<T> parse_list(const std::string &text, const char *name, F parse_one
     return out;
 }
 
-Options parse_options(int argc, char **argv, bool &help) {
-    Options o;
-    Args args(argc, argv);
-    while (!args.done()) {
-        if (args.flag("--help") || args.flag("-h")) {
-            help = true;
-            return o;
-        }
-        std::string text;
-        if (args.value("--blocks", text)) {
-            o.blocks = parse_list<size_t>(text, "--blocks", [](const std::string &s) {
-                auto v = parse_size(s);
-                return v && *v > 0 && *v <= 256 * MiB ? v : std::nullopt;
-            });
-        } else if (args.value("--depths", text)) {
-            o.depths = parse_list<long>(text, "--depths", [](const std::string &s) {
-                auto v = parse_long(s);
-                return v && *v >= 1 && *v <= 4096 ? v : std::nullopt;
-            });
-        } else if (args.value("--dir", text)) {
-            o.dir = text;
-        } else if (!(args.flag("--json", o.json) || args.size_value("--file", o.file_bytes) ||
-                     args.size_value("--bytes", o.point_bytes) ||
-                     args.long_value("--repeat", 1, 1000, o.repeats) || o.fabric.parse(args))) {
-            args.unknown();
-        }
-    }
-    for (size_t b : o.blocks)
-        if (b > o.file_bytes)
-            throw UsageError("block " + std::to_string(b) + " is larger than --file");
-    if (o.point_bytes == 0) throw UsageError("--bytes must be positive");
-    return o;
+void add_options(CLI::App &app, Options &o) {
+    app.add_option_function<std::string>(
+           "--blocks",
+           [&o](const std::string &text) {
+               o.blocks = parse_list<size_t>(text, "--blocks", [](const std::string &s) {
+                   auto v = parse_size(s);
+                   return v && *v > 0 && *v <= 256 * MiB ? v : std::nullopt;
+               });
+           },
+           "block sizes, SIZEs (default 64K,256K,1M,4M)")
+        ->type_name("LIST");
+    app.add_option_function<std::string>(
+           "--depths",
+           [&o](const std::string &text) {
+               o.depths = parse_list<long>(text, "--depths", [](const std::string &s) {
+                   auto v = parse_long(s);
+                   return v && *v >= 1 && *v <= 4096 ? v : std::nullopt;
+               });
+           },
+           "outstanding reads per reading rank (default 1,4,16,64)")
+        ->type_name("LIST");
+    viaduct::cli::add_size(app, "--file", o.file_bytes, "scratch file per rank (default 64M)");
+    viaduct::cli::add_size(app, "--bytes", o.point_bytes,
+                           "bytes each reading rank moves per measurement (default 64M)", 1);
+    add_long(app, "--repeat", o.repeats, 1, 1000,
+             "measurements per figure, median reported (default 5)");
+    app.add_option("--dir", o.dir, "where the scratch files go (default $TMPDIR or /tmp)")
+        ->type_name("PATH");
+    app.add_flag("--json", o.json, "print one JSON object instead of tables");
 }
 
 void check_rio(int status, const char *what) {
@@ -425,5 +418,5 @@ int run(const Options &o, int &rank_out) {
 }  // namespace
 
 int main(int argc, char **argv) {
-    return benchmark_main("rio-bench", kUsage, argc, argv, parse_options, run);
+    return benchmark_main("rio-bench", kDescription, argc, argv, add_options, run);
 }

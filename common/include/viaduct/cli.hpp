@@ -5,12 +5,13 @@
 // VIADUCT_* setting, so "16K" means the same on a command line as in the environment.
 #pragma once
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <limits>
 #include <optional>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "viaduct/env.hpp"
@@ -27,7 +28,7 @@ inline constexpr int exit_usage = 2;
 // What every --help says about SIZE values.
 inline constexpr const char *size_syntax =
     "SIZE: a whole number of bytes with an optional binary suffix: K or KiB (1024), M or MiB,\n"
-    "G or GiB, T or TiB; the letter in either case (4k = 4K = 4KiB = 4096).";
+    "G or GiB, T or TiB; the letter in either case (4k = 4K = 4KiB = 4096).\n";
 
 // "TOOL (viaduct) X.Y.Z": --version's line.
 inline std::string version_line(const std::string &tool) {
@@ -48,8 +49,7 @@ inline void setup(CLI::App &app, const std::string &tool) {
 inline void usage_error(const std::string &tool, std::string message) {
     for (char &c : message)
         if (c == '\n') c = ' ';
-    while (!message.empty() && message.back() == ' ')
-        message.pop_back();
+    while (!message.empty() && message.back() == ' ') message.pop_back();
     std::fprintf(stderr, "%s: %s; try '%s --help'\n", tool.c_str(), message.c_str(), tool.c_str());
 }
 

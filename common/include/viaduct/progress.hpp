@@ -3,10 +3,11 @@
 // work has taken a second, so short runs and logs stay clean.
 #pragma once
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <string>
-#include <unistd.h>
 
 namespace viaduct {
 
@@ -14,8 +15,12 @@ class Progress {
   public:
     // `enabled`: the caller's --quiet/--json said nothing against it; the terminal check is here.
     Progress(std::string tool, std::string unit, unsigned long long total, bool enabled)
-        : tool_(std::move(tool)), unit_(std::move(unit)), total_(total),
-          enabled_(enabled && isatty(STDERR_FILENO) == 1), start_(Clock::now()), last_(start_) {}
+        : tool_(std::move(tool)),
+          unit_(std::move(unit)),
+          total_(total),
+          enabled_(enabled && isatty(STDERR_FILENO) == 1),
+          start_(Clock::now()),
+          last_(start_) {}
     Progress(const Progress &) = delete;
     Progress &operator=(const Progress &) = delete;
     ~Progress() { finish(); }
