@@ -99,6 +99,8 @@ Output
   --csv DIR              nodes.csv, links.csv, rtt_histogram.csv, or_series.csv (sweep.csv)
   --plot DIR             PNGs via gnuplot: RTT histogram, link utilization, exhaustion
                          time series (runs); throughput vs node count (sweeps)
+  -q, --quiet            no progress line on stderr (shown for sweeps, on a terminal, once
+                         they take a second; never with --json)
   --help                 this text
   --version              "sansim (viaduct) X.Y.Z"
 
@@ -523,6 +525,7 @@ CommandLine parse_command_line(int argc, char **argv) {
     app.formatter_fn([](const CLI::App *, std::string, CLI::AppFormatMode) { return kHelp; });
     app.add_flag("--json", cl.json);
     app.add_flag("--self", cl.workload.self);
+    app.add_flag("-q,--quiet", cl.quiet);
     for (const std::string &flag : kValueFlags)
         app.add_option_function<std::string>(
             flag, [&parser, flag](const std::string &v) { parser.set(flag, v); });

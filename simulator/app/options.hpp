@@ -24,6 +24,7 @@ struct CommandLine {
     double time_limit_us = -1;              // <0: run until the workload finishes
     Measurement measure;                    // --warmup, --measure, --drain-us
     bool json = false;
+    bool quiet = false;  // no progress line on stderr (there is none off a terminal either)
     std::string csv_dir, plot_dir;
     std::set<std::string> given;  // the options on the command line
 };

@@ -1,4 +1,4 @@
-// One progress line on stderr for long work: "TOOL: 42% 1.2e+06/2.9e+06 records, 3.1e+05/s".
+// One progress line on stderr for long work: "TOOL:  42% 1.20M/2.90M records, 310.00k records/s".
 // Shown only where a person watches (stderr a terminal, no --quiet/--json) and only once the
 // work has taken a second, so short runs and logs stay clean.
 #pragma once
@@ -34,9 +34,9 @@ class Progress {
         last_ = now;
         const double seconds = std::chrono::duration<double>(now - start_).count();
         const double percent = total_ > 0 ? 100.0 * double(done) / double(total_) : 100.0;
-        std::fprintf(stderr, "\r%s: %3.0f%% %.3g/%.3g %s, %.3g %s/s   ", tool_.c_str(), percent,
-                     double(done), double(total_), unit_.c_str(), double(done) / seconds,
-                     unit_.c_str());
+        std::fprintf(stderr, "\r%s: %3.0f%% %s/%s %s, %s %s/s   ", tool_.c_str(), percent,
+                     human(double(done)).c_str(), human(double(total_)).c_str(), unit_.c_str(),
+                     human(double(done) / seconds).c_str(), unit_.c_str());
         std::fflush(stderr);
         shown_ = true;
     }
@@ -50,6 +50,16 @@ class Progress {
     }
 
   private:
+    // 1234567 as "1.23M": decimal multiples, a glance rather than a count.
+    static std::string human(double v) {
+        char text[32];
+        const char *units[] = {"", "k", "M", "G", "T"};
+        int u = 0;
+        while (v >= 1000 && u < 4) v /= 1000, ++u;
+        std::snprintf(text, sizeof text, u == 0 ? "%.0f%s" : "%.2f%s", v, units[u]);
+        return text;
+    }
+
     using Clock = std::chrono::steady_clock;
     std::string tool_, unit_;
     unsigned long long total_;
