@@ -147,21 +147,24 @@ void print_result(const SortOptions &o, const DiskBandwidth &disk, const LocalSo
     double total = 0, expected = 0;
     for (const PhaseReport &r : result.phases) total += r.seconds, expected += r.expected_seconds;
     if (json) {
-        std::printf(
-            "{\"records\": %llu, \"record_size\": %zu, \"key_size\": %zu, "
-            "\"memory_budget\": %llu, \"one_pass\": %s, \"runs\": %zu, "
-            "\"run_records\": %llu, \"merge_passes\": %u, \"merge_fan_in\": %zu, "
-            "\"disk_read_mb_s\": %.1f, \"disk_write_mb_s\": %.1f, \"seconds\": %.3f, "
-            "\"expected_seconds\": %.3f, \"phases\": [",
-            static_cast<unsigned long long>(result.records), o.format.record_size,
-            o.format.key_size, static_cast<unsigned long long>(o.memory_budget),
-            result.one_pass ? "true" : "false", result.runs,
-            static_cast<unsigned long long>(result.memory.run_records), result.merge_passes,
-            result.merge.fan_in, disk.read_mb_s, disk.write_mb_s, total, expected);
-        for (std::size_t i = 0; i < result.phases.size(); ++i) {
-            std::printf("%s%s", i ? ", " : "", result.phases[i].to_json().c_str());
-        }
-        std::printf("]}\n");
+        nlohmann::ordered_json phases = nlohmann::ordered_json::array();
+        for (const PhaseReport &r : result.phases)
+            phases.push_back(nlohmann::ordered_json::parse(r.to_json()));
+        const nlohmann::ordered_json doc = {{"records", result.records},
+                                            {"record_size", o.format.record_size},
+                                            {"key_size", o.format.key_size},
+                                            {"memory_budget", o.memory_budget},
+                                            {"one_pass", result.one_pass},
+                                            {"runs", result.runs},
+                                            {"run_records", result.memory.run_records},
+                                            {"merge_passes", result.merge_passes},
+                                            {"merge_fan_in", result.merge.fan_in},
+                                            {"disk_read_mb_s", disk.read_mb_s},
+                                            {"disk_write_mb_s", disk.write_mb_s},
+                                            {"seconds", total},
+                                            {"expected_seconds", expected},
+                                            {"phases", phases}};
+        std::printf("%s\n", cli::dump(doc).c_str());
     } else {
         std::printf("total     %8.2f s", total);
         if (expected > 0)

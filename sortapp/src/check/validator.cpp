@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace sortapp {
@@ -113,12 +114,12 @@ Status Summary::from_text(const std::string &text, Summary &out) {
 }
 
 std::string Summary::to_json() const {
-    std::ostringstream s;
-    s << "{\"records\": " << records << ", \"sorted\": " << (sorted() ? "true" : "false")
-      << ", \"first_unordered\": " << (first_unordered ? std::to_string(*first_unordered) : "null")
-      << ", \"unordered\": " << unordered << ", \"duplicate_keys\": " << duplicate_keys
-      << ", \"checksum\": \"" << checksum.hex() << "\"}";
-    return s.str();
+    nlohmann::ordered_json j = {{"records", records}, {"sorted", sorted()}};
+    j["first_unordered"] = first_unordered ? nlohmann::ordered_json(*first_unordered) : nullptr;
+    j["unordered"] = unordered;
+    j["duplicate_keys"] = duplicate_keys;
+    j["checksum"] = checksum.hex();
+    return j.dump();
 }
 
 void Validator::add(const std::uint8_t *records, std::size_t count) {

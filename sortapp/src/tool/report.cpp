@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "viaduct/clock.hpp"
@@ -56,13 +57,15 @@ std::string json_escape(const std::string &text) {
 }
 
 std::string PhaseReport::to_json() const {
-    std::ostringstream s;
-    s << "{\"name\": \"" << json_escape(name) << "\", \"bytes\": " << bytes
-      << ", \"seconds\": " << seconds << ", \"mb_per_s\": " << mb_per_s()
-      << ", \"cpu_percent\": " << cpu_percent() << ", \"expected_seconds\": " << expected_seconds
-      << ", \"actual_over_expected\": " << ratio() << ", \"note\": \"" << json_escape(note)
-      << "\"}";
-    return s.str();
+    const nlohmann::ordered_json j = {{"name", name},
+                                      {"bytes", bytes},
+                                      {"seconds", seconds},
+                                      {"mb_per_s", mb_per_s()},
+                                      {"cpu_percent", cpu_percent()},
+                                      {"expected_seconds", expected_seconds},
+                                      {"actual_over_expected", ratio()},
+                                      {"note", note}};
+    return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 void ProgressBar::update(const char *phase, std::uint64_t done, std::uint64_t total) {
