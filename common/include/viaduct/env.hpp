@@ -12,8 +12,8 @@
 namespace viaduct::env {
 
 // A non-negative integer with an optional binary suffix, nothing after it: K, M, G or T
-// (either case) for 2^10, 2^20, 2^30, 2^40, each also spelled KiB, MiB, ... or KB, MB, ...
-// (still binary: sizes here are buffer and message sizes), and a bare B for bytes.
+// (either case) for 2^10, 2^20, 2^30, 2^40, each also spelled KiB, MiB, GiB, TiB, or a bare
+// B for bytes. KB, MB, ... are refused: read as decimal by many, they would be ambiguous.
 inline bool parse_size(const char *text, unsigned long long *out) {
     if (text == nullptr || *text < '0' || *text > '9') return false;
     errno = 0;
@@ -26,9 +26,10 @@ inline bool parse_size(const char *text, unsigned long long *out) {
     if (unit != nullptr) {
         mult = 1ull << (10 * (unit - units + 1));
         ++end;
-        if (*end == 'i' && end[1] == 'B') ++end;
+        if (*end == 'i' && end[1] == 'B') end += 2;
+    } else if (*end == 'B') {
+        ++end;
     }
-    if (*end == 'B') ++end;
     if (*end != '\0') return false;
     if (v > ~0ull / mult) return false;
     *out = v * mult;
