@@ -1,5 +1,5 @@
 // Plumbing shared by the benchmark programs: errors, the command line, size strings, aligned
-// buffers, timing and JSON text. Knows nothing of libmsg (memcpy-bw uses it too).
+// buffers, timing and JSON documents. Knows nothing of libmsg (memcpy-bw uses it too).
 #pragma once
 
 #include <cerrno>
@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -109,30 +110,20 @@ class AlignedBuffer {
 using viaduct::Clock;
 using viaduct::seconds_since;
 
-// A JSON string literal (provider names are the only free text we print).
-inline std::string json_string(std::string_view s) {
-    std::string out = "\"";
-    for (char ch : s) {
-        if (ch == '"' || ch == '\\') {
-            out += '\\';
-            out += ch;
-        } else if (static_cast<unsigned char>(ch) < 0x20) {
-            char esc[8];
-            std::snprintf(esc, sizeof esc, "\\u%04x", static_cast<unsigned>(ch));
-            out += esc;
-        } else {
-            out += ch;
-        }
-    }
-    return out + "\"";
+// The benchmarks' JSON documents, keys in the order written.
+using Json = nlohmann::ordered_json;
+
+// A figure rounded to `decimals` places; JSON has no NaN or infinity, so a degenerate timing
+// is null rather than invalid JSON.
+inline Json json_number(double v, int decimals) {
+    if (!std::isfinite(v)) return nullptr;
+    const double scale = std::pow(10.0, decimals);
+    return std::round(v * scale) / scale;
 }
 
-// JSON has no NaN or infinity; a degenerate timing prints as null rather than invalid JSON.
-inline std::string json_number(double v, int decimals) {
-    if (!std::isfinite(v)) return "null";
-    char text[64];
-    std::snprintf(text, sizeof text, "%.*f", decimals, v);
-    return text;
+// One document on one line of standard output.
+inline void print_json(const Json &doc) {
+    std::puts(doc.dump(-1, ' ', false, Json::error_handler_t::replace).c_str());
 }
 
 }  // namespace viaduct::bench

@@ -111,19 +111,16 @@ int run(const Options &o) {
     for (long n : o.threads) results.push_back(measure(o, n, pairs));
 
     if (o.json) {
-        std::string out =
-            "{\"benchmark\":\"memcpy-bw\",\"buffer_bytes\":" + std::to_string(o.bytes) +
-            ",\"reps\":" + std::to_string(o.reps) +
-            ",\"hardware_threads\":" + std::to_string(std::thread::hardware_concurrency()) +
-            ",\"results\":[";
-        for (size_t i = 0; i < results.size(); ++i) {
-            if (i != 0) out += ",";
-            out += "{\"threads\":" + std::to_string(results[i].threads) +
-                   ",\"best_mbps\":" + json_number(results[i].best_mbps, 1) +
-                   ",\"mean_mbps\":" + json_number(results[i].mean_mbps, 1) + "}";
-        }
-        out += "]}";
-        std::puts(out.c_str());
+        Json rows = Json::array();
+        for (const Result &r : results)
+            rows.push_back({{"threads", r.threads},
+                            {"best_mbps", json_number(r.best_mbps, 1)},
+                            {"mean_mbps", json_number(r.mean_mbps, 1)}});
+        print_json({{"benchmark", "memcpy-bw"},
+                    {"buffer_bytes", o.bytes},
+                    {"reps", o.reps},
+                    {"hardware_threads", std::thread::hardware_concurrency()},
+                    {"results", rows}});
     } else {
         std::printf(
             "# memcpy-bw: %zu B per thread, %ld reps, %u hardware threads; MB/s of bytes "

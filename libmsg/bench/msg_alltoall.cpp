@@ -290,31 +290,28 @@ void print_table(const Options &o, const msg_info_t &info,
                 s.mean_mbps, s.min_mbps, s.max_mbps, s.aggregate_mbps);
 }
 
-void print_json(const Options &o, const msg_info_t &info,
-                const std::vector<std::vector<RankResult>> &reps) {
+void print_results_json(const Options &o, const msg_info_t &info,
+                        const std::vector<std::vector<RankResult>> &reps) {
     Repeats r = rank_repeats(reps);
     Summary s = summarize(reps[r.median]);
-    std::string means;
-    for (double m : r.means) {
-        if (!means.empty()) means += ',';
-        means += json_number(m, 3);
-    }
-    std::string out = "{\"benchmark\":\"msg-alltoall\",\"ranks\":" + std::to_string(info.size) +
-                      ",\"message_bytes\":" + std::to_string(o.message_bytes) +
-                      ",\"iterations\":" + std::to_string(o.iterations) + ",\"buffers\":\"" +
-                      (o.rotate ? "rotate" : "reuse") + "\",\"mode\":\"" +
-                      mode_name(info.restricted) + "\",\"protocol\":\"" +
-                      protocol_name(info.long_protocol) +
-                      "\",\"provider\":" + json_string(info.provider) +
-                      ",\"per_rank_bidir_mbps\":" + json_number(s.mean_mbps, 3) +
-                      ",\"aggregate_mbps\":" + json_number(s.aggregate_mbps, 3) +
-                      ",\"min_rank_bidir_mbps\":" + json_number(s.min_mbps, 3) +
-                      ",\"max_rank_bidir_mbps\":" + json_number(s.max_mbps, 3) +
-                      ",\"elapsed_seconds\":" + json_number(s.max_elapsed, 4) +
-                      ",\"connect_seconds\":" + json_number(s.max_connect, 4) +
-                      ",\"repeats\":" + std::to_string(reps.size()) +
-                      ",\"per_rank_bidir_mbps_repeats\":[" + means + "]}";
-    std::puts(out.c_str());
+    Json means = Json::array();
+    for (double m : r.means) means.push_back(json_number(m, 3));
+    print_json({{"benchmark", "msg-alltoall"},
+                {"ranks", info.size},
+                {"message_bytes", o.message_bytes},
+                {"iterations", o.iterations},
+                {"buffers", o.rotate ? "rotate" : "reuse"},
+                {"mode", mode_name(info.restricted)},
+                {"protocol", protocol_name(info.long_protocol)},
+                {"provider", info.provider},
+                {"per_rank_bidir_mbps", json_number(s.mean_mbps, 3)},
+                {"aggregate_mbps", json_number(s.aggregate_mbps, 3)},
+                {"min_rank_bidir_mbps", json_number(s.min_mbps, 3)},
+                {"max_rank_bidir_mbps", json_number(s.max_mbps, 3)},
+                {"elapsed_seconds", json_number(s.max_elapsed, 4)},
+                {"connect_seconds", json_number(s.max_connect, 4)},
+                {"repeats", reps.size()},
+                {"per_rank_bidir_mbps_repeats", means}});
 }
 
 int run(const Options &o, int &rank) {
@@ -367,7 +364,7 @@ int run(const Options &o, int &rank) {
 
     if (rank == 0) {
         if (o.json) {
-            print_json(o, info, reps);
+            print_results_json(o, info, reps);
         } else {
             print_table(o, info, reps);
         }

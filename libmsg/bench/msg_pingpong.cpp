@@ -239,19 +239,17 @@ void print_table(const msg_info_t &info, const std::vector<Result> &results) {
     }
 }
 
-void print_json(const msg_info_t &info, const std::vector<Result> &results) {
-    std::string out = "{\"benchmark\":\"msg-pingpong\",\"provider\":" + json_string(info.provider) +
-                      ",\"protocol\":\"" + protocol_name(info.long_protocol) + "\",\"mode\":\"" +
-                      mode_name(info.restricted) + "\",\"results\":[";
-    for (size_t i = 0; i < results.size(); ++i) {
-        const Result &r = results[i];
-        if (i != 0) out += ",";
-        out += "{\"bytes\":" + std::to_string(r.bytes) +
-               ",\"latency_us\":" + json_number(r.latency_us, 3) +
-               ",\"bandwidth_mbps\":" + json_number(r.bandwidth_mbps, 3) + "}";
-    }
-    out += "]}";
-    std::puts(out.c_str());
+void print_results_json(const msg_info_t &info, const std::vector<Result> &results) {
+    Json rows = Json::array();
+    for (const Result &r : results)
+        rows.push_back({{"bytes", r.bytes},
+                        {"latency_us", json_number(r.latency_us, 3)},
+                        {"bandwidth_mbps", json_number(r.bandwidth_mbps, 3)}});
+    print_json({{"benchmark", "msg-pingpong"},
+                {"provider", info.provider},
+                {"protocol", protocol_name(info.long_protocol)},
+                {"mode", mode_name(info.restricted)},
+                {"results", rows}});
 }
 
 int run(const Options &o, int &rank) {
@@ -289,7 +287,7 @@ int run(const Options &o, int &rank) {
 
     if (info.rank == 0) {
         if (o.json) {
-            print_json(info, results);
+            print_results_json(info, results);
         } else {
             print_table(info, results);
         }

@@ -329,32 +329,31 @@ Baseline baseline_of(const std::vector<Baseline> &baselines, size_t block) {
     return Baseline{};
 }
 
-void print_json(const Options &o, const msg_info_t &info, const std::vector<Point> &points,
-                const std::vector<Baseline> &baselines) {
-    std::printf(
-        "{\"ranks\": %d, \"provider\": %s, \"protocol\": \"%s\", \"file_bytes\": %zu, "
-        "\"bytes_per_point\": %zu, \"repeats\": %ld, \"points\": [",
-        info.size, json_string(info.provider).c_str(), protocol_name(info.long_protocol),
-        o.file_bytes, o.point_bytes, o.repeats);
-    for (size_t i = 0; i < points.size(); ++i) {
-        const Point &p = points[i];
-        std::string ratio = "null";
+void print_results_json(const Options &o, const msg_info_t &info, const std::vector<Point> &points,
+                        const std::vector<Baseline> &baselines) {
+    Json rows = Json::array(), bases = Json::array();
+    for (const Point &p : points) {
+        Json ratio = nullptr;
         if (p.pattern == "all_to_all")
             ratio = json_number(p.mbps / baseline_of(baselines, p.block).msg_alltoall_mbps, 3);
-        std::printf(
-            "%s{\"pattern\": \"%s\", \"block_bytes\": %zu, \"outstanding\": %ld, "
-            "\"mbps\": %s, \"ratio_to_msg_alltoall\": %s}",
-            i ? ", " : "", p.pattern.c_str(), p.block, p.depth, json_number(p.mbps, 1).c_str(),
-            ratio.c_str());
+        rows.push_back({{"pattern", p.pattern},
+                        {"block_bytes", p.block},
+                        {"outstanding", p.depth},
+                        {"mbps", json_number(p.mbps, 1)},
+                        {"ratio_to_msg_alltoall", ratio}});
     }
-    std::printf("], \"baselines\": [");
-    for (size_t i = 0; i < baselines.size(); ++i)
-        std::printf(
-            "%s{\"block_bytes\": %zu, \"local_pread_mbps\": %s, "
-            "\"msg_alltoall_per_rank_mbps\": %s}",
-            i ? ", " : "", baselines[i].block, json_number(baselines[i].pread_mbps, 1).c_str(),
-            json_number(baselines[i].msg_alltoall_mbps, 1).c_str());
-    std::printf("]}\n");
+    for (const Baseline &b : baselines)
+        bases.push_back({{"block_bytes", b.block},
+                         {"local_pread_mbps", json_number(b.pread_mbps, 1)},
+                         {"msg_alltoall_per_rank_mbps", json_number(b.msg_alltoall_mbps, 1)}});
+    print_json({{"ranks", info.size},
+                {"provider", info.provider},
+                {"protocol", protocol_name(info.long_protocol)},
+                {"file_bytes", o.file_bytes},
+                {"bytes_per_point", o.point_bytes},
+                {"repeats", o.repeats},
+                {"points", rows},
+                {"baselines", bases}});
 }
 
 void print_table(const Options &o, const msg_info_t &info, const std::vector<Point> &points,
@@ -408,7 +407,7 @@ int run(const Options &o, int &rank_out) {
         return 0;
     }
     if (o.json)
-        print_json(o, info, points, baselines);
+        print_results_json(o, info, points, baselines);
     else
         print_table(o, info, points, baselines);
     ctx.finalize();
