@@ -41,21 +41,6 @@ std::string PhaseReport::to_text() const {
     return s;
 }
 
-std::string json_escape(const std::string &text) {
-    std::string out;
-    for (char c : text) {
-        if (c == '"' || c == '\\')
-            out += '\\', out += c;
-        else if (static_cast<unsigned char>(c) < 0x20) {
-            char u[8];
-            std::snprintf(u, sizeof u, "\\u%04x", c);
-            out += u;
-        } else
-            out += c;
-    }
-    return out;
-}
-
 std::string PhaseReport::to_json() const {
     const nlohmann::ordered_json j = {{"name", name},
                                       {"bytes", bytes},
