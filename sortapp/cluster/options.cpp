@@ -1,6 +1,7 @@
 // The distributed sort's command line (see options.hpp).
 #include "options.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -28,9 +29,16 @@ const char kDescription[] =
     "process of a job started any other way (msgrun, mpirun, srun, the TCP rendezvous):\n"
     "the job's last rank is the monitor, ranks 0..N-1 sort.";
 
-// A word from a short list, checked as CLI11 reads it.
+// A word from a short list, checked as CLI11 reads it: "'x' is not a, b or c".
 CLI::Validator one_of(std::vector<std::string> words) {
-    return CLI::IsMember(std::move(words));
+    std::string spoken;
+    for (std::size_t k = 0; k < words.size(); ++k)
+        spoken += (k == 0 ? "" : k + 1 == words.size() ? " or " : ", ") + words[k];
+    auto check = [words, spoken](const std::string &w) -> std::string {
+        if (std::find(words.begin(), words.end(), w) != words.end()) return "";
+        return "'" + w + "' is not " + spoken;
+    };
+    return CLI::Validator(check, "");
 }
 
 void add_run_options(CLI::App &app, JobOptions &o) {
