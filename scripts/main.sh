@@ -18,7 +18,7 @@ trap 'rm -f "$work"/in.* "$work"/out.*' EXIT
 echo "== generating $nodes x $records records (100-byte records, 10-byte keys) in $work =="
 gen=$(build/sortapp/sortgen --json --partitions "$nodes" "$((nodes * records))" "$work/in")
 # The whole input's checksum: the first one sortgen prints (the partitions' follow).
-want=$(sed -n 's/^{"records": [0-9]*, "checksum": "\([0-9a-f]*\)".*/\1/p' <<<"$gen")
+want=$(sed -n 's/^{"records": *[0-9]*, *"checksum": *"\([0-9a-f]*\)".*/\1/p' <<<"$gen")
 echo "input checksum: $want"
 
 algorithm=${ALGORITHM:-three-phase}

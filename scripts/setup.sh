@@ -15,6 +15,8 @@ packages=(
   slurmctld slurmd slurm-client munge slurm-wlm-basic-plugins
   iproute2 procps
   nlohmann-json3-dev gnuplot-nox
+  # Every program's command line (common/include/viaduct/cli.hpp).
+  libcli11-dev
   zlib1g-dev libstxxl-dev
   libsodium-dev
   # scripts/fuzz.sh: clang, whose runtime package carries libFuzzer and the sanitizers.

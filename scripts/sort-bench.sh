@@ -58,7 +58,7 @@ drop_caches() {
 }
 
 mib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
-json_field() { sed -n "s/.*\"$1\": \([0-9.a-z\"]*\).*/\1/p" | head -1 | tr -d '"'; }
+json_field() { sed -n "s/.*\"$1\": *\([0-9.a-z\"]*\).*/\1/p" | head -1 | tr -d '"'; }
 
 # Measure the scratch disk once, outside the timed runs (sortapp caches the figures).
 echo "== scratch disk =="

@@ -1,5 +1,5 @@
-// Plumbing shared by the benchmark programs: errors, option parsing, size strings, aligned
-// buffers, timing and JSON text. Knows nothing of libmsg (memcpy-bw uses it too).
+// Plumbing shared by the benchmark programs: errors, the command line, size strings, aligned
+// buffers, timing and JSON documents. Knows nothing of libmsg (memcpy-bw uses it too).
 #pragma once
 
 #include <cerrno>
@@ -10,12 +10,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "viaduct/cli.hpp"
 #include "viaduct/clock.hpp"
 #include "viaduct/env.hpp"
 
@@ -36,15 +38,11 @@ class UsageError : public std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-// "4096", "512K", "16M", "1G": binary multiples, as message sizes are powers of two
-// (viaduct::env::parse_size), also spelled the long way: "512KiB", "16MB".
+// "4096", "512K", "16MiB", "1G": viaduct::env::parse_size, the one size syntax of every
+// tool and VIADUCT_* setting (binary multiples: message sizes are powers of two).
 inline std::optional<size_t> parse_size(std::string_view text) {
-    std::string s(text);
-    if (!s.empty() && s.back() == 'B') s.pop_back();
-    if (s.size() >= 2 && s.back() == 'i' && std::strchr("kKmMgG", s[s.size() - 2]) != nullptr)
-        s.pop_back();
     unsigned long long v = 0;
-    if (!viaduct::env::parse_size(s.c_str(), &v)) return std::nullopt;
+    if (!viaduct::env::parse_size(std::string(text).c_str(), &v)) return std::nullopt;
     return static_cast<size_t>(v);
 }
 
@@ -58,76 +56,31 @@ inline std::optional<long> parse_long(std::string_view text) {
     return v;
 }
 
-// Walks argv; each option may be written "--name value" or "--name=value".
-class Args {
-  public:
-    Args(int argc, char **argv) : args_(argv + 1, argv + argc) {}
+// A whole-number option in [min, max].
+inline CLI::Option *add_long(CLI::App &app, const std::string &name, long &out, long min, long max,
+                             const std::string &description) {
+    return app.add_option(name, out, description)->check(CLI::Range(min, max))->type_name("N");
+}
 
-    bool done() const { return pos_ >= args_.size(); }
-    std::string_view current() const { return args_[pos_]; }
-
-    // Consumes the next argument if it is exactly the flag `name`.
-    bool flag(std::string_view name) {
-        if (done() || current() != name) return false;
-        ++pos_;
-        return true;
+// The benchmarks' command line (viaduct::cli): description, --help, --version, and the
+// options `add` registers. Returns -1 to go on, else the exit status; only `speak` prints.
+template <typename Options, typename Add>
+int parse_command_line(const char *name, const char *description, int argc, char **argv, Options &o,
+                       Add add, bool speak) {
+    CLI::App app;
+    viaduct::cli::setup(app, name);
+    app.description(description);
+    add(app, o);
+    app.footer(viaduct::cli::size_syntax);
+    if (int rc = viaduct::cli::parse(app, argc, argv, speak); rc >= 0) return rc;
+    try {
+        o.check();
+    } catch (const UsageError &e) {
+        if (speak) viaduct::cli::usage_error(name, e.what());
+        return viaduct::cli::exit_usage;
     }
-
-    // Consumes the flag `name` if it is next and stores `value` in `out`.
-    bool flag(std::string_view name, bool &out, bool value = true) {
-        if (!flag(name)) return false;
-        out = value;
-        return true;
-    }
-
-    // Consumes `name` and its value if the next argument is that option.
-    bool value(std::string_view name, std::string &out) {
-        if (done()) return false;
-        std::string_view arg = current();
-        if (arg == name) {
-            if (pos_ + 1 >= args_.size()) throw UsageError(std::string(name) + " needs a value");
-            out = args_[pos_ + 1];
-            pos_ += 2;
-            return true;
-        }
-        if (arg.size() > name.size() && arg.substr(0, name.size()) == name &&
-            arg[name.size()] == '=') {
-            out = std::string(arg.substr(name.size() + 1));
-            ++pos_;
-            return true;
-        }
-        return false;
-    }
-
-    bool size_value(std::string_view name, size_t &out) {
-        std::string text;
-        if (!value(name, text)) return false;
-        auto v = parse_size(text);
-        if (!v) throw UsageError(std::string(name) + ": '" + text + "' is not a byte count");
-        out = *v;
-        return true;
-    }
-
-    bool long_value(std::string_view name, long min, long max, long &out) {
-        std::string text;
-        if (!value(name, text)) return false;
-        auto v = parse_long(text);
-        if (!v || *v < min || *v > max) {
-            throw UsageError(std::string(name) + ": '" + text + "' is not an integer in [" +
-                             std::to_string(min) + ", " + std::to_string(max) + "]");
-        }
-        out = *v;
-        return true;
-    }
-
-    [[noreturn]] void unknown() const {
-        throw UsageError("unknown option '" + std::string(current()) + "'");
-    }
-
-  private:
-    std::vector<std::string> args_;
-    size_t pos_ = 0;
-};
+    return -1;
+}
 
 // Page-aligned, pre-faulted bytes, so first-touch page faults never land in a timed loop
 // and a transport that registers memory gets whole pages.
@@ -157,30 +110,20 @@ class AlignedBuffer {
 using viaduct::Clock;
 using viaduct::seconds_since;
 
-// A JSON string literal (provider names are the only free text we print).
-inline std::string json_string(std::string_view s) {
-    std::string out = "\"";
-    for (char ch : s) {
-        if (ch == '"' || ch == '\\') {
-            out += '\\';
-            out += ch;
-        } else if (static_cast<unsigned char>(ch) < 0x20) {
-            char esc[8];
-            std::snprintf(esc, sizeof esc, "\\u%04x", static_cast<unsigned>(ch));
-            out += esc;
-        } else {
-            out += ch;
-        }
-    }
-    return out + "\"";
+// The benchmarks' JSON documents, keys in the order written.
+using Json = nlohmann::ordered_json;
+
+// A figure rounded to `decimals` places; JSON has no NaN or infinity, so a degenerate timing
+// is null rather than invalid JSON.
+inline Json json_number(double v, int decimals) {
+    if (!std::isfinite(v)) return nullptr;
+    const double scale = std::pow(10.0, decimals);
+    return std::round(v * scale) / scale;
 }
 
-// JSON has no NaN or infinity; a degenerate timing prints as null rather than invalid JSON.
-inline std::string json_number(double v, int decimals) {
-    if (!std::isfinite(v)) return "null";
-    char text[64];
-    std::snprintf(text, sizeof text, "%.*f", decimals, v);
-    return text;
+// One document on one line of standard output.
+inline void print_json(const Json &doc) {
+    std::puts(doc.dump(-1, ' ', false, Json::error_handler_t::replace).c_str());
 }
 
 }  // namespace viaduct::bench

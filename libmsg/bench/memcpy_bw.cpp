@@ -17,18 +17,13 @@ struct Options {
     long reps = 5;
     std::vector<long> threads = {1, 2};
     bool json = false;
+
+    void check() const {}
 };
 
-const char kUsage[] =
-    "usage: memcpy-bw [options]\n"
+const char kDescription[] =
     "Copies a source buffer to a destination buffer per thread, all threads at once, and\n"
-    "prints MB/s of bytes copied (MB = 10^6 bytes), best and mean over the repetitions.\n"
-    "\n"
-    "  --bytes BYTES         buffer size per thread (default 256M); K, M, G suffixes are binary\n"
-    "  --reps N              timed repetitions per thread count (default 5)\n"
-    "  --threads LIST        comma-separated thread counts (default 1,2)\n"
-    "  --json                print one JSON object instead of a table\n"
-    "  --help                this text\n";
+    "prints MB/s of bytes copied (MB = 10^6 bytes), best and mean over the repetitions.";
 
 std::vector<long> parse_thread_list(const std::string &text) {
     std::vector<long> out;
@@ -46,25 +41,21 @@ std::vector<long> parse_thread_list(const std::string &text) {
     return out;
 }
 
-Options parse_options(int argc, char **argv, bool &help) {
-    Options o;
-    Args args(argc, argv);
-    std::string text;
-    while (!args.done()) {
-        if (args.flag("--help") || args.flag("-h")) {
-            help = true;
-            return o;
-        }
-        if (args.value("--threads", text)) {
-            o.threads = parse_thread_list(text);
-            continue;
-        }
-        bool known = args.flag("--json", o.json) || args.size_value("--bytes", o.bytes) ||
-                     args.long_value("--reps", 1, 1000000, o.reps);
-        if (!known) args.unknown();
-    }
-    if (o.bytes == 0) throw UsageError("--bytes must be at least 1");
-    return o;
+void add_options(CLI::App &app, Options &o) {
+    viaduct::cli::add_size(app, "--bytes", o.bytes, "buffer size per thread (default 256M)", 1);
+    add_long(app, "--reps", o.reps, 1, 1000000, "timed repetitions per thread count (default 5)");
+    app.add_option_function<std::string>(
+           "--threads",
+           [&o](const std::string &text) {
+               try {
+                   o.threads = parse_thread_list(text);
+               } catch (const UsageError &e) {
+                   throw CLI::ValidationError(e.what());
+               }
+           },
+           "comma-separated thread counts (default 1,2)")
+        ->type_name("LIST");
+    app.add_flag("--json", o.json, "print one JSON object instead of a table");
 }
 
 // One thread's source and destination, touched up front so page faults are not timed.
@@ -120,19 +111,16 @@ int run(const Options &o) {
     for (long n : o.threads) results.push_back(measure(o, n, pairs));
 
     if (o.json) {
-        std::string out =
-            "{\"benchmark\":\"memcpy-bw\",\"buffer_bytes\":" + std::to_string(o.bytes) +
-            ",\"reps\":" + std::to_string(o.reps) +
-            ",\"hardware_threads\":" + std::to_string(std::thread::hardware_concurrency()) +
-            ",\"results\":[";
-        for (size_t i = 0; i < results.size(); ++i) {
-            if (i != 0) out += ",";
-            out += "{\"threads\":" + std::to_string(results[i].threads) +
-                   ",\"best_mbps\":" + json_number(results[i].best_mbps, 1) +
-                   ",\"mean_mbps\":" + json_number(results[i].mean_mbps, 1) + "}";
-        }
-        out += "]}";
-        std::puts(out.c_str());
+        Json rows = Json::array();
+        for (const Result &r : results)
+            rows.push_back({{"threads", r.threads},
+                            {"best_mbps", json_number(r.best_mbps, 1)},
+                            {"mean_mbps", json_number(r.mean_mbps, 1)}});
+        print_json({{"benchmark", "memcpy-bw"},
+                    {"buffer_bytes", o.bytes},
+                    {"reps", o.reps},
+                    {"hardware_threads", std::thread::hardware_concurrency()},
+                    {"results", rows}});
     } else {
         std::printf(
             "# memcpy-bw: %zu B per thread, %ld reps, %u hardware threads; MB/s of bytes "
@@ -150,17 +138,8 @@ int run(const Options &o) {
 
 int main(int argc, char **argv) {
     Options options;
-    try {
-        bool help = false;
-        options = parse_options(argc, argv, help);
-        if (help) {
-            std::fputs(kUsage, stdout);
-            return 0;
-        }
-    } catch (const UsageError &e) {
-        std::fprintf(stderr, "memcpy-bw: %s (see --help)\n", e.what());
-        return 2;
-    }
+    int rc = parse_command_line("memcpy-bw", kDescription, argc, argv, options, add_options, true);
+    if (rc >= 0) return rc;
     try {
         return run(options);
     } catch (const std::exception &e) {

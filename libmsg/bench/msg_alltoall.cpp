@@ -25,47 +25,32 @@ struct Options {
     long timeout_s = 120;
     bool json = false;
     FabricOptions fabric;
+
+    void check() const {}
 };
 
-const char kUsage[] =
-    "usage: msgrun -n P msg-alltoall [options]\n"
+const char kDescription[] =
+    "msgrun -n P msg-alltoall [OPTIONS]\n"
     "Each rank keeps one msg_isend to and one msg_irecv from every other rank in flight on\n"
     "one CQ and re-issues each as it completes until it has been issued I times. Per-rank\n"
     "bidirectional MB/s = (bytes sent + bytes received) / elapsed, MB = 10^6 bytes;\n"
-    "aggregate = sum over ranks.\n"
-    "\n"
-    "  --bytes BYTES         message size (default 512K); K, M, G suffixes are binary\n"
-    "  --iters I             issues of each send and each receive (default 50)\n"
-    "  --repeat R            measure R times in this job and report the median repeat (by\n"
-    "                        per-rank mean; default 1): a short run on a noisy machine is\n"
-    "                        one sample, not a figure\n"
-    "  --rotate              move through a region larger than the caches (DRAM) instead of\n"
-    "                        reusing one buffer per operation\n"
-    "  --region BYTES        with --rotate: region per direction (default 128M)\n"
-    "  --timeout S           give up if no operation completes for S seconds (default 120)\n"
-    "  --json                print one JSON object instead of a table\n"
-    "  --help                this text\n"
-    "libmsg options (each overrides its VIADUCT_* variable):\n";
+    "aggregate = sum over ranks.";
 
-Options parse_options(int argc, char **argv, bool &help) {
-    Options o;
-    Args args(argc, argv);
-    while (!args.done()) {
-        if (args.flag("--help") || args.flag("-h")) {
-            help = true;
-            return o;
-        }
-        bool known = args.flag("--json", o.json) || args.flag("--rotate", o.rotate) ||
-                     args.flag("--reuse", o.rotate, false) ||
-                     args.size_value("--bytes", o.message_bytes) ||
-                     args.size_value("--region", o.region_bytes) ||
-                     args.long_value("--iters", 1, 1000000000, o.iterations) ||
-                     args.long_value("--repeat", 1, 10000, o.repeats) ||
-                     args.long_value("--timeout", 1, 86400, o.timeout_s) || o.fabric.parse(args);
-        if (!known) args.unknown();
-    }
-    if (o.message_bytes == 0) throw UsageError("--bytes must be at least 1");
-    return o;
+void add_options(CLI::App &app, Options &o) {
+    viaduct::cli::add_size(app, "--bytes", o.message_bytes, "message size (default 512K)", 1);
+    add_long(app, "--iters", o.iterations, 1, 1000000000,
+             "issues of each send and each receive (default 50)");
+    add_long(app, "--repeat", o.repeats, 1, 10000,
+             "measure R times in this job and report the median repeat (by per-rank mean; "
+             "default 1): a short run on a noisy machine is one sample, not a figure");
+    app.add_flag("--rotate,!--reuse", o.rotate,
+                 "move through a region larger than the caches (DRAM) instead of reusing one "
+                 "buffer per operation (--reuse, the default)");
+    viaduct::cli::add_size(app, "--region", o.region_bytes,
+                           "with --rotate: region per direction (default 128M)");
+    add_long(app, "--timeout", o.timeout_s, 1, 86400,
+             "give up if no operation completes for S seconds (default 120)");
+    app.add_flag("--json", o.json, "print one JSON object instead of a table");
 }
 
 // Message buffers for one direction. Reusing, each operation owns one slot for the whole run,
@@ -305,31 +290,28 @@ void print_table(const Options &o, const msg_info_t &info,
                 s.mean_mbps, s.min_mbps, s.max_mbps, s.aggregate_mbps);
 }
 
-void print_json(const Options &o, const msg_info_t &info,
-                const std::vector<std::vector<RankResult>> &reps) {
+void print_results_json(const Options &o, const msg_info_t &info,
+                        const std::vector<std::vector<RankResult>> &reps) {
     Repeats r = rank_repeats(reps);
     Summary s = summarize(reps[r.median]);
-    std::string means;
-    for (double m : r.means) {
-        if (!means.empty()) means += ',';
-        means += json_number(m, 3);
-    }
-    std::string out = "{\"benchmark\":\"msg-alltoall\",\"ranks\":" + std::to_string(info.size) +
-                      ",\"message_bytes\":" + std::to_string(o.message_bytes) +
-                      ",\"iterations\":" + std::to_string(o.iterations) + ",\"buffers\":\"" +
-                      (o.rotate ? "rotate" : "reuse") + "\",\"mode\":\"" +
-                      mode_name(info.restricted) + "\",\"protocol\":\"" +
-                      protocol_name(info.long_protocol) +
-                      "\",\"provider\":" + json_string(info.provider) +
-                      ",\"per_rank_bidir_mbps\":" + json_number(s.mean_mbps, 3) +
-                      ",\"aggregate_mbps\":" + json_number(s.aggregate_mbps, 3) +
-                      ",\"min_rank_bidir_mbps\":" + json_number(s.min_mbps, 3) +
-                      ",\"max_rank_bidir_mbps\":" + json_number(s.max_mbps, 3) +
-                      ",\"elapsed_seconds\":" + json_number(s.max_elapsed, 4) +
-                      ",\"connect_seconds\":" + json_number(s.max_connect, 4) +
-                      ",\"repeats\":" + std::to_string(reps.size()) +
-                      ",\"per_rank_bidir_mbps_repeats\":[" + means + "]}";
-    std::puts(out.c_str());
+    Json means = Json::array();
+    for (double m : r.means) means.push_back(json_number(m, 3));
+    print_json({{"benchmark", "msg-alltoall"},
+                {"ranks", info.size},
+                {"message_bytes", o.message_bytes},
+                {"iterations", o.iterations},
+                {"buffers", o.rotate ? "rotate" : "reuse"},
+                {"mode", mode_name(info.restricted)},
+                {"protocol", protocol_name(info.long_protocol)},
+                {"provider", info.provider},
+                {"per_rank_bidir_mbps", json_number(s.mean_mbps, 3)},
+                {"aggregate_mbps", json_number(s.aggregate_mbps, 3)},
+                {"min_rank_bidir_mbps", json_number(s.min_mbps, 3)},
+                {"max_rank_bidir_mbps", json_number(s.max_mbps, 3)},
+                {"elapsed_seconds", json_number(s.max_elapsed, 4)},
+                {"connect_seconds", json_number(s.max_connect, 4)},
+                {"repeats", reps.size()},
+                {"per_rank_bidir_mbps_repeats", means}});
 }
 
 int run(const Options &o, int &rank) {
@@ -382,7 +364,7 @@ int run(const Options &o, int &rank) {
 
     if (rank == 0) {
         if (o.json) {
-            print_json(o, info, reps);
+            print_results_json(o, info, reps);
         } else {
             print_table(o, info, reps);
         }
@@ -393,5 +375,6 @@ int run(const Options &o, int &rank) {
 }  // namespace
 
 int main(int argc, char **argv) {
-    return viaduct::bench::benchmark_main("msg-alltoall", kUsage, argc, argv, parse_options, run);
+    return viaduct::bench::benchmark_main("msg-alltoall", kDescription, argc, argv, add_options,
+                                          run);
 }

@@ -24,41 +24,28 @@ struct Options {
     long timeout_s = 60;
     bool json = false;
     FabricOptions fabric;
+
+    void check() const {
+        if (min_bytes > max_bytes) throw UsageError("--min is larger than --max");
+    }
 };
 
-const char kUsage[] =
-    "usage: msgrun -n 2 msg-pingpong [options]\n"
+const char kDescription[] =
+    "msgrun -n 2 msg-pingpong [OPTIONS]\n"
     "Blocking ping-pong between ranks 0 and 1: one-way latency (round trip / 2) and\n"
-    "bandwidth (bytes / one-way time, MB = 10^6 bytes) for 0 B, 1 B, 2 B, ... 16 MiB.\n"
-    "\n"
-    "  --min BYTES           smallest message (default 0); K, M, G suffixes are binary\n"
-    "  --max BYTES           largest message (default 16M)\n"
-    "  --iters N             timed round trips up to 64 KiB; larger sizes run\n"
-    "                        N * 64 KiB / size of them, at least min(N, 20) (default 1000)\n"
-    "  --warmup N            untimed round trips before each size, scaled the same way\n"
-    "                        (default 10)\n"
-    "  --timeout S           give up if a message has not arrived after S seconds (default 60)\n"
-    "  --json                print one JSON object instead of a table\n"
-    "  --help                this text\n"
-    "libmsg options (each overrides its VIADUCT_* variable):\n";
+    "bandwidth (bytes / one-way time, MB = 10^6 bytes) for 0 B, 1 B, 2 B, ... 16 MiB.";
 
-Options parse_options(int argc, char **argv, bool &help) {
-    Options o;
-    Args args(argc, argv);
-    while (!args.done()) {
-        if (args.flag("--help") || args.flag("-h")) {
-            help = true;
-            return o;
-        }
-        bool known = args.flag("--json", o.json) || args.size_value("--min", o.min_bytes) ||
-                     args.size_value("--max", o.max_bytes) ||
-                     args.long_value("--iters", 1, 1000000000, o.iterations) ||
-                     args.long_value("--warmup", 0, 1000000000, o.warmup) ||
-                     args.long_value("--timeout", 1, 86400, o.timeout_s) || o.fabric.parse(args);
-        if (!known) args.unknown();
-    }
-    if (o.min_bytes > o.max_bytes) throw UsageError("--min is larger than --max");
-    return o;
+void add_options(CLI::App &app, Options &o) {
+    viaduct::cli::add_size(app, "--min", o.min_bytes, "smallest message (default 0)");
+    viaduct::cli::add_size(app, "--max", o.max_bytes, "largest message (default 16M)");
+    add_long(app, "--iters", o.iterations, 1, 1000000000,
+             "timed round trips up to 64 KiB; larger sizes run N * 64 KiB / size of them, at "
+             "least min(N, 20) (default 1000)");
+    add_long(app, "--warmup", o.warmup, 0, 1000000000,
+             "untimed round trips before each size, scaled the same way (default 10)");
+    add_long(app, "--timeout", o.timeout_s, 1, 86400,
+             "give up if a message has not arrived after S seconds (default 60)");
+    app.add_flag("--json", o.json, "print one JSON object instead of a table");
 }
 
 // The paper's sizes: 0 B, 1 B, then every power of two, clipped to [min, max].
@@ -252,19 +239,17 @@ void print_table(const msg_info_t &info, const std::vector<Result> &results) {
     }
 }
 
-void print_json(const msg_info_t &info, const std::vector<Result> &results) {
-    std::string out = "{\"benchmark\":\"msg-pingpong\",\"provider\":" + json_string(info.provider) +
-                      ",\"protocol\":\"" + protocol_name(info.long_protocol) + "\",\"mode\":\"" +
-                      mode_name(info.restricted) + "\",\"results\":[";
-    for (size_t i = 0; i < results.size(); ++i) {
-        const Result &r = results[i];
-        if (i != 0) out += ",";
-        out += "{\"bytes\":" + std::to_string(r.bytes) +
-               ",\"latency_us\":" + json_number(r.latency_us, 3) +
-               ",\"bandwidth_mbps\":" + json_number(r.bandwidth_mbps, 3) + "}";
-    }
-    out += "]}";
-    std::puts(out.c_str());
+void print_results_json(const msg_info_t &info, const std::vector<Result> &results) {
+    Json rows = Json::array();
+    for (const Result &r : results)
+        rows.push_back({{"bytes", r.bytes},
+                        {"latency_us", json_number(r.latency_us, 3)},
+                        {"bandwidth_mbps", json_number(r.bandwidth_mbps, 3)}});
+    print_json({{"benchmark", "msg-pingpong"},
+                {"provider", info.provider},
+                {"protocol", protocol_name(info.long_protocol)},
+                {"mode", mode_name(info.restricted)},
+                {"results", rows}});
 }
 
 int run(const Options &o, int &rank) {
@@ -302,7 +287,7 @@ int run(const Options &o, int &rank) {
 
     if (info.rank == 0) {
         if (o.json) {
-            print_json(info, results);
+            print_results_json(info, results);
         } else {
             print_table(info, results);
         }
@@ -313,5 +298,6 @@ int run(const Options &o, int &rank) {
 }  // namespace
 
 int main(int argc, char **argv) {
-    return viaduct::bench::benchmark_main("msg-pingpong", kUsage, argc, argv, parse_options, run);
+    return viaduct::bench::benchmark_main("msg-pingpong", kDescription, argc, argv, add_options,
+                                          run);
 }

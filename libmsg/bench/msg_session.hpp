@@ -35,53 +35,63 @@ struct FabricOptions {
     std::optional<long> credits;
     std::optional<long> timeout_ms;
 
-    static constexpr const char *usage =
-        "  --provider NAME       libfabric provider: shm, \"tcp;ofi_rxm\", ... (VIADUCT_PROVIDER)\n"
-        "  --protocol P          long-message protocol (VIADUCT_PROTOCOL): sendrecv (chunks\n"
-        "                        through pre-posted buffers), rdma (the receiver RDMA-reads)\n"
-        "                        or rdma-write (the sender RDMA-writes)\n"
-        "  --restricted          one long send and one long receive at a time "
-        "(VIADUCT_RESTRICTED=1)\n"
-        "  --unrestricted        any number of long messages at once (VIADUCT_RESTRICTED=0)\n"
-        "  --eager-max BYTES     largest eager message (VIADUCT_EAGER_MAX)\n"
-        "  --buffer-size BYTES   pre-posted receive buffer / chunk size (VIADUCT_BUFFER_SIZE)\n"
-        "  --credits N           receive buffers per peer (VIADUCT_CREDITS)\n"
-        "  --peer-timeout-ms N   join and dead-peer timeout (VIADUCT_TIMEOUT_MS)\n";
+    // The fabric options, in a group of their own in --help.
+    void add(CLI::App &app) {
+        CLI::Option_group *g =
+            app.add_option_group("libmsg options", "each overrides its VIADUCT_* variable");
+        g->add_option_function<std::string>(
+             "--provider",
+             [this](const std::string &text) {
+                 if (text.empty()) throw CLI::ValidationError("--provider needs a name");
+                 provider = text;
+             },
+             "libfabric provider: shm, \"tcp;ofi_rxm\", ... (VIADUCT_PROVIDER)")
+            ->type_name("NAME");
+        g->add_option_function<std::string>(
+             "--protocol", [this](const std::string &text) { long_protocol = protocol(text); },
+             "long-message protocol (VIADUCT_PROTOCOL): sendrecv (chunks through pre-posted "
+             "buffers), rdma (the receiver RDMA-reads) or rdma-write (the sender RDMA-writes)")
+            ->type_name("P");
+        g->add_flag_function(
+            "--restricted", [this](std::int64_t) { restricted = 1; },
+            "one long send and one long receive at a time (VIADUCT_RESTRICTED=1)");
+        g->add_flag_function(
+            "--unrestricted", [this](std::int64_t) { restricted = 0; },
+            "any number of long messages at once (VIADUCT_RESTRICTED=0)");
+        add_size(*g, "--eager-max", eager_max, "largest eager message (VIADUCT_EAGER_MAX)");
+        add_size(*g, "--buffer-size", buffer_size,
+                 "pre-posted receive buffer / chunk size (VIADUCT_BUFFER_SIZE)");
+        g->add_option_function<long>(
+             "--credits", [this](long n) { credits = n; },
+             "receive buffers per peer (VIADUCT_CREDITS)")
+            ->check(CLI::Range(1, 1024))
+            ->type_name("N");
+        g->add_option_function<long>(
+             "--peer-timeout-ms", [this](long n) { timeout_ms = n; },
+             "join and dead-peer timeout (VIADUCT_TIMEOUT_MS)")
+            ->check(CLI::Range(1, 86400000))
+            ->type_name("MS");
+    }
 
-    // Consumes one fabric option if the next argument is one.
-    bool parse(Args &args) {
-        std::string text;
-        size_t bytes = 0;
-        long n = 0;
-        if (args.value("--provider", text)) {
-            if (text.empty()) throw UsageError("--provider needs a non-empty name");
-            provider = text;
-        } else if (args.value("--protocol", text)) {
-            if (text == "sendrecv") {
-                long_protocol = MSG_PROTOCOL_SENDRECV;
-            } else if (text == "rdma") {
-                long_protocol = MSG_PROTOCOL_RDMA;
-            } else if (text == "rdma-write") {
-                long_protocol = MSG_PROTOCOL_RDMA_WRITE;
-            } else {
-                throw UsageError("--protocol: '" + text + "' is not sendrecv, rdma or rdma-write");
-            }
-        } else if (args.flag("--restricted")) {
-            restricted = 1;
-        } else if (args.flag("--unrestricted")) {
-            restricted = 0;
-        } else if (args.size_value("--eager-max", bytes)) {
-            eager_max = bytes;
-        } else if (args.size_value("--buffer-size", bytes)) {
-            buffer_size = bytes;
-        } else if (args.long_value("--credits", 1, 1024, n)) {
-            credits = n;
-        } else if (args.long_value("--peer-timeout-ms", 1, 86400000, n)) {
-            timeout_ms = n;
-        } else {
-            return false;
-        }
-        return true;
+    static int protocol(const std::string &text) {
+        if (text == "sendrecv") return MSG_PROTOCOL_SENDRECV;
+        if (text == "rdma") return MSG_PROTOCOL_RDMA;
+        if (text == "rdma-write") return MSG_PROTOCOL_RDMA_WRITE;
+        throw CLI::ValidationError("--protocol: '" + text +
+                                   "' is not sendrecv, rdma or rdma-write");
+    }
+
+    static void add_size(CLI::App &app, const std::string &name, std::optional<size_t> &out,
+                         const std::string &description) {
+        app.add_option_function<std::string>(
+               name,
+               [name, &out](const std::string &text) {
+                   auto v = viaduct::cli::size(text);
+                   if (!v) throw CLI::ValidationError(viaduct::cli::size_problem(name, text, 0, 0));
+                   out = static_cast<size_t>(*v);
+               },
+               description)
+            ->type_name("SIZE");
     }
 
     // Defaults, then VIADUCT_* variables, then the command line. The returned config points
@@ -157,26 +167,21 @@ class CompletionQueue {
 
 // The main() the libmsg benchmarks share: options, --help (printed by rank 0
 // only), the run, and every error as one line naming the program and, once
-// msg_init has succeeded, the rank. parse(argc, argv, help) returns Options;
-// run(options, rank) returns the exit status and sets rank when known.
-template <typename Parse, typename Run>
-int benchmark_main(const char *name, const char *usage, int argc, char **argv, Parse parse,
-                   Run run) {
-    decltype(parse(argc, argv, std::declval<bool &>())) options;
-    try {
-        bool help = false;
-        options = parse(argc, argv, help);
-        if (help) {
-            if (launched_as_rank0()) {
-                std::fputs(usage, stdout);
-                std::fputs(FabricOptions::usage, stdout);
-            }
-            return 0;
-        }
-    } catch (const UsageError &e) {
-        if (launched_as_rank0()) std::fprintf(stderr, "%s: %s (see --help)\n", name, e.what());
-        return 2;
-    }
+// msg_init has succeeded, the rank. add(app, options) registers the program's own options
+// (Options has a check() that throws UsageError); run(options, rank) returns the exit status
+// and sets rank when known.
+template <typename Options, typename Run>
+int benchmark_main(const char *name, const char *description, int argc, char **argv,
+                   void (*add)(CLI::App &, Options &), Run run) {
+    Options options;
+    int rc = parse_command_line(
+        name, description, argc, argv, options,
+        [add](CLI::App &app, Options &o) {
+            add(app, o);
+            o.fabric.add(app);
+        },
+        launched_as_rank0());
+    if (rc >= 0) return rc;
     int rank = -1;
     try {
         return run(options, rank);

@@ -18,59 +18,33 @@
 #include "common/config.hpp"
 #include "common/log.hpp"
 #include "supervise.hpp"
+#include "viaduct/cli.hpp"
 
 namespace {
 
-void usage(FILE *out) {
-    std::fprintf(out,
-                 "usage: msgrun -n N [--timeout SECONDS] [--grace SECONDS] [--] PROGRAM [ARGS...]\n"
-                 "       msgrun -n N --serve HOST:PORT [--key-file PATH] [--timeout SECONDS]\n"
-                 "\n"
-                 "Starts N processes of PROGRAM on this machine as one libmsg job\n"
-                 "(ranks 0..N-1) and coordinates their start-up and failure notices.\n"
-                 "With --serve, starts no processes: it coordinates N ranks started by\n"
-                 "other means, which set VIADUCT_COORDINATOR=HOST:PORT, VIADUCT_RANK,\n"
-                 "VIADUCT_SIZE and the job key (VIADUCT_JOB_KEY or VIADUCT_JOB_KEY_FILE).\n"
-                 "Every job has a random key; msgrun gives it to the ranks it starts. With\n"
-                 "--serve it uses the key in VIADUCT_JOB_KEY(_FILE) if set, else makes one\n"
-                 "and writes it to --key-file or prints it on standard output.\n"
-                 "\n"
-                 "  -n, --np N          number of ranks (1..4096)\n"
-                 "  --timeout SECONDS   stop the job after this long: SIGTERM, then SIGKILL\n"
-                 "                      after the grace period (exit status 124)\n"
-                 "  --grace SECONDS     time a rank has to exit after SIGTERM before SIGKILL\n"
-                 "                      (default 5; 0: SIGKILL right after SIGTERM)\n"
-                 "  --failure-grace SECONDS  after a rank fails, time the others have to end\n"
-                 "                      by themselves before they are stopped as by SIGTERM\n"
-                 "                      (default 60; at once if all that remain are stopped)\n"
-                 "  --join-timeout MS   time allowed for all ranks to join (default 30000); a\n"
-                 "                      rank stopped (SIGSTOP) for a third of it is reported\n"
-                 "                      failed to its peers\n"
-                 "  --key-file PATH     with --serve: write the job key to PATH, a new file\n"
-                 "                      (mode 0600; an existing file is refused)\n"
-                 "  -h, --help          this text\n"
-                 "\n"
-                 "Each rank leads a process group of its own. SIGINT, SIGTERM or SIGHUP sent\n"
-                 "to msgrun goes to every rank's group; a second one, or the end of the grace\n"
-                 "period, sends SIGKILL. A rank whose msgrun dies gets SIGTERM.\n"
-                 "\n"
-                 "Exit status:\n"
-                 "  0        every rank exited 0\n"
-                 "  124      --timeout stopped the job, whatever the ranks' statuses\n"
-                 "  128+N    msgrun got signal N and stopped the job (SIGINT 130,\n"
-                 "           SIGTERM 143, SIGHUP 129), whatever the ranks' statuses\n"
-                 "  else     the first failing rank's status (128+N for a rank killed by\n"
-                 "           signal N; its message says which); 1 or 2 for msgrun's own\n"
-                 "           errors and usage errors\n");
-}
+const char *kDescription =
+    "msgrun -n N [OPTIONS] [--] PROGRAM [ARGS...]\n"
+    "msgrun -n N --serve HOST:PORT [--key-file PATH] [--timeout SECONDS]\n\n"
+    "Starts N processes of PROGRAM on this machine as one libmsg job (ranks 0..N-1) and\n"
+    "coordinates their start-up and failure notices. With --serve, starts no processes: it\n"
+    "coordinates N ranks started by other means, which set VIADUCT_COORDINATOR=HOST:PORT,\n"
+    "VIADUCT_RANK, VIADUCT_SIZE and the job key (VIADUCT_JOB_KEY or VIADUCT_JOB_KEY_FILE).\n"
+    "Every job has a random key; msgrun gives it to the ranks it starts. With --serve it uses\n"
+    "the key in VIADUCT_JOB_KEY(_FILE) if set, else makes one and writes it to --key-file or\n"
+    "prints it on standard output.";
 
-bool parse_long(const char *s, long lo, long hi, long *out) {
-    char *end = nullptr;
-    long v = std::strtol(s, &end, 10);
-    if (end == s || *end != '\0' || v < lo || v > hi) return false;
-    *out = v;
-    return true;
-}
+const char *kFooter =
+    "Each rank leads a process group of its own. SIGINT, SIGTERM or SIGHUP sent to msgrun\n"
+    "goes to every rank's group; a second one, or the end of the grace period, sends SIGKILL.\n"
+    "A rank whose msgrun dies gets SIGTERM.\n"
+    "\n"
+    "Exit status:\n"
+    "  0        every rank exited 0\n"
+    "  124      --timeout stopped the job, whatever the ranks' statuses\n"
+    "  128+N    msgrun got signal N and stopped the job (SIGINT 130, SIGTERM 143,\n"
+    "           SIGHUP 129), whatever the ranks' statuses\n"
+    "  else     the first failing rank's status (128+N for a rank killed by signal N; its\n"
+    "           message says which); 1 for msgrun's own errors, 2 for usage errors\n";
 
 // libfabric's shm provider keeps each endpoint in a /dev/shm file that only
 // a clean close removes; libmsg names them viaduct-<pid>-<random>.
@@ -100,82 +74,74 @@ struct Options {
     int program = 0;  // argv's index of PROGRAM
 };
 
-// Reads the options before PROGRAM. Returns -1 when msgrun goes on, else the
-// status it exits with (0 after --help, 2 for a usage error).
+void add_options(CLI::App &app, Options &o) {
+    app.description(kDescription);
+    app.add_option("-n,--np", o.n, "number of ranks (1..4096)")->check(CLI::Range(1, 4096));
+    app.add_option("--timeout", o.timeout_s,
+                   "stop the job after this long: SIGTERM, then SIGKILL after the grace "
+                   "period (exit status 124)")
+        ->type_name("SECONDS")
+        ->check(CLI::Range(1L, 86400L * 7));
+    app.add_option("--grace", o.grace_s,
+                   "time a rank has to exit after SIGTERM before SIGKILL (default 5; 0: "
+                   "SIGKILL right after SIGTERM)")
+        ->type_name("SECONDS")
+        ->check(CLI::Range(0, 86400));
+    app.add_option("--failure-grace", o.failure_grace_s,
+                   "after a rank fails, time the others have to end by themselves before they "
+                   "are stopped as by SIGTERM (default 60; at once if all that remain are "
+                   "stopped)")
+        ->type_name("SECONDS")
+        ->check(CLI::Range(0, 86400));
+    app.add_option("--join-timeout", o.join_ms,
+                   "time allowed for all ranks to join (default 30000); a rank stopped "
+                   "(SIGSTOP) for a third of it is reported failed to its peers")
+        ->type_name("MS")
+        ->check(CLI::Range(1, 86400000));
+    app.add_option("--serve", o.serve, "coordinate a job started elsewhere")
+        ->type_name("HOST:PORT");
+    app.add_option("--key-file", o.key_file,
+                   "with --serve: write the job key to PATH, a new file (mode 0600; an "
+                   "existing file is refused)")
+        ->type_name("PATH");
+    app.footer(kFooter);
+    // PROGRAM and its arguments are the rank's own: parsing stops at the first word that
+    // is not msgrun's.
+    app.prefix_command();
+}
+
+// Reads the options before PROGRAM. Returns -1 when msgrun goes on, else the status it
+// exits with (0 after --help or --version, 2 for a usage error).
 int parse_options(int argc, char **argv, Options &o) {
-    int i = 1;
-    for (; i < argc; ++i) {
-        std::string a = argv[i];
-        auto value = [&](const char *name) -> const char * {
-            if (i + 1 >= argc) {
-                std::fprintf(stderr, "msgrun: %s needs a value\n", name);
-                std::exit(2);
-            }
-            return argv[++i];
-        };
-        if (a == "-h" || a == "--help") {
-            usage(stdout);
-            return 0;
-        } else if (a == "-n" || a == "--np") {
-            const char *v = value("-n");
-            if (!parse_long(v, 1, 4096, &o.n)) {
-                std::fprintf(stderr, "msgrun: -n %s: need a number of ranks in 1..4096\n", v);
-                return 2;
-            }
-        } else if (a == "--timeout") {
-            const char *v = value("--timeout");
-            if (!parse_long(v, 1, 86400 * 7, &o.timeout_s)) {
-                std::fprintf(stderr, "msgrun: --timeout %s: need seconds > 0\n", v);
-                return 2;
-            }
-        } else if (a == "--failure-grace") {
-            const char *v = value("--failure-grace");
-            if (!parse_long(v, 0, 86400, &o.failure_grace_s)) {
-                std::fprintf(stderr, "msgrun: --failure-grace %s: need seconds >= 0\n", v);
-                return 2;
-            }
-        } else if (a == "--grace") {
-            const char *v = value("--grace");
-            if (!parse_long(v, 0, 86400, &o.grace_s)) {
-                std::fprintf(stderr, "msgrun: --grace %s: need seconds >= 0\n", v);
-                return 2;
-            }
-        } else if (a == "--join-timeout") {
-            const char *v = value("--join-timeout");
-            if (!parse_long(v, 1, 86400000, &o.join_ms)) {
-                std::fprintf(stderr, "msgrun: --join-timeout %s: need milliseconds > 0\n", v);
-                return 2;
-            }
-        } else if (a == "--serve") {
-            o.serve = value("--serve");
-        } else if (a == "--key-file") {
-            o.key_file = value("--key-file");
-        } else if (a == "--") {
-            ++i;
-            break;
-        } else if (!a.empty() && a[0] == '-') {
-            std::fprintf(stderr, "msgrun: unknown option %s (see --help)\n", a.c_str());
-            return 2;
-        } else {
-            break;
-        }
+    CLI::App app;
+    viaduct::cli::setup(app, "msgrun");
+    add_options(app, o);
+    if (int rc = viaduct::cli::parse(app, argc, argv); rc >= 0) return rc;
+    const std::vector<std::string> rest = app.remaining();
+    o.program = argc - static_cast<int>(rest.size());
+    // A word after "--" is the program whatever it looks like; without it, an option
+    // msgrun does not know is a mistake, not a program name.
+    if (!rest.empty() && rest[0] == "--") {
+        ++o.program;
+    } else if (!rest.empty() && rest[0].size() > 1 && rest[0][0] == '-') {
+        viaduct::cli::usage_error("msgrun", "unknown option " + rest[0]);
+        return viaduct::cli::exit_usage;
     }
-    o.program = i;
     return -1;
 }
 
 // The options that only make sense together. Returns -1 when they do, else 2.
 int check_options(const Options &o, int argc) {
     if (o.n == 0) {
-        std::fprintf(stderr, "msgrun: -n N is required (see --help)\n");
+        viaduct::cli::usage_error("msgrun", "-n N is required");
         return 2;
     }
     if (o.serve.empty() && o.program >= argc) {
-        std::fprintf(stderr, "msgrun: no program to run (see --help)\n");
+        viaduct::cli::usage_error("msgrun", "no program to run");
         return 2;
     }
     if (!o.key_file.empty() && o.serve.empty()) {
-        std::fprintf(stderr, "msgrun: --key-file goes with --serve\n");
+        viaduct::cli::usage_error("msgrun", "--key-file goes with --serve");
         return 2;
     }
     return -1;

@@ -32,10 +32,16 @@ struct Options {
     std::string dir;
     bool json = false;
     FabricOptions fabric;
+
+    void check() const {
+        for (size_t b : blocks)
+            if (b > file_bytes)
+                throw UsageError("block " + std::to_string(b) + " is larger than --file");
+    }
 };
 
-const char kUsage[] =
-    "usage: msgrun -n P rio-bench [options]\n"
+const char kDescription[] =
+    "msgrun -n P rio-bench [OPTIONS]\n"
     "Every rank writes a scratch file and exports it. For each block size and depth (reads\n"
     "kept outstanding per reading rank) it measures remote-read MB/s (MB = 10^6 bytes):\n"
     "  many-to-one  ranks 1..P-1 read rank 0's file; figure: MB/s delivered by rank 0\n"
@@ -46,17 +52,7 @@ const char kUsage[] =
     "MB/s received per rank). Ratio = all-to-all remote read / libmsg all-to-all.\n"
     "Each figure is the median of --repeat measurements, taken in turns (every pattern and\n"
     "baseline of a block size once, then again), so a slow spell of a shared host falls on\n"
-    "all of them alike.\n"
-    "\n"
-    "  --blocks LIST         block sizes (default 64K,256K,1M,4M)\n"
-    "  --depths LIST         outstanding reads per reading rank (default 1,4,16,64)\n"
-    "  --file BYTES          scratch file per rank (default 64M)\n"
-    "  --bytes BYTES         bytes each reading rank moves per measurement (default 64M)\n"
-    "  --repeat N            measurements per figure, median reported (default 5)\n"
-    "  --dir PATH            where the scratch files go (default $TMPDIR or /tmp)\n"
-    "  --json                print one JSON object instead of tables\n"
-    "  --help                this text\n"
-    "libmsg options (each overrides its VIADUCT_* variable):\n";
+    "all of them alike.";
 
 template <typename T, typename F>
 std::vector<T> parse_list(const std::string &text, const char *name, F parse_one) {
@@ -67,7 +63,7 @@ std::vector<T> parse_list(const std::string &text, const char *name, F parse_one
         std::string item =
             text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
         auto v = parse_one(item);
-        if (!v) throw UsageError(std::string(name) + ": '" + item + "' is not valid");
+        if (!v) throw CLI::ValidationError(std::string(name) + ": '" + item + "' is not valid");
         out.push_back(*v);
         if (comma == std::string::npos) break;
         pos = comma + 1;
@@ -75,38 +71,35 @@ std::vector<T> parse_list(const std::string &text, const char *name, F parse_one
     return out;
 }
 
-Options parse_options(int argc, char **argv, bool &help) {
-    Options o;
-    Args args(argc, argv);
-    while (!args.done()) {
-        if (args.flag("--help") || args.flag("-h")) {
-            help = true;
-            return o;
-        }
-        std::string text;
-        if (args.value("--blocks", text)) {
-            o.blocks = parse_list<size_t>(text, "--blocks", [](const std::string &s) {
-                auto v = parse_size(s);
-                return v && *v > 0 && *v <= 256 * MiB ? v : std::nullopt;
-            });
-        } else if (args.value("--depths", text)) {
-            o.depths = parse_list<long>(text, "--depths", [](const std::string &s) {
-                auto v = parse_long(s);
-                return v && *v >= 1 && *v <= 4096 ? v : std::nullopt;
-            });
-        } else if (args.value("--dir", text)) {
-            o.dir = text;
-        } else if (!(args.flag("--json", o.json) || args.size_value("--file", o.file_bytes) ||
-                     args.size_value("--bytes", o.point_bytes) ||
-                     args.long_value("--repeat", 1, 1000, o.repeats) || o.fabric.parse(args))) {
-            args.unknown();
-        }
-    }
-    for (size_t b : o.blocks)
-        if (b > o.file_bytes)
-            throw UsageError("block " + std::to_string(b) + " is larger than --file");
-    if (o.point_bytes == 0) throw UsageError("--bytes must be positive");
-    return o;
+void add_options(CLI::App &app, Options &o) {
+    app.add_option_function<std::string>(
+           "--blocks",
+           [&o](const std::string &text) {
+               o.blocks = parse_list<size_t>(text, "--blocks", [](const std::string &s) {
+                   auto v = parse_size(s);
+                   return v && *v > 0 && *v <= 256 * MiB ? v : std::nullopt;
+               });
+           },
+           "block sizes, SIZEs (default 64K,256K,1M,4M)")
+        ->type_name("LIST");
+    app.add_option_function<std::string>(
+           "--depths",
+           [&o](const std::string &text) {
+               o.depths = parse_list<long>(text, "--depths", [](const std::string &s) {
+                   auto v = parse_long(s);
+                   return v && *v >= 1 && *v <= 4096 ? v : std::nullopt;
+               });
+           },
+           "outstanding reads per reading rank (default 1,4,16,64)")
+        ->type_name("LIST");
+    viaduct::cli::add_size(app, "--file", o.file_bytes, "scratch file per rank (default 64M)");
+    viaduct::cli::add_size(app, "--bytes", o.point_bytes,
+                           "bytes each reading rank moves per measurement (default 64M)", 1);
+    add_long(app, "--repeat", o.repeats, 1, 1000,
+             "measurements per figure, median reported (default 5)");
+    app.add_option("--dir", o.dir, "where the scratch files go (default $TMPDIR or /tmp)")
+        ->type_name("PATH");
+    app.add_flag("--json", o.json, "print one JSON object instead of tables");
 }
 
 void check_rio(int status, const char *what) {
@@ -336,32 +329,31 @@ Baseline baseline_of(const std::vector<Baseline> &baselines, size_t block) {
     return Baseline{};
 }
 
-void print_json(const Options &o, const msg_info_t &info, const std::vector<Point> &points,
-                const std::vector<Baseline> &baselines) {
-    std::printf(
-        "{\"ranks\": %d, \"provider\": %s, \"protocol\": \"%s\", \"file_bytes\": %zu, "
-        "\"bytes_per_point\": %zu, \"repeats\": %ld, \"points\": [",
-        info.size, json_string(info.provider).c_str(), protocol_name(info.long_protocol),
-        o.file_bytes, o.point_bytes, o.repeats);
-    for (size_t i = 0; i < points.size(); ++i) {
-        const Point &p = points[i];
-        std::string ratio = "null";
+void print_results_json(const Options &o, const msg_info_t &info, const std::vector<Point> &points,
+                        const std::vector<Baseline> &baselines) {
+    Json rows = Json::array(), bases = Json::array();
+    for (const Point &p : points) {
+        Json ratio = nullptr;
         if (p.pattern == "all_to_all")
             ratio = json_number(p.mbps / baseline_of(baselines, p.block).msg_alltoall_mbps, 3);
-        std::printf(
-            "%s{\"pattern\": \"%s\", \"block_bytes\": %zu, \"outstanding\": %ld, "
-            "\"mbps\": %s, \"ratio_to_msg_alltoall\": %s}",
-            i ? ", " : "", p.pattern.c_str(), p.block, p.depth, json_number(p.mbps, 1).c_str(),
-            ratio.c_str());
+        rows.push_back({{"pattern", p.pattern},
+                        {"block_bytes", p.block},
+                        {"outstanding", p.depth},
+                        {"mbps", json_number(p.mbps, 1)},
+                        {"ratio_to_msg_alltoall", ratio}});
     }
-    std::printf("], \"baselines\": [");
-    for (size_t i = 0; i < baselines.size(); ++i)
-        std::printf(
-            "%s{\"block_bytes\": %zu, \"local_pread_mbps\": %s, "
-            "\"msg_alltoall_per_rank_mbps\": %s}",
-            i ? ", " : "", baselines[i].block, json_number(baselines[i].pread_mbps, 1).c_str(),
-            json_number(baselines[i].msg_alltoall_mbps, 1).c_str());
-    std::printf("]}\n");
+    for (const Baseline &b : baselines)
+        bases.push_back({{"block_bytes", b.block},
+                         {"local_pread_mbps", json_number(b.pread_mbps, 1)},
+                         {"msg_alltoall_per_rank_mbps", json_number(b.msg_alltoall_mbps, 1)}});
+    print_json({{"ranks", info.size},
+                {"provider", info.provider},
+                {"protocol", protocol_name(info.long_protocol)},
+                {"file_bytes", o.file_bytes},
+                {"bytes_per_point", o.point_bytes},
+                {"repeats", o.repeats},
+                {"points", rows},
+                {"baselines", bases}});
 }
 
 void print_table(const Options &o, const msg_info_t &info, const std::vector<Point> &points,
@@ -415,7 +407,7 @@ int run(const Options &o, int &rank_out) {
         return 0;
     }
     if (o.json)
-        print_json(o, info, points, baselines);
+        print_results_json(o, info, points, baselines);
     else
         print_table(o, info, points, baselines);
     ctx.finalize();
@@ -425,5 +417,5 @@ int run(const Options &o, int &rank_out) {
 }  // namespace
 
 int main(int argc, char **argv) {
-    return benchmark_main("rio-bench", kUsage, argc, argv, parse_options, run);
+    return benchmark_main("rio-bench", kDescription, argc, argv, add_options, run);
 }

@@ -3,6 +3,7 @@
 // as text or one JSON object.
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "pump.hpp"
@@ -31,38 +32,46 @@ const char *protocol_name(int p) {
     return p == MSG_PROTOCOL_SENDRECV ? "sendrecv" : p == MSG_PROTOCOL_RDMA ? "rdma" : "rdma-write";
 }
 
-void print_end_json(const char *name, int rank, const std::string &path, const Figures &f,
-                    uint64_t bytes, double mhz) {
+nlohmann::ordered_json end_json(int rank, const std::string &path, const Figures &f, uint64_t bytes,
+                                double mhz) {
     const double spb = per_byte(f.cpu_seconds, bytes);
-    std::printf(
-        "\"%s\": {\"rank\": %d, \"path\": \"%s\", \"seconds\": %.6f, \"cpu_seconds\": %.6f, "
-        "\"cpu_seconds_per_byte\": %.6e, \"cycles_per_byte\": %.3f, \"io\": \"%s\", "
-        "\"direct\": %s}",
-        name, rank, path.c_str(), f.seconds, f.cpu_seconds, spb, spb * mhz * 1e6, f.io,
-        f.direct ? "true" : "false");
+    return {{"rank", rank},
+            {"path", path},
+            {"seconds", f.seconds},
+            {"cpu_seconds", f.cpu_seconds},
+            {"cpu_seconds_per_byte", spb},
+            {"cycles_per_byte", spb * mhz * 1e6},
+            {"io", f.io},
+            {"direct", f.direct}};
 }
 
 void print_json(const Options &o, const Figures &src, const Figures &snk, const msg_info_t &info,
                 double mhz) {
     const uint64_t bytes = snk.bytes;
-    std::printf(
-        "{\"tool\": \"datapump\", \"version\": \"%s\", \"mode\": \"%s\", \"bytes\": %llu, "
-        "\"seconds\": %.6f, \"mb_per_s\": %.3f, \"cpu_mhz\": %.1f, ",
-        VIADUCT_VERSION, o.no_disk ? "no-disk" : "disk", static_cast<unsigned long long>(bytes),
-        snk.seconds, snk.seconds > 0 ? bytes / snk.seconds / 1e6 : 0.0, mhz);
-    print_end_json("source", o.from, o.input, src, bytes, mhz);
-    std::printf(", ");
-    print_end_json("sink", o.to, o.output, snk, bytes, mhz);
-    std::printf(
-        ", \"river\": {\"batch_bytes\": %zu, \"credits\": %d, \"batches\": %llu, "
-        "\"credit_waits\": %llu, \"blocked_seconds\": %.6f, \"peak_source_bytes\": %llu, "
-        "\"peak_sink_batches\": %llu}, \"block\": %zu, \"depth\": %d, "
-        "\"provider\": \"%s\", \"protocol\": \"%s\", \"restricted\": %d}\n",
-        o.batch, o.credits, static_cast<unsigned long long>(snk.river.batches_received),
-        static_cast<unsigned long long>(src.river.credit_waits), src.river.blocked_ns / 1e9,
-        static_cast<unsigned long long>(src.river.peak_source_bytes),
-        static_cast<unsigned long long>(snk.river.peak_sink_batches), o.block, o.depth,
-        info.provider, protocol_name(info.long_protocol), info.restricted);
+    nlohmann::ordered_json river = {{"batch_bytes", o.batch},
+                                    {"credits", o.credits},
+                                    {"batches", snk.river.batches_received},
+                                    {"credit_waits", src.river.credit_waits},
+                                    {"blocked_seconds", src.river.blocked_ns / 1e9},
+                                    {"peak_source_bytes", src.river.peak_source_bytes},
+                                    {"peak_sink_batches", snk.river.peak_sink_batches}};
+    nlohmann::ordered_json doc = {{"tool", "datapump"},
+                                  {"version", VIADUCT_VERSION},
+                                  {"mode", o.no_disk ? "no-disk" : "disk"},
+                                  {"bytes", bytes},
+                                  {"seconds", snk.seconds},
+                                  {"mb_per_s", snk.seconds > 0 ? bytes / snk.seconds / 1e6 : 0.0},
+                                  {"cpu_mhz", mhz},
+                                  {"source", end_json(o.from, o.input, src, bytes, mhz)},
+                                  {"sink", end_json(o.to, o.output, snk, bytes, mhz)},
+                                  {"river", river},
+                                  {"block", o.block},
+                                  {"depth", o.depth},
+                                  {"provider", info.provider},
+                                  {"protocol", protocol_name(info.long_protocol)},
+                                  {"restricted", info.restricted}};
+    std::printf("%s\n",
+                doc.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
 }
 
 void print_end_text(const char *name, int rank, const Figures &f, uint64_t bytes, double mhz) {

@@ -9,6 +9,7 @@
 
 #include "app/options.hpp"
 #include "app/run.hpp"
+#include "viaduct/progress.hpp"
 
 namespace {
 
@@ -29,6 +30,11 @@ std::vector<int> sweep_counts(const std::string &sweep, const Topology &topo) {
     for (std::string item; std::getline(ss, item, ',');)
         counts.push_back(static_cast<int>(to_long("--sweep-nodes", item, 2, topo.nodes)));
     return counts;
+}
+
+// A sweep's progress line (runs done, runs/s) belongs to a person at a terminal.
+bool show_progress(const CommandLine &cl) {
+    return !cl.json && !cl.quiet;
 }
 
 int run_once(const Topology &topo, CommandLine &cl, bool restricted, Time limit) {
@@ -56,14 +62,19 @@ int run_sweep(const Topology &topo, CommandLine &cl, const std::vector<int> &cou
               const std::vector<bool> &modes, Time limit) {
     std::vector<Results> rows;
     bool deadlock = false;
+    viaduct::Progress progress("sansim", "runs", counts.size() * modes.size(), show_progress(cl));
     for (int n : counts)
         for (bool restricted : modes) {
             cl.workload.nodes = n;
             cl.workload.messages.restricted = restricted;
             rows.push_back(run_simulation(topo, cl.params, cl.workload, limit, cl.measure));
             deadlock |= rows.back().deadlock || rows.back().stalled;
+            progress.finish();
             if (!cl.json) print_sweep_row(rows.back(), n, restricted);
+            std::fflush(stdout);
+            progress.update(rows.size());
         }
+    progress.finish();
     if (cl.json) std::cout << sweep_json(rows);
     if (!cl.csv_dir.empty()) write_sweep_csv(rows, cl.csv_dir + "/sweep.csv");
     if (!cl.plot_dir.empty()) {
@@ -85,7 +96,7 @@ std::vector<double> sweep_loads(const std::string &list) {
         } catch (const std::exception &) {
         }
         if (!(load > 0 && load <= 100))
-            die("--sweep-load: '" + item + "' is not a load in (0, 100]");
+            usage_die("--sweep-load: '" + item + "' is not a load in (0, 100]");
         loads.push_back(load);
     }
     return loads;
@@ -95,11 +106,15 @@ std::vector<double> sweep_loads(const std::string &list) {
 int run_load_sweep(const Topology &topo, CommandLine &cl, Time limit) {
     std::vector<Results> rows;
     bool stopped = false;
-    for (double load : sweep_loads(cl.sweep_load)) {
+    const std::vector<double> loads = sweep_loads(cl.sweep_load);
+    viaduct::Progress progress("sansim", "runs", loads.size(), show_progress(cl));
+    for (double load : loads) {
         cl.workload.load = load;
         rows.push_back(run_simulation(topo, cl.params, cl.workload, limit, cl.measure));
         stopped |= rows.back().deadlock || rows.back().stalled;
+        progress.update(rows.size());
     }
+    progress.finish();
     std::cout << (cl.json ? load_sweep_json(rows) : load_sweep_text(rows));
     if (!cl.csv_dir.empty()) write_load_sweep_csv(rows, cl.csv_dir + "/load_sweep.csv");
     if (!cl.plot_dir.empty()) {
@@ -131,10 +146,6 @@ int simulate(CommandLine &cl) {
 
 int main(int argc, char **argv) {
     CommandLine cl = parse_command_line(argc, argv);
-    if (cl.help) {
-        std::fputs(help_text(), stdout);
-        return 0;
-    }
     try {
         return simulate(cl);
     } catch (const std::exception &e) {  // TopologyError among them

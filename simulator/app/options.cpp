@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "viaduct/cli.hpp"
+
 namespace sansim {
 namespace {
 
@@ -97,7 +99,13 @@ Output
   --csv DIR              nodes.csv, links.csv, rtt_histogram.csv, or_series.csv (sweep.csv)
   --plot DIR             PNGs via gnuplot: RTT histogram, link utilization, exhaustion
                          time series (runs); throughput vs node count (sweeps)
+  -q, --quiet            no progress line on stderr (shown for sweeps, on a terminal, once
+                         they take a second; never with --json)
   --help                 this text
+  --version              "sansim (viaduct) X.Y.Z"
+
+B and N in byte options are SIZEs: a whole number with an optional binary suffix, K or KiB
+(1024), M or MiB, G or GiB, T or TiB, the letter in either case (4K = 4KiB = 4096).
 )";
 
 // Every option that takes a value (an unknown one is named as unknown, not as missing a value).
@@ -168,12 +176,12 @@ double to_double(const std::string &flag, const std::string &v) {
         if (used == v.size()) return d;
     } catch (const std::exception &) {
     }
-    die(flag + ": '" + v + "' is not a number");
+    usage_die(flag + ": '" + v + "' is not a number");
 }
 
 double nonneg(const std::string &flag, const std::string &v) {
     const double d = to_double(flag, v);
-    if (d < 0) die(flag + ": must not be negative");
+    if (d < 0) usage_die(flag + ": must not be negative");
     return d;
 }
 
@@ -181,8 +189,16 @@ int to_int(const std::string &flag, const std::string &v, long lo, long hi) {
     return static_cast<int>(to_long(flag, v, lo, hi));
 }
 
-std::uint64_t to_bytes(const std::string &flag, const std::string &v, long hi) {
-    return static_cast<std::uint64_t>(to_long(flag, v, 1, hi));
+// A SIZE (viaduct::cli, the syntax every tool shares) in [lo, hi].
+std::uint64_t to_bytes(const std::string &flag, const std::string &v, long hi, long lo = 1) {
+    auto n = viaduct::cli::size(v, static_cast<unsigned long long>(lo),
+                                static_cast<unsigned long long>(hi));
+    if (!n) usage_die(viaduct::cli::size_problem(flag, v, lo, hi));
+    return *n;
+}
+
+int to_size_int(const std::string &flag, const std::string &v, long lo, long hi) {
+    return static_cast<int>(to_bytes(flag, v, hi, lo));
 }
 
 // One option and its value at a time; each group of the help text has its own setter, which
@@ -201,7 +217,7 @@ struct Parser {
         else if (flag == "--routing")
             cl.routing = v;
         else if (flag == "--ties") {
-            if (v != "hash" && v != "dmodk") die(flag + ": hash or dmodk");
+            if (v != "hash" && v != "dmodk") usage_die(flag + ": hash or dmodk");
             cl.ties = v;
         } else if (flag == "--fabric-choice") {
             if (v == "shortest")
@@ -213,7 +229,7 @@ struct Parser {
             else if (v == "y")
                 p.fabric_choice = FabricChoice::y_only;
             else
-                die(flag + ": shortest, balance, x or y");
+                usage_die(flag + ": shortest, balance, x or y");
         } else
             return false;
         return true;
@@ -232,7 +248,7 @@ struct Parser {
             w.rounds = to_int(flag, v, 1, 1 << 20);
         else if (flag == "--protocol") {
             if (v != "restricted" && v != "unrestricted" && v != "both")
-                die(flag + ": restricted, unrestricted or both");
+                usage_die(flag + ": restricted, unrestricted or both");
             cl.protocol = v;
         } else if (flag == "--chunk-bytes")
             w.messages.transfer_bytes = to_bytes(flag, v, 1L << 32);
@@ -281,18 +297,18 @@ struct Parser {
         else if (flag == "--hop-latency-ns")
             p.hop_latency_ns = nonneg(flag, v);
         else if (flag == "--fifo-bytes")
-            p.fifo_bytes = to_int(flag, v, 1, 1 << 24);
+            p.fifo_bytes = to_size_int(flag, v, 1, 1 << 24);
         else if (flag == "--arbitration") {
             if (v == "round_robin")
                 p.arbitration = Arbitration::round_robin;
             else if (v == "oldest_first")
                 p.arbitration = Arbitration::oldest_first;
             else
-                die(flag + ": round_robin or oldest_first");
+                usage_die(flag + ": round_robin or oldest_first");
         } else if (flag == "--max-payload")
-            p.max_payload = to_int(flag, v, 1, 4096);
+            p.max_payload = to_size_int(flag, v, 1, 4096);
         else if (flag == "--header-bytes")
-            p.header_bytes = to_int(flag, v, 1, 4096);
+            p.header_bytes = to_size_int(flag, v, 1, 4096);
         else
             return false;
         return true;
@@ -316,10 +332,10 @@ struct Parser {
             p.disk_mbps = nonneg(flag, v);
             disk_set = true;
         } else if (flag == "--disk-burst-bytes")
-            p.disk_burst_bytes = to_int(flag, v, 1, 1 << 30);
+            p.disk_burst_bytes = to_size_int(flag, v, 1, 1 << 30);
         else if (flag == "--series-bin-us") {
             p.series_bin_us = to_double(flag, v);
-            if (p.series_bin_us <= 0) die(flag + ": must be positive");
+            if (p.series_bin_us <= 0) usage_die(flag + ": must be positive");
         } else
             return false;
         return true;
@@ -329,9 +345,9 @@ struct Parser {
         WorkloadOptions &w = cl.workload;
         if (flag == "--load") {
             w.load = to_double(flag, v);
-            if (!(w.load > 0)) die(flag + ": must be positive");
+            if (!(w.load > 0)) usage_die(flag + ": must be positive");
         } else if (flag == "--injection") {
-            if (v != "bernoulli" && v != "poisson") die(flag + ": bernoulli or poisson");
+            if (v != "bernoulli" && v != "poisson") usage_die(flag + ": bernoulli or poisson");
             w.injection = v;
         } else if (flag == "--pattern") {
             w.pattern = v;
@@ -345,7 +361,7 @@ struct Parser {
             else if (v == "none")
                 cl.params.acks = AckPath::none;
             else
-                die(flag + ": inband, separate or none");
+                usage_die(flag + ": inband, separate or none");
         } else {
             return false;
         }
@@ -377,17 +393,17 @@ struct Parser {
             else if (v == "credit")
                 p.flow_control = FlowControl::credit;
             else
-                die(flag + ": packet or credit");
+                usage_die(flag + ": packet or credit");
         } else if (flag == "--vls") {
             p.vls = to_int(flag, v, 1, 16);
         } else if (flag == "--vl-buffer-bytes") {
-            p.vl_buffer_bytes = to_int(flag, v, 1, 1 << 24);
+            p.vl_buffer_bytes = to_size_int(flag, v, 1, 1 << 24);
         } else if (flag == "--credit-bytes") {
-            p.credit_bytes = to_int(flag, v, 1, 1 << 16);
-            if ((p.credit_bytes & (p.credit_bytes - 1)) != 0) die(flag + ": a power of two");
+            p.credit_bytes = to_size_int(flag, v, 1, 1 << 16);
+            if ((p.credit_bytes & (p.credit_bytes - 1)) != 0) usage_die(flag + ": a power of two");
         } else if (flag == "--vl-rule") {
             if (v != "none" && v != "dateline" && v != "group" && v != "spread")
-                die(flag + ": none, dateline, group or spread");
+                usage_die(flag + ": none, dateline, group or spread");
             cl.vl_rule = v;
         } else {
             return false;
@@ -410,7 +426,7 @@ struct Parser {
             !link_and_router_option(flag, v) && !nic_and_bus_option(flag, v) &&
             !open_loop_option(flag, v) && !measurement_option(flag, v) && !lane_option(flag, v) &&
             !output_option(flag, v))
-            die("unknown option '" + flag + "' (see --help)");
+            usage_die("unknown option '" + flag + "' (see --help)");
         cl.given.insert(flag);
     }
 
@@ -418,15 +434,16 @@ struct Parser {
     void finish() {
         Params &p = cl.params;
         WorkloadOptions &w = cl.workload;
-        if (p.symbol_mhz <= 0 || p.link_mbps < 0) die("link bandwidth must be positive");
-        if (w.read_fraction > 1 || w.hot_fraction > 1) die("fractions must be within [0, 1]");
-        if (w.kind == "trace" && w.trace_path.empty()) die("--workload trace needs --trace FILE");
+        if (p.symbol_mhz <= 0 || p.link_mbps < 0) usage_die("link bandwidth must be positive");
+        if (w.read_fraction > 1 || w.hot_fraction > 1) usage_die("fractions must be within [0, 1]");
+        if (w.kind == "trace" && w.trace_path.empty())
+            usage_die("--workload trace needs --trace FILE");
         if (w.kind == "replay" && w.replay_path.empty())
-            die("--workload replay needs --replay PATH");
+            usage_die("--workload replay needs --replay PATH");
         if (!cl.sweep_load.empty()) {
             if (workload_set && w.kind != "openloop")
-                die("--sweep-load runs the openloop workload, not " + w.kind);
-            if (!cl.sweep.empty()) die("--sweep-load and --sweep-nodes: one sweep at a time");
+                usage_die("--sweep-load runs the openloop workload, not " + w.kind);
+            if (!cl.sweep.empty()) usage_die("--sweep-load and --sweep-nodes: one sweep at a time");
             w.kind = "openloop";
         }
         // Open loops never finish: without a window or a limit, measure a default window.
@@ -440,7 +457,8 @@ struct Parser {
             if (cl.time_limit_us < 0 && !window) cl.time_limit_us = 20000;
         }
         if (p.disk_mbps > 0 && cl.time_limit_us < 0 && !window)
-            die("--disk-mbps keeps the PCI bus busy forever: give --time-limit-us or --measure");
+            usage_die(
+                "--disk-mbps keeps the PCI bus busy forever: give --time-limit-us or --measure");
     }
 };
 
@@ -477,6 +495,11 @@ void apply_topology_settings(Topology &topo, CommandLine &cl) {
     std::exit(2);
 }
 
+[[noreturn]] void usage_die(const std::string &msg) {
+    viaduct::cli::usage_error("sansim", msg);
+    std::exit(viaduct::cli::exit_usage);
+}
+
 long to_long(const std::string &flag, const std::string &v, long lo, long hi) {
     long n = 0;
     try {
@@ -484,47 +507,29 @@ long to_long(const std::string &flag, const std::string &v, long lo, long hi) {
         n = std::stol(v, &used);
         if (used != v.size()) throw std::invalid_argument(v);
     } catch (const std::exception &) {
-        die(flag + ": '" + v + "' is not an integer");
+        usage_die(flag + ": '" + v + "' is not an integer");
     }
     if (n < lo || n > hi)
-        die(flag + ": " + v + " out of range [" + std::to_string(lo) + ", " + std::to_string(hi) +
-            "]");
+        usage_die(flag + ": " + v + " out of range [" + std::to_string(lo) + ", " +
+                  std::to_string(hi) + "]");
     return n;
 }
 
+// CLI11 reads the words (--flag=value, --flag value, --help, --version); kValueFlags is the
+// table of options with a value, each handed to the Parser's setters after parsing.
 CommandLine parse_command_line(int argc, char **argv) {
     CommandLine cl;
     Parser parser{cl};
-    const std::vector<std::string> args(argv + 1, argv + argc);
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        // --flag=value or --flag value; a flag without "--" is not an option.
-        std::string flag = args[i], value;
-        const auto eq = flag.find('=');
-        const bool has_eq = flag.rfind("--", 0) == 0 && eq != std::string::npos;
-        if (has_eq) {
-            value = flag.substr(eq + 1);
-            flag.resize(eq);
-        }
-        if (flag == "--help" || flag == "-h") {
-            cl.help = true;
-            return cl;
-        }
-        if (flag == "--json") {
-            cl.json = true;
-            continue;
-        }
-        if (flag == "--self") {
-            cl.workload.self = true;
-            continue;
-        }
-        if (flag.rfind("--", 0) != 0) die("unexpected argument '" + flag + "' (see --help)");
-        if (!kValueFlags.count(flag)) die("unknown option '" + flag + "' (see --help)");
-        if (!has_eq) {
-            if (i + 1 >= args.size()) die(flag + " needs a value");
-            value = args[++i];
-        }
-        parser.set(flag, value);
-    }
+    CLI::App app;
+    viaduct::cli::setup(app, "sansim");
+    app.formatter_fn([](const CLI::App *, std::string, CLI::AppFormatMode) { return kHelp; });
+    app.add_flag("--json", cl.json);
+    app.add_flag("--self", cl.workload.self);
+    app.add_flag("-q,--quiet", cl.quiet);
+    for (const std::string &flag : kValueFlags)
+        app.add_option_function<std::string>(
+            flag, [&parser, flag](const std::string &v) { parser.set(flag, v); });
+    if (int rc = viaduct::cli::parse(app, argc, argv); rc >= 0) std::exit(rc);
     parser.finish();
     return cl;
 }

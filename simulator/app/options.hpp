@@ -11,7 +11,6 @@
 namespace sansim {
 
 struct CommandLine {
-    bool help = false;  // --help was given: nothing after it was read
     Params params;
     WorkloadOptions workload;
     std::string topology = "dual:64";
@@ -25,6 +24,7 @@ struct CommandLine {
     double time_limit_us = -1;              // <0: run until the workload finishes
     Measurement measure;                    // --warmup, --measure, --drain-us
     bool json = false;
+    bool quiet = false;  // no progress line on stderr (there is none off a terminal either)
     std::string csv_dir, plot_dir;
     std::set<std::string> given;  // the options on the command line
 };
@@ -40,6 +40,9 @@ void apply_topology_settings(Topology &topo, CommandLine &cl);
 
 // "sansim: <msg>" on stderr, exit status 2.
 [[noreturn]] void die(const std::string &msg);
+
+// "sansim: <msg>; try 'sansim --help'" on stderr, exit status 2: a bad command line.
+[[noreturn]] void usage_die(const std::string &msg);
 
 // v as an integer in [lo, hi], or die naming flag.
 long to_long(const std::string &flag, const std::string &v, long lo, long hi);

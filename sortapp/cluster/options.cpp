@@ -1,20 +1,23 @@
 // The distributed sort's command line (see options.hpp).
 #include "options.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "sortapp/record_format.hpp"
+#include "viaduct/cli.hpp"
 
 namespace sortapp::cluster {
 
 namespace {
 
-const char kUsage[] =
-    "usage: sortapp run -n N --input PATTERN --output PATTERN [options]\n"
-    "       sortapp job --input PATTERN --output PATTERN [options]\n"
+const char kDescription[] =
+    "sortapp run -n N --input PATTERN --output PATTERN [options]\n"
+    "sortapp job --input PATTERN --output PATTERN [options]\n"
     "\n"
     "The distributed sort: N sort processes (a sorting thread and a shadow thread each) and\n"
     "a monitor. Every node sorts its input partition (phases 1 and 2), the monitor finds the\n"
@@ -24,259 +27,156 @@ const char kUsage[] =
     "\n"
     "`run` starts the N nodes and the monitor on this machine (through msgrun). `job` is one\n"
     "process of a job started any other way (msgrun, mpirun, srun, the TCP rendezvous):\n"
-    "the job's last rank is the monitor, ranks 0..N-1 sort.\n"
-    "\n"
-    "  -n, --nodes N          (run) sort processes (1..256)\n"
-    "  --input PATTERN        node input files; {rank} becomes the node's rank\n"
-    "  --output PATTERN       node output files\n"
-    "  --scratch PATTERN      where a node keeps its runs and work file (default: the\n"
-    "                         output's directory)\n"
-    "  --memory BYTES         memory budget per node (default: the node's own, from\n"
-    "                         /proc/meminfo and cgroup limits)\n"
-    "  --record-size BYTES    record size (default 100)\n"
-    "  --key-size BYTES       key size, the record's first bytes (default 10)\n"
-    "  --block BYTES          phase 3b remote read size (default 512K)\n"
-    "  --depth N              phase 3b reads in flight per source node (default 4)\n"
-    "  --algorithm A          three-phase (default): local sort, exact selection, merge\n"
-    "                         over remote I/O; river: NOW-Sort's parallel sort, records\n"
-    "                         sent to their node by sampled splitters while they are read\n"
-    "  --passes P             (river) auto (default): one pass when a node's share fits its\n"
-    "                         memory, else two; 1 or 2 to force (1 fails if it does not fit)\n"
-    "  --network-mb-s MB/S    network bandwidth for the expectations (default: measured)\n"
-    "  --straggler FACTOR     name nodes slower than the median by this much (default 1.25)\n"
-    "  --provider NAME        libfabric provider (VIADUCT_PROVIDER)\n"
-    "  --protocol P           long-message protocol: sendrecv | rdma | rdma-write\n"
-    "                         (VIADUCT_PROTOCOL)\n"
-    "  --restricted, --unrestricted   libmsg's long-message mode (VIADUCT_RESTRICTED)\n"
-    "  --timeout SECONDS      (run) give up after this long (default 3600): every process\n"
-    "                         gets SIGTERM, then SIGKILL after a grace period\n"
-    "  --stall-timeout SECONDS  a node or monitor that answers nothing for this long is\n"
-    "                         declared stopped and the job fails (default 30)\n"
-    "  --job-id ID            names the files the job creates (.sortapp-job-ID-RANK in the\n"
-    "                         scratch directory); `run` picks a random one\n"
-    "  --same-input           every node reads the file --input names (no {rank}): on one\n"
-    "                         host that sorts N copies of it\n"
-    "  --remeasure            measure every scratch disk again, not the cached figures\n"
-    "  --json                 print the report as one JSON object\n"
-    "  -h, --help             this text\n";
+    "the job's last rank is the monitor, ranks 0..N-1 sort.";
 
-bool size_arg(const std::string &name, const char *text, uint64_t &out) {
-    if (!parse_size(text, out)) {
-        std::fprintf(stderr, "sortapp: %s: '%s' is not a size\n", name.c_str(), text);
-        return false;
-    }
-    return true;
+// A word from a short list, checked as CLI11 reads it: "'x' is not a, b or c".
+CLI::Validator one_of(std::vector<std::string> words) {
+    std::string spoken;
+    for (std::size_t k = 0; k < words.size(); ++k)
+        spoken += (k == 0 ? "" : k + 1 == words.size() ? " or " : ", ") + words[k];
+    auto check = [words, spoken](const std::string &w) -> std::string {
+        if (std::find(words.begin(), words.end(), w) != words.end()) return "";
+        return "'" + w + "' is not " + spoken;
+    };
+    return CLI::Validator(check, "");
 }
 
-// One option of the command line: its name ("--input" also for "--input=x") and its value.
-class Arg {
-  public:
-    Arg(int argc, char **argv, int &i) : name(argv[i]), argc_(argc), argv_(argv), i_(i) {
-        eq_ = name.find('=');
-        inline_value_ = name.rfind("--", 0) == 0 && eq_ != std::string::npos;
-        if (inline_value_) name.resize(eq_);
-    }
-    // The value (after '=', or the next argument); null, with the problem printed, if none.
-    const char *take(const char *option) {
-        if (inline_value_) return argv_[i_] + eq_ + 1;
-        if (i_ + 1 >= argc_) {
-            std::fprintf(stderr, "sortapp %s: %s needs a value\n", argv_[0], option);
-            return nullptr;
+void add_run_options(CLI::App &app, JobOptions &o) {
+    app.add_option("-n,--nodes", o.nodes, "(run) sort processes (1..256)")
+        ->check(CLI::Range(1, 256));
+    app.add_option("--timeout", o.timeout_s,
+                   "(run) give up after this long (default 3600): every process gets SIGTERM, "
+                   "then SIGKILL after a grace period")
+        ->type_name("SECONDS")
+        ->check(CLI::PositiveNumber);
+}
+
+void add_file_options(CLI::App &app, JobOptions &o) {
+    app.add_option("--input", o.input, "node input files; {rank} becomes the node's rank")
+        ->type_name("PATTERN");
+    app.add_option("--output", o.output, "node output files")->type_name("PATTERN");
+    app.add_option("--scratch", o.scratch,
+                   "where a node keeps its runs and work file (default: the output's directory)")
+        ->type_name("PATTERN");
+    app.add_flag("--same-input", o.same_input,
+                 "every node reads the file --input names (no {rank}): on one host that sorts N "
+                 "copies of it");
+    app.add_option("--job-id", o.job_id,
+                   "names the files the job creates (.sortapp-job-ID-RANK in the scratch "
+                   "directory); `run` picks a random one")
+        ->type_name("ID")
+        ->check(
+            [](const std::string &id) -> std::string {
+                bool ok = !id.empty() && id.size() <= 32;
+                for (char ch : id)
+                    ok = ok && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-');
+                return ok ? "" : "'" + id + "' is not 1-32 letters, digits or '-'";
+            },
+            "ID");
+}
+
+void add_sort_options(CLI::App &app, JobOptions &o) {
+    using viaduct::cli::add_size;
+    JobParams &p = o.params;
+    add_size(app, "-m,--memory", p.memory_budget,
+             "memory budget per node (default: the node's own, from /proc/meminfo and cgroup "
+             "limits)");
+    add_size(app, "--record-size", p.record_size, "record size (default 100)", 1);
+    add_size(app, "--key-size", p.key_size, "key size, the record's first bytes (default 10)", 1);
+    add_size(app, "--block", p.block_bytes, "phase 3b remote read size (default 512K)", 1);
+    app.add_option("--depth", p.read_depth, "phase 3b reads in flight per source node (default 4)")
+        ->check(CLI::Range(2, 64));
+    app.add_option_function<std::string>(
+           "--algorithm",
+           [&p](const std::string &w) { p.algorithm = w == "river" ? kRiver : kThreePhase; },
+           "three-phase (default): local sort, exact selection, merge over remote I/O; river: "
+           "NOW-Sort's parallel sort, records sent to their node by sampled splitters while "
+           "they are read")
+        ->type_name("A")
+        ->check(one_of({"three-phase", "river"}));
+    app.add_option_function<std::string>(
+           "--passes",
+           [&p](const std::string &w) {
+               p.passes = w == "auto" ? 0 : static_cast<uint32_t>(w[0] - '0');
+           },
+           "(river) auto (default): one pass when a node's share fits its memory, else two; 1 "
+           "or 2 to force (1 fails if it does not fit)")
+        ->type_name("P")
+        ->check(one_of({"auto", "1", "2"}));
+}
+
+void add_report_options(CLI::App &app, JobOptions &o) {
+    app.add_option("--network-mb-s", o.network_mb_s,
+                   "network bandwidth for the expectations (default: measured)")
+        ->type_name("MB/S")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--straggler", o.straggler,
+                   "name nodes slower than the median by this much (default 1.25)")
+        ->type_name("FACTOR")
+        ->check(CLI::PositiveNumber);
+    app.add_option_function<double>(
+           "--stall-timeout", [&o](double d) { o.stall_ms = static_cast<int>(d * 1000); },
+           "a node or monitor that answers nothing for this long is declared stopped and the "
+           "job fails (default 30)")
+        ->type_name("SECONDS")
+        ->check(CLI::Range(1.0, 86400.0));
+    app.add_flag_function(
+        "--remeasure", [&o](std::int64_t) { o.params.remeasure = 1; },
+        "measure every scratch disk again, not the cached figures");
+    app.add_flag("--json", o.json, "print the report as one JSON object");
+}
+
+void add_fabric_options(CLI::App &app, JobOptions &o) {
+    app.add_option("--provider", o.provider, "libfabric provider (VIADUCT_PROVIDER)")
+        ->type_name("NAME");
+    app.add_option("--protocol", o.protocol,
+                   "long-message protocol: sendrecv | rdma | rdma-write (VIADUCT_PROTOCOL)")
+        ->type_name("P")
+        ->check(one_of({"sendrecv", "rdma", "rdma-write"}));
+    app.add_flag_function(
+        "--restricted", [&o](std::int64_t) { o.restricted = 1; },
+        "one long message at a time (VIADUCT_RESTRICTED=1)");
+    app.add_flag_function(
+        "--unrestricted", [&o](std::int64_t) { o.restricted = 0; },
+        "any number at once (VIADUCT_RESTRICTED=0)");
+}
+
+// Every option given but run's own, as `--name=value` (or `--flag`), for the job processes.
+std::vector<std::string> forwarded_options(const CLI::App &app) {
+    std::vector<std::string> out;
+    for (const CLI::Option *opt : app.get_options()) {
+        const std::string name = opt->get_name();
+        if (opt->count() == 0 || name == "--nodes" || name == "--timeout") continue;
+        if (opt->get_type_size() == 0) {
+            for (std::size_t k = 0; k < opt->count(); ++k) out.push_back(name);
+        } else {
+            out.push_back(name + "=" + opt->results().back());
         }
-        return argv_[++i_];
     }
-
-    std::string name;
-
-  private:
-    int argc_;
-    char **argv_;
-    int &i_;
-    size_t eq_ = 0;
-    bool inline_value_ = false;
-};
-
-// What an option parser made of an option: taken, refused (problem printed), or not its own.
-enum class Parsed { taken, refused, not_mine };
-
-// The options `run` hands on to every `job` process.
-void forward(JobOptions &o, const Arg &a, const char *value) {
-    o.forwarded.push_back(a.name);
-    if (value != nullptr) o.forwarded.push_back(value);
-}
-
-Parsed parse_flag(Arg &a, bool, JobOptions &o) {
-    if (a.name == "--json") {
-        o.json = true;
-    } else if (a.name == "--restricted" || a.name == "--unrestricted") {
-        o.restricted = a.name == "--restricted";
-    } else if (a.name == "--same-input") {
-        o.same_input = true;
-    } else if (a.name == "--remeasure") {
-        o.params.remeasure = 1;
-    } else {
-        return Parsed::not_mine;
-    }
-    forward(o, a, nullptr);
-    return Parsed::taken;
-}
-
-// -n and --timeout: `run`'s own, never forwarded.
-Parsed parse_run_option(Arg &a, bool is_run, JobOptions &o) {
-    const char *v = nullptr;
-    if ((a.name == "-n" || a.name == "--nodes") && is_run) {
-        if (!(v = a.take("--nodes"))) return Parsed::refused;
-        char *end = nullptr;
-        long k = std::strtol(v, &end, 10);
-        if (*v == '\0' || *end != '\0' || k < 1 || k > 256) {
-            std::fprintf(stderr, "sortapp run: --nodes: '%s' is not a number in [1, 256]\n", v);
-            return Parsed::refused;
-        }
-        o.nodes = static_cast<int>(k);
-    } else if (a.name == "--timeout" && is_run) {
-        if (!(v = a.take("--timeout"))) return Parsed::refused;
-        o.timeout_s = std::atol(v);
-        if (o.timeout_s < 1) {
-            std::fprintf(stderr, "sortapp run: --timeout: '%s' is not a positive number\n", v);
-            return Parsed::refused;
-        }
-    } else {
-        return Parsed::not_mine;
-    }
-    return Parsed::taken;
-}
-
-Parsed parse_job_id(Arg &a, JobOptions &o) {
-    const char *v = a.take("--job-id");
-    if (v == nullptr) return Parsed::refused;
-    o.job_id = v;
-    bool ok = !o.job_id.empty() && o.job_id.size() <= 32;
-    for (char ch : o.job_id) ok = ok && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-');
-    if (!ok) {
-        std::fprintf(stderr, "sortapp: --job-id: '%s' is not 1-32 letters, digits or '-'\n", v);
-        return Parsed::refused;
-    }
-    forward(o, a, v);
-    return Parsed::taken;
-}
-
-// --algorithm and --passes: one of a few words.
-Parsed parse_choice(Arg &a, JobOptions &o) {
-    const char *v = a.take(a.name.c_str());
-    if (v == nullptr) return Parsed::refused;
-    const std::string w = v;
-    if (a.name == "--algorithm" && (w == "three-phase" || w == "river")) {
-        o.params.algorithm = w == "river" ? kRiver : kThreePhase;
-    } else if (a.name == "--passes" && (w == "auto" || w == "1" || w == "2")) {
-        o.params.passes = w == "auto" ? 0 : static_cast<uint32_t>(w[0] - '0');
-    } else {
-        std::fprintf(stderr, "sortapp: %s: '%s' is not %s\n", a.name.c_str(), v,
-                     a.name == "--algorithm" ? "three-phase or river" : "auto, 1 or 2");
-        return Parsed::refused;
-    }
-    forward(o, a, v);
-    return Parsed::taken;
-}
-
-// Paths, names and the job id.
-Parsed parse_text_option(Arg &a, bool, JobOptions &o) {
-    if (a.name == "--job-id") return parse_job_id(a, o);
-    if (a.name == "--algorithm" || a.name == "--passes") return parse_choice(a, o);
-    std::string *field = a.name == "--input"      ? &o.input
-                         : a.name == "--output"   ? &o.output
-                         : a.name == "--scratch"  ? &o.scratch
-                         : a.name == "--provider" ? &o.provider
-                         : a.name == "--protocol" ? &o.protocol
-                                                  : nullptr;
-    if (field == nullptr) return Parsed::not_mine;
-    const char *v = a.take(a.name.c_str());
-    if (v == nullptr) return Parsed::refused;
-    *field = v;
-    if (a.name == "--protocol" && o.protocol != "rdma" && o.protocol != "sendrecv" &&
-        o.protocol != "rdma-write") {
-        std::fprintf(stderr, "sortapp: --protocol: '%s' is not sendrecv, rdma or rdma-write\n", v);
-        return Parsed::refused;
-    }
-    forward(o, a, v);
-    return Parsed::taken;
-}
-
-// Sizes (with K, M, G) and counts.
-Parsed parse_size_option(Arg &a, bool, JobOptions &o) {
-    uint64_t *field = a.name == "--memory"        ? &o.params.memory_budget
-                      : a.name == "--record-size" ? &o.params.record_size
-                      : a.name == "--key-size"    ? &o.params.key_size
-                      : a.name == "--block"       ? &o.params.block_bytes
-                                                  : nullptr;
-    const char *v = nullptr;
-    if (field != nullptr) {
-        uint64_t n = 0;
-        if (!(v = a.take(a.name.c_str())) || !size_arg(a.name, v, n)) return Parsed::refused;
-        *field = n;
-    } else if (a.name == "--depth") {
-        if (!(v = a.take("--depth"))) return Parsed::refused;
-        long k = std::atol(v);
-        if (k < 2 || k > 64) {
-            std::fprintf(stderr, "sortapp: --depth: '%s' is not a number in [2, 64]\n", v);
-            return Parsed::refused;
-        }
-        o.params.read_depth = static_cast<uint32_t>(k);
-    } else {
-        return Parsed::not_mine;
-    }
-    forward(o, a, v);
-    return Parsed::taken;
-}
-
-// Seconds and rates.
-Parsed parse_real_option(Arg &a, bool, JobOptions &o) {
-    const char *v = nullptr;
-    if (a.name == "--stall-timeout") {
-        if (!(v = a.take("--stall-timeout"))) return Parsed::refused;
-        double d = std::atof(v);
-        if (!(d >= 1 && d <= 86400)) {
-            std::fprintf(stderr,
-                         "sortapp: --stall-timeout: '%s' is not a number of seconds "
-                         "in [1, 86400]\n",
-                         v);
-            return Parsed::refused;
-        }
-        o.stall_ms = static_cast<int>(d * 1000);
-    } else if (a.name == "--network-mb-s" || a.name == "--straggler") {
-        if (!(v = a.take(a.name.c_str()))) return Parsed::refused;
-        double d = std::atof(v);
-        if (!(d > 0)) {
-            std::fprintf(stderr, "sortapp: %s: '%s' is not a positive number\n", a.name.c_str(), v);
-            return Parsed::refused;
-        }
-        (a.name == "--straggler" ? o.straggler : o.network_mb_s) = d;
-    } else {
-        return Parsed::not_mine;
-    }
-    forward(o, a, v);
-    return Parsed::taken;
+    return out;
 }
 
 // What every command line needs, once all its options are read.
 bool complete(const JobOptions &o, bool is_run, const char *command) {
     if (is_run && o.nodes == 0) {
-        std::fprintf(stderr, "sortapp run: -n N is required (see --help)\n");
+        viaduct::cli::usage_error("sortapp run", "-n N is required");
         return false;
     }
     if (o.input.empty() || o.output.empty()) {
-        std::fprintf(stderr, "sortapp %s: --input and --output are required (see --help)\n",
-                     command);
+        viaduct::cli::usage_error(std::string("sortapp ") + command,
+                                  "--input and --output are required");
         return false;
     }
     RecordFormat f{static_cast<size_t>(o.params.record_size),
                    static_cast<size_t>(o.params.key_size)};
     Status s = f.validate();
     if (!s) {
-        std::fprintf(stderr, "sortapp: %s\n", s.message().c_str());
+        viaduct::cli::usage_error(std::string("sortapp ") + command, s.message());
         return false;
     }
     if (o.params.block_bytes < o.params.record_size || o.params.block_bytes > (64u << 20)) {
-        std::fprintf(stderr, "sortapp: --block must hold a record and be at most 64M\n");
+        viaduct::cli::usage_error(std::string("sortapp ") + command,
+                                  "--block must hold a record and be at most 64M");
         return false;
     }
     return true;
@@ -293,26 +193,23 @@ std::string expand(const std::string &pattern, int rank) {
 }
 
 bool parse_job_options(int argc, char **argv, bool is_run, JobOptions &o, int *exit_code) {
-    *exit_code = 2;
-    for (int i = 1; i < argc; ++i) {
-        Arg a(argc, argv, i);
-        if (a.name == "-h" || a.name == "--help") {
-            std::fputs(kUsage, stdout);
-            *exit_code = 0;
-            return false;
-        }
-        Parsed p = Parsed::not_mine;
-        for (auto parse : {parse_flag, parse_run_option, parse_text_option, parse_size_option,
-                           parse_real_option})
-            if ((p = parse(a, is_run, o)) != Parsed::not_mine) break;
-        if (p == Parsed::refused) return false;
-        if (p == Parsed::not_mine) {
-            std::fprintf(stderr, "sortapp %s: unknown option '%s' (see --help)\n", argv[0],
-                         argv[i]);
-            return false;
-        }
+    const std::string command = argv[0];
+    CLI::App app;
+    viaduct::cli::setup(app, "sortapp " + command);
+    app.description(kDescription);
+    if (is_run) add_run_options(app, o);
+    add_file_options(app, o);
+    add_sort_options(app, o);
+    add_report_options(app, o);
+    add_fabric_options(app, o);
+    app.footer(viaduct::cli::size_syntax);
+    if (int rc = viaduct::cli::parse(app, argc, argv); rc >= 0) {
+        *exit_code = rc;
+        return false;
     }
-    if (!complete(o, is_run, argv[0])) return false;
+    *exit_code = viaduct::cli::exit_usage;
+    if (!complete(o, is_run, command.c_str())) return false;
+    o.forwarded = forwarded_options(app);
     *exit_code = 0;
     return true;
 }

@@ -3,9 +3,11 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "sortapp/record_format.hpp"
+#include "viaduct/cli.hpp"
 
 namespace sortapp::cli {
 
@@ -15,6 +17,26 @@ inline constexpr int exit_error = 2;
 [[noreturn]] inline void fail(const std::string &tool, const std::string &message) {
     std::fprintf(stderr, "%s: %s\n", tool.c_str(), message.c_str());
     std::exit(exit_error);
+}
+
+// A problem with the command line found after parsing: one line, exit 2 (viaduct::cli).
+[[noreturn]] inline void usage_fail(const std::string &tool, const std::string &message) {
+    viaduct::cli::usage_error(tool, message);
+    std::exit(viaduct::cli::exit_usage);
+}
+
+// One JSON document on one line; bytes of a path that are not UTF-8 become U+FFFD rather
+// than an exception.
+inline std::string dump(const nlohmann::ordered_json &doc) {
+    return doc.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+// --record-size / --key-size as SIZE options of `app`.
+inline void add_format_options(CLI::App &app, RecordFormat &format) {
+    viaduct::cli::add_size(app, "--record-size", format.record_size,
+                           "bytes per record (default 100)", 1);
+    viaduct::cli::add_size(app, "--key-size", format.key_size,
+                           "key bytes at the front of each record (default 10)", 1);
 }
 
 // For "--name VALUE" and "--name=VALUE": true when argv[i] is that option; value set and i

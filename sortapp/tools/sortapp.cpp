@@ -2,10 +2,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli.hpp"
@@ -21,32 +23,6 @@
 
 using namespace sortapp;
 
-static const char usage[] =
-    "usage: sortapp local [options] INPUT OUTPUT\n"
-    "  Sorts the fixed-width records of INPUT into OUTPUT (one pass when INPUT fits the memory\n"
-    "  budget, else sorted runs in the scratch directory and a merge).\n"
-    "  --memory SIZE          memory budget (default: available memory and cgroup limit, less\n"
-    "                         a margin); suffixes K, M, G\n"
-    "  --scratch DIR          directory for runs (default: the output's directory)\n"
-    "  --record-size N        bytes per record (default 100)\n"
-    "  --key-size N           key bytes (default 10)\n"
-    "  --io-size SIZE         bytes per read/write request (default 2M)\n"
-    "  --io-depth N           requests outstanding per stream (default 15)\n"
-    "  --merge-buffer SIZE    size of each prefetch buffer of a run in the merge (default 1280K)\n"
-    "  --merge-depth N        prefetch buffers per run (default 4; at least 2)\n"
-    "  --min-merge-buffer SIZE  smallest prefetch before merging in more passes (default 128K)\n"
-    "  --threads N            sorting threads (default 2)\n"
-    "  --no-direct            buffered I/O instead of O_DIRECT\n"
-    "  --disk-read MB/S --disk-write MB/S   disk bandwidth for the expectations (skips the\n"
-    "                         measurement)\n"
-    "  --no-measure           no disk measurement and no expectations\n"
-    "  --remeasure            measure the disk again instead of using the cached figures\n"
-    "  --probe-size SIZE      bytes the disk measurement writes and reads (default 256M)\n"
-    "  --disk-cache PATH      where measured figures are kept (default\n"
-    "                         ~/.cache/viaduct/sortapp-disk.json)\n"
-    "  --json                 print the plan and the phase reports as one JSON object\n"
-    "  --no-progress          no progress bar (it is drawn only on a terminal anyway)\n";
-
 namespace {
 
 // sortapp local's command line.
@@ -56,60 +32,74 @@ struct LocalArgs {
     double disk_read = 0, disk_write = 0;
     DiskProbeOptions probe;
     std::string scratch;
-    std::vector<std::string> args;
+    std::string input, output;
 };
 
+void add_local_io_options(CLI::App &app, LocalArgs &a) {
+    using viaduct::cli::add_size;
+    add_size(app, "--io-size", a.o.io_size, "bytes per read/write request (default 2M)", 1);
+    app.add_option("--io-depth", a.o.io_depth, "requests outstanding per stream (default 15)")
+        ->check(CLI::Range(1u, 4096u));
+    add_size(app, "--merge-buffer", a.o.merge_buffer,
+             "size of each prefetch buffer of a run in the merge (default 1280K)", 1);
+    app.add_option("--merge-depth", a.o.merge_depth, "prefetch buffers per run (default 4)")
+        ->check(CLI::Range(2u, 4096u));
+    add_size(app, "--min-merge-buffer", a.o.min_merge_buffer,
+             "smallest prefetch before merging in more passes (default 128K)", 1);
+    app.add_option("--threads", a.o.threads, "sorting threads (default 2)")
+        ->check(CLI::Range(1u, 1024u));
+    app.add_flag_function(
+        "--no-direct", [&a](std::int64_t) { a.o.direct_io = false; },
+        "buffered I/O instead of O_DIRECT");
+}
+
+void add_local_disk_options(CLI::App &app, LocalArgs &a) {
+    app.add_option("--disk-read", a.disk_read,
+                   "disk read bandwidth for the expectations, with --disk-write (skips the "
+                   "measurement)")
+        ->type_name("MB/S")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--disk-write", a.disk_write, "disk write bandwidth for the expectations")
+        ->type_name("MB/S")
+        ->check(CLI::PositiveNumber);
+    app.add_flag_function(
+        "--no-measure", [&a](std::int64_t) { a.measure = false; },
+        "no disk measurement and no expectations");
+    app.add_flag("--remeasure", a.probe.remeasure,
+                 "measure the disk again instead of using the cached figures");
+    viaduct::cli::add_size(app, "--probe-size", a.probe.bytes,
+                           "bytes the disk measurement writes and reads (default 256M)", 1);
+    app.add_option("--disk-cache", a.probe.cache_path,
+                   "where measured figures are kept (default ~/.cache/viaduct/sortapp-disk.json)")
+        ->type_name("PATH");
+}
+
+const char kLocalDescription[] =
+    "Sorts the fixed-width records of INPUT into OUTPUT (one pass when INPUT fits the memory\n"
+    "budget, else sorted runs in the scratch directory and a merge).";
+
 // Reads the options; -1 when the sort goes on, else the exit status (0 after --help).
-int parse_local(const std::string &tool, int argc, char **argv, LocalArgs &a) {
+int parse_local(int argc, char **argv, LocalArgs &a) {
     a.probe.cache_path = default_disk_cache_path();
-    for (int i = 0; i < argc; ++i) {
-        std::string arg = argv[i], v;
-        if (arg == "-h" || arg == "--help") {
-            std::fputs(usage, stdout);
-            return 0;
-        } else if (cli::format_option(tool, argc, argv, i, a.o.format)) {
-        } else if (cli::option(tool, argc, argv, i, "--memory", v)) {
-            a.o.memory_budget = cli::size_value(tool, "--memory", v);
-        } else if (cli::option(tool, argc, argv, i, "--scratch", v)) {
-            a.scratch = v;
-        } else if (cli::option(tool, argc, argv, i, "--io-size", v)) {
-            a.o.io_size = std::size_t(cli::size_value(tool, "--io-size", v));
-        } else if (cli::option(tool, argc, argv, i, "--io-depth", v)) {
-            a.o.io_depth = unsigned(cli::size_value(tool, "--io-depth", v));
-        } else if (cli::option(tool, argc, argv, i, "--merge-buffer", v)) {
-            a.o.merge_buffer = std::size_t(cli::size_value(tool, "--merge-buffer", v));
-        } else if (cli::option(tool, argc, argv, i, "--merge-depth", v)) {
-            a.o.merge_depth = unsigned(cli::size_value(tool, "--merge-depth", v));
-            if (a.o.merge_depth < 2) cli::fail(tool, "--merge-depth must be at least 2");
-        } else if (cli::option(tool, argc, argv, i, "--min-merge-buffer", v)) {
-            a.o.min_merge_buffer = std::size_t(cli::size_value(tool, "--min-merge-buffer", v));
-        } else if (cli::option(tool, argc, argv, i, "--threads", v)) {
-            a.o.threads = unsigned(cli::size_value(tool, "--threads", v));
-        } else if (cli::option(tool, argc, argv, i, "--disk-read", v)) {
-            a.disk_read = std::atof(v.c_str());
-        } else if (cli::option(tool, argc, argv, i, "--disk-write", v)) {
-            a.disk_write = std::atof(v.c_str());
-        } else if (cli::option(tool, argc, argv, i, "--probe-size", v)) {
-            a.probe.bytes = cli::size_value(tool, "--probe-size", v);
-        } else if (cli::option(tool, argc, argv, i, "--disk-cache", v)) {
-            a.probe.cache_path = v;
-        } else if (arg == "--no-direct") {
-            a.o.direct_io = false;
-        } else if (arg == "--no-measure") {
-            a.measure = false;
-        } else if (arg == "--remeasure") {
-            a.probe.remeasure = true;
-        } else if (arg == "--json") {
-            a.json = true;
-        } else if (arg == "--no-progress") {
-            a.progress = false;
-        } else if (arg.size() > 1 && arg[0] == '-') {
-            cli::fail(tool, "unknown option " + arg + "\n" + usage);
-        } else {
-            a.args.push_back(arg);
-        }
-    }
-    return -1;
+    CLI::App app;
+    viaduct::cli::setup(app, "sortapp local");
+    app.description(kLocalDescription);
+    app.add_option("INPUT", a.input, "the records to sort")->required();
+    app.add_option("OUTPUT", a.output, "the sorted file")->required();
+    viaduct::cli::add_size(app, "-m,--memory", a.o.memory_budget,
+                           "memory budget (default: available memory and cgroup limit, less a "
+                           "margin)");
+    app.add_option("--scratch", a.scratch, "directory for runs (default: the output's directory)")
+        ->type_name("DIR");
+    cli::add_format_options(app, a.o.format);
+    add_local_io_options(app, a);
+    add_local_disk_options(app, a);
+    app.add_flag("--json", a.json, "print the plan and the phase reports as one JSON object");
+    app.add_flag_function(
+        "--no-progress", [&a](std::int64_t) { a.progress = false; },
+        "no progress bar (it is drawn only on a terminal anyway)");
+    app.footer(viaduct::cli::size_syntax);
+    return viaduct::cli::parse(app, argc, argv);
 }
 
 // The scratch disk's bandwidth: given, measured (or cached), or left unknown.
@@ -166,21 +156,24 @@ void print_result(const SortOptions &o, const DiskBandwidth &disk, const LocalSo
     double total = 0, expected = 0;
     for (const PhaseReport &r : result.phases) total += r.seconds, expected += r.expected_seconds;
     if (json) {
-        std::printf(
-            "{\"records\": %llu, \"record_size\": %zu, \"key_size\": %zu, "
-            "\"memory_budget\": %llu, \"one_pass\": %s, \"runs\": %zu, "
-            "\"run_records\": %llu, \"merge_passes\": %u, \"merge_fan_in\": %zu, "
-            "\"disk_read_mb_s\": %.1f, \"disk_write_mb_s\": %.1f, \"seconds\": %.3f, "
-            "\"expected_seconds\": %.3f, \"phases\": [",
-            static_cast<unsigned long long>(result.records), o.format.record_size,
-            o.format.key_size, static_cast<unsigned long long>(o.memory_budget),
-            result.one_pass ? "true" : "false", result.runs,
-            static_cast<unsigned long long>(result.memory.run_records), result.merge_passes,
-            result.merge.fan_in, disk.read_mb_s, disk.write_mb_s, total, expected);
-        for (std::size_t i = 0; i < result.phases.size(); ++i) {
-            std::printf("%s%s", i ? ", " : "", result.phases[i].to_json().c_str());
-        }
-        std::printf("]}\n");
+        nlohmann::ordered_json phases = nlohmann::ordered_json::array();
+        for (const PhaseReport &r : result.phases)
+            phases.push_back(nlohmann::ordered_json::parse(r.to_json()));
+        const nlohmann::ordered_json doc = {{"records", result.records},
+                                            {"record_size", o.format.record_size},
+                                            {"key_size", o.format.key_size},
+                                            {"memory_budget", o.memory_budget},
+                                            {"one_pass", result.one_pass},
+                                            {"runs", result.runs},
+                                            {"run_records", result.memory.run_records},
+                                            {"merge_passes", result.merge_passes},
+                                            {"merge_fan_in", result.merge.fan_in},
+                                            {"disk_read_mb_s", disk.read_mb_s},
+                                            {"disk_write_mb_s", disk.write_mb_s},
+                                            {"seconds", total},
+                                            {"expected_seconds", expected},
+                                            {"phases", phases}};
+        std::printf("%s\n", cli::dump(doc).c_str());
     } else {
         std::printf("total     %8.2f s", total);
         if (expected > 0)
@@ -193,11 +186,10 @@ int run_local(int argc, char **argv) {
     const std::string tool = "sortapp local";
     cleanup::install_signal_cleanup([] { return std::string("sortapp local"); });
     LocalArgs a;
-    if (int rc = parse_local(tool, argc, argv, a); rc >= 0) return rc;
+    if (int rc = parse_local(argc, argv, a); rc >= 0) return rc;
     SortOptions &o = a.o;
     const bool json = a.json;
-    if (a.args.size() != 2) cli::fail(tool, std::string("expected INPUT and OUTPUT\n") + usage);
-    const std::string &input = a.args[0], &output = a.args[1];
+    const std::string &input = a.input, &output = a.output;
     if (a.scratch.empty()) {
         a.scratch = viaduct::path_dir(output);
     }
@@ -208,7 +200,7 @@ int run_local(int argc, char **argv) {
         o.memory_budget = mem.budget;
     }
     Status s = o.format.validate();
-    if (!s) cli::fail(tool, s.message());
+    if (!s) cli::usage_fail(tool, s.message());
     DiskBandwidth disk = disk_figures(tool, a);
 
     // Expectations first (NOW-Sort: each phase reads and writes everything once).
@@ -247,26 +239,59 @@ int run_local(int argc, char **argv) {
     return 0;
 }
 
+// The commands; each reads its own options (sortapp COMMAND --help).
+const std::pair<const char *, const char *> kCommands[] = {
+    {"local", "sort one file on this node"},
+    {"run", "start a distributed sort on this machine (N nodes and a monitor, under msgrun)"},
+    {"job", "one process of a distributed sort started any other way (msgrun, mpirun, srun)"},
+    {"probe", "measure the scratch disk the way the sort uses it, and cache the figures"},
+};
+
+// sortapp's own words before the command: --help lists the commands, --version; returns
+// -1 and the command's index in argv to go on, else the exit status.
+int parse_command(int argc, char **argv, int &command_at) {
+    CLI::App app;
+    viaduct::cli::setup(app, "sortapp");
+    app.description(
+        "The sort: one file on this node, or a distributed sort over many.\n"
+        "`sortapp COMMAND --help` lists a command's options.");
+    for (const auto &[name, what] : kCommands) {
+        // The command's words are its own: parsed by it, help included.
+        CLI::App *sub = app.add_subcommand(name, what);
+        sub->set_help_flag();
+        sub->prefix_command();
+    }
+    app.require_subcommand(1);
+    auto known = [argv](const auto &c) { return std::string(c.first) == argv[1]; };
+    if (argc > 1 && argv[1][0] != '-' &&
+        std::none_of(std::begin(kCommands), std::end(kCommands), known)) {
+        viaduct::cli::usage_error("sortapp", std::string("unknown command '") + argv[1] +
+                                                 "' (commands: local, run, job, probe)");
+        return viaduct::cli::exit_usage;
+    }
+    if (int rc = viaduct::cli::parse(app, argc, argv); rc >= 0) return rc;
+    const CLI::App *chosen = app.get_subcommands().front();
+    command_at = argc - static_cast<int>(chosen->remaining().size()) - 1;
+    return -1;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
     // A file size limit then fails the write with EFBIG, reported like any write error,
     // instead of killing the process before it can remove its temporary files.
     std::signal(SIGXFSZ, SIG_IGN);
-    if (argc < 2 || std::string(argv[1]) == "-h" || std::string(argv[1]) == "--help") {
-        std::fputs(usage, argc < 2 ? stderr : stdout);
-        return argc < 2 ? cli::exit_error : 0;
-    }
-    std::string command = argv[1];
+    int at = 0;
+    if (int rc = parse_command(argc, argv, at); rc >= 0) return rc;
+    const std::string command = argv[at];
     try {
-        if (command == "local") return run_local(argc - 2, argv + 2);
+        if (command == "local") return run_local(argc - at, argv + at);
     } catch (const std::bad_alloc &) {
         cleanup::abort_process(cli::exit_error,
                                "sortapp local: out of memory (a smaller --memory budget, or a "
                                "larger address-space limit, is needed)");
     }
-    if (command == "run") return sortapp::cluster::run_main(argc - 1, argv + 1);
-    if (command == "job") return sortapp::cluster::job_main(argc - 1, argv + 1);
-    if (command == "probe") return sortapp::probe_main(argc - 1, argv + 1);
-    cli::fail("sortapp", "unknown command '" + command + "' (commands: local, run, job, probe)");
+    if (command == "run") return sortapp::cluster::run_main(argc - at, argv + at);
+    if (command == "probe") return sortapp::probe_main(argc - at, argv + at);
+    return sortapp::cluster::job_main(argc - at, argv + at);
 }

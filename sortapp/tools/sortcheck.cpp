@@ -1,6 +1,8 @@
 // sortcheck: validates one file or the node-ordered list of a sort's output files: record
 // count, order, duplicate keys and the checksum. Summaries of parts validated apart (on each
 // node) can be written with --summary-out and combined later with --combine.
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -9,27 +11,23 @@
 
 #include "cli.hpp"
 #include "sortapp/validator.hpp"
+#include "viaduct/cli.hpp"
+#include "viaduct/progress.hpp"
 
 using namespace sortapp;
-
-static const char usage[] =
-    "usage: sortcheck [options] FILE...\n"
-    "  Checks FILE... (in node order) as one sorted sequence. Exit 0: sorted (and the expected\n"
-    "  checksum/count, if given); 1: not; 2: an error.\n"
-    "  --record-size N          bytes per record (default 100)\n"
-    "  --key-size N             key bytes (default 10)\n"
-    "  --json                   print records, sorted, first_unordered, duplicate_keys, checksum\n"
-    "  --summary-out PATH       also write the combined summary to PATH\n"
-    "  --combine                FILE... are summaries written by --summary-out\n"
-    "  --expect-checksum HEX    fail unless the checksum is HEX (what sortgen printed)\n"
-    "  --expect-records N       fail unless there are N records\n";
 
 namespace {
 
 // Every file's summary, appended in node order: read from summaries written
 // by --summary-out (combine) or made by validating the data files.
 Summary summarise(const std::string &tool, const RecordFormat &format,
-                  const std::vector<std::string> &files, bool combine) {
+                  const std::vector<std::string> &files, bool combine, bool show_progress) {
+    std::uint64_t bytes = 0, before = 0;
+    for (const std::string &f : files) {
+        struct stat st {};
+        if (::stat(f.c_str(), &st) == 0) bytes += std::uint64_t(st.st_size);
+    }
+    viaduct::Progress progress(tool, "bytes", bytes, show_progress && !combine);
     Summary total;
     for (const std::string &f : files) {
         Summary part;
@@ -42,8 +40,11 @@ Summary summarise(const std::string &tool, const RecordFormat &format,
             s = Summary::from_text(text.str(), part);
             if (!s) cli::fail(tool, f + ": " + s.message());
         } else {
-            s = validate_file(format, f, part);
+            s = validate_file(format, f, part,
+                              [&](std::uint64_t n) { progress.update(before + n); });
             if (!s) cli::fail(tool, s.message());
+            struct stat st {};
+            if (::stat(f.c_str(), &st) == 0) before += std::uint64_t(st.st_size);
         }
         total.append(part);
     }
@@ -89,48 +90,53 @@ void print_summary(const Summary &total, bool json) {
     }
 }
 
+struct Options {
+    RecordFormat format;
+    bool json = false, combine = false, quiet = false;
+    std::string summary_out, expect_checksum, expect_records;
+    std::vector<std::string> files;
+};
+
+void add_options(CLI::App &app, Options &o) {
+    app.description(
+        "Checks FILE... (in node order) as one sorted sequence. Exit 0: sorted (and the\n"
+        "expected checksum/count, if given); 1: not; 2: an error.");
+    app.add_option("FILE", o.files, "the files, in node order")->required();
+    sortapp::cli::add_format_options(app, o.format);
+    app.add_flag("--json", o.json,
+                 "print records, sorted, first_unordered, duplicate_keys, checksum");
+    app.add_option("--summary-out", o.summary_out, "also write the combined summary to PATH")
+        ->type_name("PATH");
+    app.add_flag("--combine", o.combine, "FILE... are summaries written by --summary-out");
+    app.add_option("--expect-checksum", o.expect_checksum,
+                   "fail unless the checksum is HEX (what sortgen printed)")
+        ->type_name("HEX");
+    app.add_option("--expect-records", o.expect_records, "fail unless there are N records")
+        ->type_name("SIZE");
+    app.add_flag("-q,--quiet", o.quiet, "no progress line on stderr");
+    app.footer(viaduct::cli::size_syntax);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
     const std::string tool = "sortcheck";
-    RecordFormat format;
-    bool json = false, combine = false;
-    std::string summary_out, expect_checksum, expect_records;
-    std::vector<std::string> files;
-    for (int i = 1; i < argc; ++i) {
-        std::string a = argv[i], v;
-        if (a == "-h" || a == "--help") {
-            std::fputs(usage, stdout);
-            return 0;
-        } else if (cli::format_option(tool, argc, argv, i, format)) {
-        } else if (cli::option(tool, argc, argv, i, "--summary-out", v)) {
-            summary_out = v;
-        } else if (cli::option(tool, argc, argv, i, "--expect-checksum", v)) {
-            expect_checksum = v;
-        } else if (cli::option(tool, argc, argv, i, "--expect-records", v)) {
-            expect_records = v;
-        } else if (a == "--json") {
-            json = true;
-        } else if (a == "--combine") {
-            combine = true;
-        } else if (a.size() > 1 && a[0] == '-') {
-            cli::fail(tool, "unknown option " + a + "\n" + usage);
-        } else {
-            files.push_back(a);
-        }
-    }
-    if (files.empty()) cli::fail(tool, std::string("no file given\n") + usage);
-    Status s = format.validate();
-    if (!s) cli::fail(tool, s.message());
-    Summary total = summarise(tool, format, files, combine);
-    if (!summary_out.empty()) {
-        std::ofstream out(summary_out);
+    Options o;
+    CLI::App app;
+    viaduct::cli::setup(app, tool);
+    add_options(app, o);
+    if (int rc = viaduct::cli::parse(app, argc, argv); rc >= 0) return rc;
+    Status s = o.format.validate();
+    if (!s) cli::usage_fail(tool, s.message());
+    Summary total = summarise(tool, o.format, o.files, o.combine, !o.json && !o.quiet);
+    if (!o.summary_out.empty()) {
+        std::ofstream out(o.summary_out);
         out << total.to_text();
-        if (!out) cli::fail(tool, "cannot write " + summary_out);
+        if (!out) cli::fail(tool, "cannot write " + o.summary_out);
     }
-    std::string problems = expectation_problems(tool, total, expect_checksum, expect_records);
+    std::string problems = expectation_problems(tool, total, o.expect_checksum, o.expect_records);
     bool ok = total.sorted() && problems.empty();
-    print_summary(total, json);
+    print_summary(total, o.json);
     if (!problems.empty()) std::fprintf(stderr, "sortcheck: %s", problems.c_str());
     return ok ? 0 : 1;
 }

@@ -2,6 +2,7 @@
 #include <msg/msg.h>
 
 #include <catch2/catch.hpp>
+#include <optional>
 #include <thread>
 
 #include "scoped_env.hpp"
@@ -92,6 +93,25 @@ TEST_CASE("variables read as text, size, flag and positive number", "[env]") {
         ScopedEnv e(name, "lots");
         CHECK_FALSE(viaduct::env::size(name, &valid).has_value());
         CHECK_FALSE(valid);
+    }
+    SECTION("size forms: binary suffixes in either case, with iB or B (KB is binary too)") {
+        auto parsed = [](const char *text) {
+            unsigned long long v = 0;
+            return viaduct::env::parse_size(text, &v) ? std::optional(v) : std::nullopt;
+        };
+        CHECK(parsed("4096") == 4096ull);
+        CHECK(parsed("16K") == 16384ull);
+        CHECK(parsed("16KiB") == 16384ull);
+        CHECK(parsed("16k") == 16384ull);
+        CHECK(parsed("1g") == 1ull << 30);
+        CHECK(parsed("1G") == 1ull << 30);
+        CHECK(parsed("2T") == 2ull << 40);
+        CHECK(parsed("512B") == 512ull);
+        CHECK(parsed("4KB") == 4096ull);
+        CHECK(parsed("4kB") == 4096ull);
+        for (const char *bad : {"", "K", "-1", "+4", " 4", "4 K", "4X", "4KiBs", "4Ki", "4KBB",
+                                "1e3", "99999999999T"})
+            CHECK_FALSE(parsed(bad).has_value());
     }
     SECTION("flags: 0 is off, anything else on") {
         {

@@ -164,18 +164,19 @@ def interrupted(d):
 
 
 def cli_and_json(d):
-    for flag, text in [("--help", "usage: datapump"), ("--version", "datapump (viaduct)")]:
+    for flag, text in [("--help", "datapump --from RANK:INPUT"), ("--version", "datapump (viaduct)")]:
         p = subprocess.run([DATAPUMP, flag], capture_output=True, text=True, env=clean_env())
         check(p.returncode == 0 and text in p.stdout, f"{flag}: {p.returncode} {p.stdout[:100]!r}")
     for args, message in [(["--bogus"], "unknown option --bogus"),
                           (["--from", "0:x"], "are needed"),
-                          (["--no-disk", "--bytes", "12Q"], "bad value '12Q' for --bytes"),
-                          (["--no-disk", "--credits", "0"], "bad value '0' for --credits"),
+                          (["--no-disk", "--bytes", "12Q"], "--bytes: '12Q' is not a size"),
+                          (["--no-disk", "--credits", "0"], "--credits: Value 0 not in range"),
                           (["--no-disk", "--from", "0:x"], "--no-disk takes ranks"),
                           (["--from", "1:a", "--to", "1:b"], "must be different ranks"),
-                          (["stray"], "unexpected argument stray")]:
+                          (["stray"], "unexpected argument 'stray'")]:
         p = subprocess.run([DATAPUMP] + args, capture_output=True, text=True, env=clean_env())
-        check(p.returncode == 2 and message in p.stderr, f"{args}: {p.returncode} {p.stderr!r}")
+        check(p.returncode == 2 and message in p.stderr and len(p.stderr.splitlines()) == 1,
+              f"{args}: {p.returncode} {p.stderr!r}")
     src = f"{d}/in"
     rc, so, se = pump(2, ["--from", f"0:{src}", "--to", f"1:{d}/out", "--json"])
     try:

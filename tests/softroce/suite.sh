@@ -99,7 +99,7 @@ echo "== the distributed sort over native verbs: 3 nodes x 10 MB, validated by s
 if [ -x "$build/sortapp/sortapp" ]; then
   sortdir=$(mktemp -d /tmp/softroce-sort-XXXXXX)
   gen=$("$build/sortapp/sortgen" --json --partitions 3 300000 "$sortdir/in")
-  want=$(sed -n 's/^{"records": [0-9]*, "checksum": "\([0-9a-f]*\)".*/\1/p' <<<"$gen")
+  want=$(sed -n 's/^{"records": *[0-9]*, *"checksum": *"\([0-9a-f]*\)".*/\1/p' <<<"$gen")
   t0=$(date +%s)
   if env VIADUCT_TRANSPORT=verbs VIADUCT_MSGRUN="$msgrun" timeout 400 \
       "$build/sortapp/sortapp" run -n 3 --input "$sortdir/in.{rank}" \

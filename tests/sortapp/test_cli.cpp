@@ -60,9 +60,9 @@ TEST_CASE("sortgen's checksum is what sortcheck computes, whole or in partitions
     CHECK(field(p.out, "checksum") == sum);
     auto c = run_tool(t.check + " --json " + q(dir / "whole"));
     CHECK(c.exit_code == 1);  // skewed input is not sorted
-    CHECK(c.out.find("\"checksum\": \"" + sum + "\"") != std::string::npos);
-    CHECK(c.out.find("\"sorted\": false") != std::string::npos);
-    CHECK(c.out.find("\"records\": 30000") != std::string::npos);
+    CHECK(c.out.find("\"checksum\":\"" + sum + "\"") != std::string::npos);
+    CHECK(c.out.find("\"sorted\":false") != std::string::npos);
+    CHECK(c.out.find("\"records\":30000") != std::string::npos);
     // The three partitions concatenated are the whole file: checked as a list, or per
     // partition with summaries combined afterwards.
     auto list = run_tool(t.check + " " + q(dir / "part.0") + " " + q(dir / "part.1") + " " +
@@ -91,8 +91,8 @@ TEST_CASE("sortapp local sorts, sortcheck confirms with the generator's checksum
                           q(dir / "out"));
         INFO(s.out);
         REQUIRE(s.exit_code == 0);
-        CHECK(s.out.find("\"one_pass\": false") != std::string::npos);
-        CHECK(s.out.find("\"name\": \"phase 2\"") != std::string::npos);
+        CHECK(s.out.find("\"one_pass\":false") != std::string::npos);
+        CHECK(s.out.find("\"name\":\"phase 2\"") != std::string::npos);
         auto c = run_tool(t.check + format + " --expect-checksum " + sum +
                           " --expect-records 50000 " + q(dir / "out"));
         INFO(c.out);
@@ -106,9 +106,9 @@ TEST_CASE("sortapp local sorts, sortcheck confirms with the generator's checksum
         // NOW-Sort's expectation: each pass reads and writes the 50000 records once.
         const double bytes = 50000.0 * (format[0] ? 80 : 100), pass = bytes / 500e6 + bytes / 400e6;
         const std::string json = s.out;
-        auto passes_at = json.find("\"merge_passes\": ");
+        auto passes_at = json.find("\"merge_passes\":");
         REQUIRE(passes_at != std::string::npos);
-        const int passes = std::atoi(json.c_str() + passes_at + 16);
+        const int passes = std::atoi(json.c_str() + passes_at + 15);
         CHECK(passes >= 2);  // 1 MiB of memory: runs outnumber the fan-in
         for (const char *phase : {"phase 1", "phase 2"}) {
             std::string line = line_starting(plain.out, phase);
@@ -152,7 +152,7 @@ TEST_CASE("bad input: empty input gives an empty output", "[cli][bad_input]") {
     CHECK(dir.entries() == (std::vector<std::string>{"in", "out"}));
     auto c = run_tool(t.check + " --json " + q(dir / "out"));
     CHECK(c.exit_code == 0);
-    CHECK(c.out.find("\"records\": 0") != std::string::npos);
+    CHECK(c.out.find("\"records\":0") != std::string::npos);
 }
 
 TEST_CASE("bad input: unreadable input", "[cli][bad_input]") {

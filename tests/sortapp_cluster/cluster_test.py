@@ -215,10 +215,10 @@ def scenario_bad_input(d):
                          (["run", "-n", "0", "--input", "x", "--output", "y"], "--nodes"),
                          (["run", "-n", "2", "--output", "y"], "--input and --output"),
                          (["run", "-n", "2", "--input", "x", "--output", "y", "--bogus"],
-                          "unknown option '--bogus'"),
+                          "unknown option --bogus"),
                          (["job", "--input", "x", "--output", "y", "--key-size", "200"], "key")]:
         r = subprocess.run([SORTAPP, *args], capture_output=True, text=True, timeout=60)
-        check(r.returncode == 2 and needle in r.stderr,
+        check(r.returncode == 2 and needle in r.stderr and len(r.stderr.splitlines()) == 1,
               f"{args}: exit {r.returncode}, stderr {r.stderr!r}")
     check(not any(n.startswith("out") for n in os.listdir(d)), "bad input left output files")
 

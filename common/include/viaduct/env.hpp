@@ -11,25 +11,28 @@
 
 namespace viaduct::env {
 
-// A non-negative integer with an optional K/M/G (binary) suffix, also spelled
-// KiB/KB (and MiB, GB...), or a plain B; nothing after it. "16KiB", "16K", "1g".
+// A non-negative integer with an optional binary suffix, nothing after it: K, M, G or T
+// (either case) for 2^10, 2^20, 2^30, 2^40, each also spelled KiB, MiB, GiB, TiB or KB, MB,
+// GB, TB (binary too), or a bare B for bytes. "16KiB", "16K", "16KB", "1g".
 inline bool parse_size(const char *text, unsigned long long *out) {
-    if (text == nullptr || *text == '\0' || text[0] == '-') return false;
+    if (text == nullptr || *text < '0' || *text > '9') return false;
     errno = 0;
     char *end = nullptr;
     unsigned long long v = std::strtoull(text, &end, 10);
     if (errno != 0 || end == text) return false;
     unsigned long long mult = 1;
-    if (*end == 'k' || *end == 'K')
-        mult = 1ull << 10, ++end;
-    else if (*end == 'm' || *end == 'M')
-        mult = 1ull << 20, ++end;
-    else if (*end == 'g' || *end == 'G')
-        mult = 1ull << 30, ++end;
-    if (mult > 1 && *end == 'i' && (end[1] == 'B' || end[1] == 'b'))
-        end += 2;
-    else if (*end == 'B' || *end == 'b')
+    const char *units = "kmgt";
+    const char *unit = *end != '\0' ? std::strchr(units, *end | 0x20) : nullptr;
+    if (unit != nullptr) {
+        mult = 1ull << (10 * (unit - units + 1));
         ++end;
+        if (*end == 'i' && (end[1] == 'B' || end[1] == 'b'))
+            end += 2;
+        else if (*end == 'B' || *end == 'b')
+            ++end;
+    } else if (*end == 'B' || *end == 'b') {
+        ++end;
+    }
     if (*end != '\0') return false;
     if (v > ~0ull / mult) return false;
     *out = v * mult;

@@ -4,8 +4,10 @@
 #include "sortapp/report.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -161,32 +163,56 @@ Report gather(const JobOptions &o, JobFigures &job) {
     return r;
 }
 
-void print_json_phases(const std::vector<PhaseFigures> &phases) {
-    for (size_t k = 0; k < phases.size(); ++k) {
-        const PhaseFigures &f = phases[k];
-        std::printf(
-            "%s{\"phase\": \"%s\", \"seconds\": %.4f, \"cpu_seconds\": %.4f, "
-            "\"mb_s\": %.1f, \"bytes_read\": %llu, \"bytes_written\": %llu, "
-            "\"bytes_sent\": %llu, \"bytes_received\": %llu, "
-            "\"expected_seconds\": %.4f, \"ratio\": %.3f, \"stale_figure\": %s}",
-            k ? ", " : "", json_escape(f.phase).c_str(), f.seconds, f.cpu_seconds, mbps(f),
-            static_cast<unsigned long long>(f.bytes_read),
-            static_cast<unsigned long long>(f.bytes_written),
-            static_cast<unsigned long long>(f.bytes_sent),
-            static_cast<unsigned long long>(f.bytes_received), f.expected_seconds,
-            f.expected_seconds > 0 ? f.seconds / f.expected_seconds : 0.0,
-            beats_expectation(f.seconds, f.expected_seconds) ? "true" : "false");
-    }
+using Json = nlohmann::ordered_json;
+
+// A figure to `decimals` places, as the text report shows it (NaN and infinity: null).
+double rounded(double v, int decimals) {
+    const double scale = std::pow(10.0, decimals);
+    return std::round(v * scale) / scale;
 }
 
-void print_json_stale(const std::vector<StaleFigure> &stale) {
-    std::printf("], \"stale_figures\": [");
-    for (size_t k = 0; k < stale.size(); ++k)
-        std::printf(
-            "%s{\"node\": %zu, \"phase\": \"%s\", \"seconds\": %.4f, "
-            "\"expected_seconds\": %.4f, \"remeasure\": \"%s\"}",
-            k ? ", " : "", stale[k].node, json_escape(stale[k].phase).c_str(), stale[k].seconds,
-            stale[k].expected, stale[k].node_remeasures ? "next run" : "--remeasure");
+Json phases_json(const std::vector<PhaseFigures> &phases) {
+    Json out = Json::array();
+    for (const PhaseFigures &f : phases)
+        out.push_back(
+            {{"phase", f.phase},
+             {"seconds", rounded(f.seconds, 4)},
+             {"cpu_seconds", rounded(f.cpu_seconds, 4)},
+             {"mb_s", rounded(mbps(f), 1)},
+             {"bytes_read", f.bytes_read},
+             {"bytes_written", f.bytes_written},
+             {"bytes_sent", f.bytes_sent},
+             {"bytes_received", f.bytes_received},
+             {"expected_seconds", rounded(f.expected_seconds, 4)},
+             {"ratio", rounded(f.expected_seconds > 0 ? f.seconds / f.expected_seconds : 0.0, 3)},
+             {"stale_figure", beats_expectation(f.seconds, f.expected_seconds)}});
+    return out;
+}
+
+// The river algorithm's own figures, or just its name.
+void add_algorithm_json(Json &doc, const JobOptions &o, const JobFigures &job) {
+    if (o.params.algorithm != kRiver) {
+        doc["algorithm"] = "three-phase";
+        return;
+    }
+    uint32_t one_pass = 0;
+    for (const RiverDone &d : job.river) one_pass += d.one_pass;
+    doc["algorithm"] = "river";
+    doc["samples"] = job.samples;
+    doc["sampling_seconds"] = rounded(job.sample_s, 4);
+    doc["river_seconds"] = rounded(job.river_s, 3);
+    doc["one_pass_nodes"] = one_pass;
+}
+
+Json stale_json(const std::vector<StaleFigure> &stale) {
+    Json out = Json::array();
+    for (const StaleFigure &f : stale)
+        out.push_back({{"node", f.node},
+                       {"phase", f.phase},
+                       {"seconds", rounded(f.seconds, 4)},
+                       {"expected_seconds", rounded(f.expected, 4)},
+                       {"remeasure", f.node_remeasures ? "next run" : "--remeasure"}});
+    return out;
 }
 
 // Warnings on stderr, so a JSON report on stdout stays one object.
@@ -202,46 +228,33 @@ void warn_stale(const std::vector<StaleFigure> &stale) {
 
 void print_json(const JobOptions &o, int nodes, const JobFigures &job, const Report &r,
                 double total_s) {
-    std::printf(
-        "{\"nodes\": %d, \"records\": %llu, \"record_size\": %llu, \"seconds\": %.3f, "
-        "\"phases_1_2_seconds\": %.3f, \"phase_3a\": {\"rounds\": %u, \"seconds\": %.4f}, "
-        "\"phase_3b_seconds\": %.3f, \"network_mb_s\": %.1f, \"partition_records\": [",
-        nodes, static_cast<unsigned long long>(r.records),
-        static_cast<unsigned long long>(o.params.record_size), total_s, job.local_s, job.rounds,
-        job.select_s, job.merge_s, job.network_mb_s);
-    for (size_t j = 0; j < job.partition_records.size(); ++j)
-        std::printf("%s%llu", j ? ", " : "",
-                    static_cast<unsigned long long>(job.partition_records[j]));
-    std::printf("], \"balance\": %.4f", balance(job.partition_records));
-    if (o.params.algorithm == kRiver) {
-        uint32_t one_pass = 0;
-        for (const RiverDone &d : job.river) one_pass += d.one_pass;
-        std::printf(
-            ", \"algorithm\": \"river\", \"samples\": %llu, \"sampling_seconds\": %.4f, "
-            "\"river_seconds\": %.3f, \"one_pass_nodes\": %u",
-            static_cast<unsigned long long>(job.samples), job.sample_s, job.river_s, one_pass);
-    } else {
-        std::printf(", \"algorithm\": \"three-phase\"");
-    }
-    std::printf(", \"per_node\": [");
-    for (size_t i = 0; i < r.per.size(); ++i) {
-        std::printf(
-            "%s{\"node\": %zu, \"disk_read_mb_s\": %.1f, \"disk_write_mb_s\": %.1f, "
-            "\"disk_mixed_mb_s\": %.1f, \"phases\": [",
-            i ? ", " : "", i, job.checks[i].disk_read_mb_s, job.checks[i].disk_write_mb_s,
-            job.checks[i].disk_mixed_mb_s);
-        print_json_phases(r.per[i]);
-        std::printf("]}");
-    }
-    std::printf("], \"stragglers\": [");
-    for (size_t k = 0; k < r.slow.size(); ++k)
-        std::printf(
-            "%s{\"node\": %zu, \"phase\": \"%s\", \"resource\": \"%s\", "
-            "\"vs_median\": %.2f}",
-            k ? ", " : "", r.slow[k].node, json_escape(r.slow[k].phase).c_str(),
-            r.slow[k].resource.c_str(), r.slow[k].factor);
-    print_json_stale(r.stale);
-    std::printf("]}\n");
+    Json doc = {{"nodes", nodes},
+                {"records", r.records},
+                {"record_size", o.params.record_size},
+                {"seconds", rounded(total_s, 3)},
+                {"phases_1_2_seconds", rounded(job.local_s, 3)},
+                {"phase_3a", {{"rounds", job.rounds}, {"seconds", rounded(job.select_s, 4)}}},
+                {"phase_3b_seconds", rounded(job.merge_s, 3)},
+                {"network_mb_s", rounded(job.network_mb_s, 1)},
+                {"partition_records", job.partition_records},
+                {"balance", rounded(balance(job.partition_records), 4)}};
+    add_algorithm_json(doc, o, job);
+    Json per = Json::array(), slow = Json::array();
+    for (size_t i = 0; i < r.per.size(); ++i)
+        per.push_back({{"node", i},
+                       {"disk_read_mb_s", rounded(job.checks[i].disk_read_mb_s, 1)},
+                       {"disk_write_mb_s", rounded(job.checks[i].disk_write_mb_s, 1)},
+                       {"disk_mixed_mb_s", rounded(job.checks[i].disk_mixed_mb_s, 1)},
+                       {"phases", phases_json(r.per[i])}});
+    for (const auto &s : r.slow)
+        slow.push_back({{"node", s.node},
+                        {"phase", s.phase},
+                        {"resource", s.resource},
+                        {"vs_median", rounded(s.factor, 2)}});
+    doc["per_node"] = per;
+    doc["stragglers"] = slow;
+    doc["stale_figures"] = stale_json(r.stale);
+    std::printf("%s\n", doc.dump(-1, ' ', false, Json::error_handler_t::replace).c_str());
 }
 
 void print_text(const JobOptions &o, int nodes, const JobFigures &job, const Report &r,

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "sortapp/checksum.hpp"
@@ -35,8 +36,12 @@ Checksum generate_records(const GeneratorSpec &spec, std::uint64_t first, std::u
 // hold one (a record not written by sortgen, or too small a payload).
 bool record_number_of(const RecordFormat &format, const std::uint8_t *record, std::uint64_t &out);
 
+// Records written so far by one generate_file call (for a progress line).
+using GenerateProgress = std::function<void(std::uint64_t records_written)>;
+
 // Writes records [first, first + count) to path (created or truncated) using `threads` threads.
 Status generate_file(const GeneratorSpec &spec, const std::string &path, std::uint64_t first,
-                     std::uint64_t count, Checksum &checksum);
+                     std::uint64_t count, Checksum &checksum,
+                     const GenerateProgress &progress = {});
 
 }  // namespace sortapp

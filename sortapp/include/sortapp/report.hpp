@@ -46,6 +46,4 @@ class ProgressBar {
     bool drawn_ = false;
 };
 
-std::string json_escape(const std::string &text);
-
 }  // namespace sortapp

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,6 +49,10 @@ class Validator {
     Summary summary_;
 };
 
-Status validate_file(const RecordFormat &format, const std::string &path, Summary &out);
+// Bytes read so far by one validate_file call (for a progress line).
+using ValidateProgress = std::function<void(std::uint64_t bytes_read)>;
+
+Status validate_file(const RecordFormat &format, const std::string &path, Summary &out,
+                     const ValidateProgress &progress = {});
 
 }  // namespace sortapp

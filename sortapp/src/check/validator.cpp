@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace sortapp {
@@ -113,12 +114,12 @@ Status Summary::from_text(const std::string &text, Summary &out) {
 }
 
 std::string Summary::to_json() const {
-    std::ostringstream s;
-    s << "{\"records\": " << records << ", \"sorted\": " << (sorted() ? "true" : "false")
-      << ", \"first_unordered\": " << (first_unordered ? std::to_string(*first_unordered) : "null")
-      << ", \"unordered\": " << unordered << ", \"duplicate_keys\": " << duplicate_keys
-      << ", \"checksum\": \"" << checksum.hex() << "\"}";
-    return s.str();
+    nlohmann::ordered_json j = {{"records", records}, {"sorted", sorted()}};
+    j["first_unordered"] = first_unordered ? nlohmann::ordered_json(*first_unordered) : nullptr;
+    j["unordered"] = unordered;
+    j["duplicate_keys"] = duplicate_keys;
+    j["checksum"] = checksum.hex();
+    return j.dump();
 }
 
 void Validator::add(const std::uint8_t *records, std::size_t count) {
@@ -145,7 +146,8 @@ void Validator::add(const std::uint8_t *records, std::size_t count) {
     s.last_key.assign(prev, prev + ks);
 }
 
-Status validate_file(const RecordFormat &format, const std::string &path, Summary &out) {
+Status validate_file(const RecordFormat &format, const std::string &path, Summary &out,
+                     const ValidateProgress &progress) {
     SORTAPP_TRY(format.validate());
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return Status::from_errno("cannot open " + path, errno);
@@ -167,6 +169,7 @@ Status validate_file(const RecordFormat &format, const std::string &path, Summar
         std::max<std::size_t>(1, (8u << 20) / format.record_size) * format.record_size;
     std::vector<std::uint8_t> buffer(chunk);
     std::size_t filled = 0;
+    std::uint64_t read_so_far = 0;
     Status status;
     for (;;) {
         ssize_t r = ::read(fd, buffer.data() + filled, chunk - filled);
@@ -176,6 +179,8 @@ Status validate_file(const RecordFormat &format, const std::string &path, Summar
             break;
         }
         filled += std::size_t(r);
+        read_so_far += std::uint64_t(r);
+        if (progress) progress(read_so_far);
         if (filled == chunk || r == 0) {
             std::size_t whole = filled / format.record_size;
             v.add(buffer.data(), whole);

@@ -179,7 +179,7 @@ Checksum generate_records(const GeneratorSpec &spec, std::uint64_t first, std::u
 }
 
 Status generate_file(const GeneratorSpec &spec, const std::string &path, std::uint64_t first,
-                     std::uint64_t count, Checksum &checksum) {
+                     std::uint64_t count, Checksum &checksum, const GenerateProgress &progress) {
     SORTAPP_TRY(spec.format.validate());
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return Status::from_errno("cannot create " + path, errno);
@@ -214,6 +214,7 @@ Status generate_file(const GeneratorSpec &spec, const std::string &path, std::ui
             written += std::size_t(w);
         }
         done += n;
+        if (progress) progress(done);
     }
     if (::close(fd) != 0 && status) status = Status::from_errno("closing " + path, errno);
     if (!status) ::unlink(path.c_str());

@@ -4,6 +4,8 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "viaduct/env.hpp"
+
 namespace sortapp {
 
 Status RecordFormat::validate() const {
@@ -23,30 +25,12 @@ std::string RecordFormat::describe() const {
            "-byte keys";
 }
 
+// The one size syntax of every tool and VIADUCT_* setting (viaduct::env::parse_size).
 Status parse_size(const std::string &text, std::uint64_t &out) {
-    if (text.empty()) return Status::error("empty size");
-    errno = 0;
-    char *end = nullptr;
-    unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-    if (end == text.c_str() || errno != 0 || text[0] == '-') {
-        return Status::error("not a size: '" + text + "'");
-    }
-    std::string suffix(end);
-    std::uint64_t mult = 1;
-    if (suffix == "" || suffix == "B")
-        mult = 1;
-    else if (suffix == "K" || suffix == "KiB")
-        mult = 1ull << 10;
-    else if (suffix == "M" || suffix == "MiB")
-        mult = 1ull << 20;
-    else if (suffix == "G" || suffix == "GiB")
-        mult = 1ull << 30;
-    else if (suffix == "T" || suffix == "TiB")
-        mult = 1ull << 40;
-    else
-        return Status::error("not a size: '" + text + "' (suffixes: K, M, G, T)");
-    if (v != 0 && mult > UINT64_MAX / v) return Status::error("size too large: '" + text + "'");
-    out = v * mult;
+    unsigned long long v = 0;
+    if (!viaduct::env::parse_size(text.c_str(), &v))
+        return Status::error("not a size: '" + text + "' (e.g. 4096, 16K, 16KiB, 1G)");
+    out = v;
     return Status::ok();
 }
 

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "viaduct/clock.hpp"
@@ -41,30 +42,17 @@ std::string PhaseReport::to_text() const {
     return s;
 }
 
-std::string json_escape(const std::string &text) {
-    std::string out;
-    for (char c : text) {
-        if (c == '"' || c == '\\')
-            out += '\\', out += c;
-        else if (static_cast<unsigned char>(c) < 0x20) {
-            char u[8];
-            std::snprintf(u, sizeof u, "\\u%04x", c);
-            out += u;
-        } else
-            out += c;
-    }
-    return out;
-}
-
 std::string PhaseReport::to_json() const {
-    std::ostringstream s;
-    s << "{\"name\": \"" << json_escape(name) << "\", \"bytes\": " << bytes
-      << ", \"seconds\": " << seconds << ", \"mb_per_s\": " << mb_per_s()
-      << ", \"cpu_percent\": " << cpu_percent() << ", \"expected_seconds\": " << expected_seconds
-      << ", \"actual_over_expected\": " << ratio()
-      << ", \"stale_figure\": " << (stale ? "true" : "false") << ", \"note\": \""
-      << json_escape(note) << "\"}";
-    return s.str();
+    const nlohmann::ordered_json j = {{"name", name},
+                                      {"bytes", bytes},
+                                      {"seconds", seconds},
+                                      {"mb_per_s", mb_per_s()},
+                                      {"cpu_percent", cpu_percent()},
+                                      {"expected_seconds", expected_seconds},
+                                      {"actual_over_expected", ratio()},
+                                      {"stale_figure", stale},
+                                      {"note", note}};
+    return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 void ProgressBar::update(const char *phase, std::uint64_t done, std::uint64_t total) {

@@ -1,0 +1,133 @@
+// The command line every installed viaduct program shares: CLI11 with GNU conventions
+// (--name=value, --name value, -n4, -n 4), --help (full usage on stdout, exit 0), --version
+// ("TOOL (viaduct) X.Y.Z", exit 0), and a bad command line as ONE line on stderr naming the
+// option, with a pointer to --help, exit 2. Sizes use env::parse_size, the syntax of every
+// VIADUCT_* setting, so "16K" means the same on a command line as in the environment.
+#pragma once
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "viaduct/env.hpp"
+
+#ifndef VIADUCT_VERSION
+#error "VIADUCT_VERSION comes from meson (viaduct_cli_dep)"
+#endif
+
+namespace viaduct::cli {
+
+// Exit status of a bad command line (GNU and BSD sysexits both use 2 for "usage").
+inline constexpr int exit_usage = 2;
+
+// What every --help says about SIZE values.
+inline constexpr const char *size_syntax =
+    "SIZE: a whole number of bytes with an optional binary suffix: K or KiB (1024), M or MiB,\n"
+    "G or GiB, T or TiB; the letter in either case (4k = 4K = 4KiB = 4096).\n";
+
+// "TOOL (viaduct) X.Y.Z": --version's line.
+inline std::string version_line(const std::string &tool) {
+    return tool + " (viaduct) " + VIADUCT_VERSION;
+}
+
+// --help and --version on `app`, and the size syntax under the option list.
+inline void setup(CLI::App &app, const std::string &tool) {
+    app.name(tool);
+    // GNU: an option given twice takes its last value (CLI11's default is an error).
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    app.set_version_flag("--version", version_line(tool), "print the version and exit");
+    app.set_help_flag("-h,--help", "print this help and exit");
+    app.get_formatter()->column_width(34);
+}
+
+// One line: "TOOL: message; try 'TOOL --help'", newlines in CLI11's text folded.
+inline void usage_error(const std::string &tool, std::string message) {
+    for (char &c : message)
+        if (c == '\n') c = ' ';
+    while (!message.empty() && message.back() == ' ') message.pop_back();
+    std::fprintf(stderr, "%s: %s; try '%s --help'\n", tool.c_str(), message.c_str(), tool.c_str());
+}
+
+// "unknown option --x" or "unexpected argument y" for the first argument no option took.
+inline std::optional<std::string> extra_problem(const CLI::App &app) {
+    std::vector<std::string> extra = app.remaining(true);
+    for (const std::string &a : extra)
+        if (a.size() > 1 && a[0] == '-') return "unknown option " + a;
+    if (!extra.empty()) return "unexpected argument '" + extra.front() + "'";
+    return std::nullopt;
+}
+
+// Prints the CLI11 error being handled as one usage line; returns exit_usage.
+inline int report_parse_error(const CLI::App &app) {
+    try {
+        throw;
+    } catch (const CLI::RequiredError &e) {
+        // CLI11 checks required arguments before unknown ones; an unknown option is the
+        // likelier mistake ("--recrods 5 out" leaves RECORDS missing), so it is named first.
+        usage_error(app.get_name(), extra_problem(app).value_or(e.what()));
+    } catch (const CLI::ExtrasError &e) {
+        usage_error(app.get_name(), extra_problem(app).value_or(e.what()));
+    } catch (const CLI::ParseError &e) {
+        usage_error(app.get_name(), e.what());
+    }
+    return exit_usage;
+}
+
+// Parses argv into `app`. Returns -1 to go on, or the status to exit with: 0 after --help or
+// --version (printed on stdout), exit_usage after a bad command line (one line on stderr).
+// Nothing is printed unless `speak` (all ranks of a job but the first keep quiet).
+inline int parse(CLI::App &app, int argc, char **argv, bool speak = true) {
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::Success &e) {
+        return speak ? app.exit(e) : 0;
+    } catch (const CLI::ParseError &) {
+        return speak ? report_parse_error(app) : exit_usage;
+    }
+    return -1;
+}
+
+// A size per env::parse_size in [lo, hi], or nullopt.
+inline std::optional<unsigned long long> size(const std::string &text, unsigned long long lo = 0,
+                                              unsigned long long hi = ~0ull) {
+    unsigned long long v = 0;
+    if (!env::parse_size(text.c_str(), &v) || v < lo || v > hi) return std::nullopt;
+    return v;
+}
+
+// The error text for a value of `name` that is not a size in [lo, hi].
+inline std::string size_problem(const std::string &name, const std::string &text,
+                                unsigned long long lo, unsigned long long hi) {
+    unsigned long long v = 0;
+    if (!env::parse_size(text.c_str(), &v))
+        return name + ": '" + text + "' is not a size (e.g. 4096, 16K, 16KiB, 1G)";
+    if (v < lo) return name + ": " + text + " is below the least, " + std::to_string(lo);
+    return name + ": " + text + " is above the most, " + std::to_string(hi);
+}
+
+// A SIZE option: `names` as CLI11 takes them ("-m,--memory"); a bad value is a usage error
+// naming the option's long name.
+template <typename T>
+CLI::Option *add_size(CLI::App &app, const std::string &names, T &target,
+                      const std::string &description, unsigned long long lo = 0,
+                      unsigned long long hi = std::numeric_limits<T>::max()) {
+    std::string shown = names.substr(names.rfind(',') + 1);
+    auto set = [&target, shown, lo, hi](const std::string &text) {
+        auto v = size(text, lo, hi);
+        if (!v) throw CLI::ValidationError(size_problem(shown, text, lo, hi));
+        target = static_cast<T>(*v);
+    };
+    return app.add_option_function<std::string>(names, set, description)->type_name("SIZE");
+}
+
+// Whether progress lines belong on stderr: a terminal that a person watches.
+inline bool stderr_is_terminal() {
+    return isatty(STDERR_FILENO) == 1;
+}
+
+}  // namespace viaduct::cli
