@@ -115,8 +115,8 @@ def sortapp(d):
         j = json_of(r, f"sortapp local {memory}")
         check(j is not None and j["memory_budget"] == want,
               f"sortapp local {memory}: budget {j and j['memory_budget']}, want {want}")
-    r = run("sortapp", "local", "--memory", "1gb", src, os.path.join(d, "x"))
-    check(r.returncode == 2 and "--memory" in r.stderr, f"--memory 1gb: {r.stderr!r}")
+    r = run("sortapp", "local", "--memory", "1gx", src, os.path.join(d, "x"))
+    check(r.returncode == 2 and "--memory" in r.stderr, f"--memory 1gx: {r.stderr!r}")
     r = run("sortapp", "run", "-n2", "--memory", "lots", "--input", "a", "--output", "b")
     check(usage_error(r, "--memory", "lots"), f"sortapp run --memory lots: {r.stderr!r}")
 
