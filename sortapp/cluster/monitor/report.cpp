@@ -54,6 +54,17 @@ double mbps(const PhaseFigures &f) {
     return f.seconds > 0 ? b / f.seconds / 1e6 : 0.0;
 }
 
+// A phase's expectation from what it moved, its disk reads and writes going on at once (the
+// mixed rate) beside the network, and the resource that bounds it.
+void expect_phase(PhaseFigures &f, PhaseVolume v, const Rates &rates) {
+    v.read_write_overlap = true;
+    PhaseVolume net = v;
+    net.read = net.write = 0;
+    f.expected_seconds = expected_seconds(v, rates);
+    const double net_s = expected_seconds(net, rates);
+    f.resource = net_s > 0 && net_s >= f.expected_seconds ? "network" : "disk";
+}
+
 // Phase 3b's expectations from the measured disk and network bandwidth. A disk shared by
 // several nodes gives each its share. Returns the median disk write share.
 double expect_merge(JobFigures &job) {
@@ -75,12 +86,7 @@ double expect_merge(JobFigures &job) {
         v.read = f.bytes_sent;
         v.write = f.bytes_written;
         v.receive = f.bytes_received;
-        v.read_write_overlap = true;
-        PhaseVolume net = v;
-        net.read = net.write = 0;
-        f.expected_seconds = expected_seconds(v, rates);
-        const double net_s = expected_seconds(net, rates);
-        f.resource = net_s > 0 && net_s >= f.expected_seconds ? "network" : "disk";
+        expect_phase(f, v, rates);
     }
     return rates.disk_write;
 }
@@ -105,12 +111,7 @@ double expect_river(JobFigures &job) {
             v.write = f.bytes_written;
             v.send = f.bytes_sent;
             v.receive = f.bytes_received;
-            v.read_write_overlap = true;
-            PhaseVolume net = v;
-            net.read = net.write = 0;
-            f.expected_seconds = expected_seconds(v, rates);
-            const double net_s = expected_seconds(net, rates);
-            f.resource = net_s > 0 && net_s >= f.expected_seconds ? "network" : "disk";
+            expect_phase(f, v, rates);
         }
     }
     return median(dw);
