@@ -13,10 +13,13 @@ SKIP = 77  # meson's code for a skipped test
 
 # Every failed check, in order; a driver exits non-zero when it is not empty.
 failures = []
+# How many checks ran (counts["checks"]), for a driver's "N of M passed" line.
+counts = {"checks": 0}
 
 
 def check(cond, what):
     """Records `what` as a failure unless cond holds; returns cond."""
+    counts["checks"] += 1
     if not cond:
         failures.append(what)
         print("FAIL:", what, flush=True)

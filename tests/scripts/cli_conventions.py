@@ -17,16 +17,8 @@ import tempfile
 
 VERSION = sys.argv[1]
 PROGRAMS = dict(arg.split("=", 1) for arg in sys.argv[2:])
-failures = []
-checks = 0
-
-
-def check(ok, what):
-    global checks
-    checks += 1
-    if not ok:
-        failures.append(what)
-        print(f"FAIL: {what}")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+from viaduct_checks import check, counts, failures  # noqa: E402
 
 
 def run(name, *args, cwd=None):
@@ -189,7 +181,7 @@ def main():
     msgrun()
     datapump()
     benchmarks()
-    print(f"{checks - len(failures)} passed, {len(failures)} failed")
+    print(f"{counts['checks'] - len(failures)} passed, {len(failures)} failed")
     return 1 if failures else 0
 
 

@@ -20,15 +20,8 @@ if shutil.which("gnuplot") is None:
     print("SKIP: gnuplot is not installed (Debian: gnuplot-nox); the plots cannot be drawn")
     sys.exit(77)
 
-failures = []
-checks = 0
-
-
-def check(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        failures.append(what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+from viaduct_checks import check, counts, failures  # noqa: E402
 
 
 def run(*args, env=None):
@@ -200,7 +193,5 @@ def check_no_gnuplot():
 check_run_plots()
 check_sweeps()
 check_no_gnuplot()
-for f in failures:
-    print("FAIL:", f)
-print(f"{checks - len(failures)} of {checks} plot checks passed")
+print(f"{counts['checks'] - len(failures)} of {counts['checks']} plot checks passed")
 sys.exit(1 if failures else 0)
