@@ -21,7 +21,9 @@
 #include "parallel_select.hpp"
 #include "sortapp/cleanup.hpp"
 #include "sortapp/disk_probe.hpp"
+#include "sortapp/memory_budget.hpp"
 #include "sortapp/record_format.hpp"
+#include "sortapp/status.hpp"
 
 namespace sortapp::cluster {
 
@@ -63,6 +65,11 @@ struct Node {
     std::optional<int> exit_code;  // set by the final word: the node's orders are over
     std::vector<char> probe_bytes;
 
+    // The sort's memory budget: the job's --memory, else this node's own default.
+    uint64_t memory_budget() const {
+        return params.memory_budget != 0 ? params.memory_budget : default_memory_budget().budget;
+    }
+
     // What the sorting thread is doing, for the monitor's progress display.
     std::mutex progress_mu;
     std::string progress_phase = "waiting";
@@ -89,6 +96,12 @@ using OrderHandler = void (*)(Node &, const Order &);
 
 inline int reply_error(rio_t *rio, rio_incoming_t *in, const std::string &message) {
     return rio_reply(rio, in, kNodeError, message.data(), message.size());
+}
+
+// A sort that ran out of memory under `budget` bytes, as a node reports it.
+inline Status out_of_memory(const std::string &what, uint64_t budget) {
+    return Status::error(what + "out of memory for a budget of " + std::to_string(budget) +
+                         " bytes (a smaller --memory is needed)");
 }
 
 template <typename T>

@@ -14,7 +14,6 @@
 #include "node/state.hpp"
 #include "phases/phases.hpp"
 #include "sortapp/local_sort.hpp"
-#include "sortapp/memory_budget.hpp"
 #include "sortapp/report.hpp"
 
 namespace sortapp::cluster {
@@ -56,8 +55,7 @@ PhaseFigures from_report(const PhaseReport &r) {
 Status sort_locally(Node &n, const DiskBandwidth &disk, LocalSortResult &res) {
     SortOptions so;
     so.format = n.format;
-    so.memory_budget =
-        n.params.memory_budget != 0 ? n.params.memory_budget : default_memory_budget().budget;
+    so.memory_budget = n.memory_budget();
     so.scratch_dir = n.job_dir;
     n.work = n.job_dir + "/work";
     so.progress = [&n](const char *phase, uint64_t done, uint64_t total) {
@@ -66,8 +64,7 @@ Status sort_locally(Node &n, const DiskBandwidth &disk, LocalSortResult &res) {
     try {
         return local_sort(so, n.input, n.work, disk, res);
     } catch (const std::bad_alloc &) {
-        return Status::error("out of memory for a budget of " + std::to_string(so.memory_budget) +
-                             " bytes (a smaller --memory is needed)");
+        return out_of_memory("", so.memory_budget);
     }
 }
 

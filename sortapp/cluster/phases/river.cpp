@@ -10,13 +10,12 @@
 #include <atomic>
 #include <new>
 #include <random>
-#include <thread>
 
 #include "monitor/state.hpp"
 #include "node/state.hpp"
+#include "phase1/parallel.hpp"
 #include "phases/phases.hpp"
 #include "river_sort.hpp"
-#include "sortapp/memory_budget.hpp"
 #include "splitters.hpp"
 
 namespace sortapp::cluster {
@@ -32,8 +31,9 @@ Status read_samples(const Node &n, const std::vector<uint64_t> &positions, River
     if (fd < 0) return Status::from_errno("input " + n.input, errno);
     out.samples.assign(positions.size(), Element{});
     std::atomic<bool> failed{false};
-    const size_t ks = n.format.key_size, rs = n.format.record_size, threads = 8;
-    auto work = [&](size_t t) {
+    const size_t ks = n.format.key_size, rs = n.format.record_size;
+    const unsigned threads = 8;
+    parallel_run(threads, [&](unsigned t) {
         for (size_t i = t; i < positions.size() && !failed; i += threads) {
             Element &e = out.samples[i];
             e.key.resize(ks);
@@ -42,12 +42,7 @@ Status read_samples(const Node &n, const std::vector<uint64_t> &positions, River
             auto off = static_cast<off_t>(positions[i] * rs);
             if (pread(fd, e.key.data(), ks, off) != static_cast<ssize_t>(ks)) failed = true;
         }
-    };
-    {
-        std::vector<std::jthread> pool;
-        for (size_t t = 1; t < threads; ++t) pool.emplace_back(work, t);
-        work(0);
-    }
+    });
     close(fd);
     if (failed) return Status::error("input " + n.input + ": cannot read a sampled key");
     return Status::ok();
@@ -92,8 +87,7 @@ void node_river_sort(Node &n, const Order &o) {
     rs.splitters = std::move(order.splitters);
     rs.node = static_cast<uint32_t>(n.rank);
     rs.nodes = static_cast<uint32_t>(n.monitor);
-    rs.memory_budget =
-        n.params.memory_budget != 0 ? n.params.memory_budget : default_memory_budget().budget;
+    rs.memory_budget = n.memory_budget();
     rs.passes = n.params.passes;
     rs.expected_share = order.expected_share;
     rs.batch_bytes = order.batch_bytes;
@@ -105,9 +99,7 @@ void node_river_sort(Node &n, const Order &o) {
             n.set_progress(phase, done, total);
         });
     } catch (const std::bad_alloc &) {
-        s = Status::error("river sort: out of memory for a budget of " +
-                          std::to_string(rs.memory_budget) +
-                          " bytes (a smaller --memory is needed)");
+        s = out_of_memory("river sort: ", rs.memory_budget);
     }
     n.set_progress("sorted", 0, 0);
     if (!s) {
