@@ -65,7 +65,7 @@ class Gatherer {
   public:
     Gatherer(const RiverSortSettings &s, const SortOptions &so, const MemoryPlan &plan,
              uint64_t capacity)
-        : s_(s), so_(so), plan_(plan), cap_(capacity), buf(capacity, s.format.record_size) {}
+        : buf(capacity, s.format.record_size), s_(s), so_(so), plan_(plan), cap_(capacity) {}
 
     Status init() {
         if (!buf.records.valid() || !buf.entries.valid() || !buf.scratch.valid())
@@ -112,16 +112,14 @@ class Gatherer {
     uint64_t records = 0, from_others = 0, run_bytes = 0;
     double sort_seconds = 0;
     std::vector<Run> runs;
-    IoRing ring;
+    RunBuffer buf;
+    IoRing ring;  // after buf: gone first, with any write still in flight from it
 
   private:
     const RiverSortSettings &s_;
     const SortOptions &so_;
     const MemoryPlan &plan_;
     uint64_t cap_;
-
-  public:
-    RunBuffer buf;  // after cap_, which sizes it
 };
 
 // The gatherer's thread: every batch until every source has ended. After a failure of its
