@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
@@ -17,21 +18,26 @@
 #include "bootstrap/job_key.hpp"
 #include "common/config.hpp"
 #include "common/log.hpp"
+#include "msg/msg.h"
 #include "supervise.hpp"
 #include "viaduct/cli.hpp"
+#include "viaduct/host_memory.hpp"
 
 namespace {
 
 const char *kDescription =
     "msgrun -n N [OPTIONS] [--] PROGRAM [ARGS...]\n"
-    "msgrun -n N --serve HOST:PORT [--key-file PATH] [--timeout SECONDS]\n\n"
+    "msgrun -n N --serve HOST:PORT [--key-file PATH] [--timeout SECONDS]\n"
+    "msgrun -n N --receive-memory [--json]\n\n"
     "Starts N processes of PROGRAM on this machine as one libmsg job (ranks 0..N-1) and\n"
     "coordinates their start-up and failure notices. With --serve, starts no processes: it\n"
     "coordinates N ranks started by other means, which set VIADUCT_COORDINATOR=HOST:PORT,\n"
     "VIADUCT_RANK, VIADUCT_SIZE and the job key (VIADUCT_JOB_KEY or VIADUCT_JOB_KEY_FILE).\n"
     "Every job has a random key; msgrun gives it to the ranks it starts. With --serve it uses\n"
     "the key in VIADUCT_JOB_KEY(_FILE) if set, else makes one and writes it to --key-file or\n"
-    "prints it on standard output.";
+    "prints it on standard output. --receive-memory prints the receive buffers a rank of a\n"
+    "job of N ranks allocates with the VIADUCT_* settings in the environment, and what N\n"
+    "ranks on one host take, and starts nothing.";
 
 const char *kFooter =
     "Each rank leads a process group of its own. SIGINT, SIGTERM or SIGHUP sent to msgrun\n"
@@ -71,6 +77,7 @@ msg::boot::CoordinatorLimits coordinator_limits() {
 struct Options {
     long n = 0, timeout_s = 0, join_ms = 30000, grace_s = 5, failure_grace_s = 60;
     std::string serve, key_file;
+    bool receive_memory = false, json = false;
     int program = 0;  // argv's index of PROGRAM
 };
 
@@ -104,6 +111,10 @@ void add_options(CLI::App &app, Options &o) {
                    "with --serve: write the job key to PATH, a new file (mode 0600; an "
                    "existing file is refused)")
         ->type_name("PATH");
+    app.add_flag("--receive-memory", o.receive_memory,
+                 "print the receive buffers of a job of N ranks (per rank and on one host, "
+                 "with the VIADUCT_* settings here) and start nothing");
+    app.add_flag("--json", o.json, "with --receive-memory: one JSON object");
     app.footer(kFooter);
     // PROGRAM and its arguments are the rank's own: parsing stops at the first word that
     // is not msgrun's.
@@ -136,6 +147,11 @@ int check_options(const Options &o, int argc) {
         viaduct::cli::usage_error("msgrun", "-n N is required");
         return 2;
     }
+    if (o.json && !o.receive_memory) {
+        viaduct::cli::usage_error("msgrun", "--json goes with --receive-memory");
+        return 2;
+    }
+    if (o.receive_memory) return -1;
     if (o.serve.empty() && o.program >= argc) {
         viaduct::cli::usage_error("msgrun", "no program to run");
         return 2;
@@ -145,6 +161,50 @@ int check_options(const Options &o, int argc) {
         return 2;
     }
     return -1;
+}
+
+std::string mib(double bytes) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.1f MiB", bytes / (1024.0 * 1024.0));
+    return b;
+}
+
+// What a job of n ranks' receive buffers take (msg_receive_memory), per rank
+// and for n ranks on one host, against what this host has available. Fills
+// *per_rank; false (said on stderr) when the settings are bad.
+bool receive_memory(long n, size_t *per_rank, size_t *buffers) {
+    msg_config_t config;
+    msg::config_from_environment(&config, true);
+    if (int rc = msg_receive_memory(&config, static_cast<int>(n), per_rank, buffers);
+        rc != MSG_OK) {
+        std::fprintf(stderr, "msgrun: the VIADUCT_* settings are not valid: %s\n",
+                     msg_strerror(rc));
+        return false;
+    }
+    return true;
+}
+
+// --receive-memory: prints the figures and starts nothing.
+int print_receive_memory(const Options &o) {
+    size_t per_rank = 0, buffers = 0;
+    if (!receive_memory(o.n, &per_rank, &buffers)) return 1;
+    const double host = static_cast<double>(per_rank) * static_cast<double>(o.n);
+    const uint64_t available = viaduct::host_memory().usable();
+    if (o.json) {
+        nlohmann::json j = {{"ranks", o.n},
+                            {"buffers_per_rank", buffers},
+                            {"bytes_per_rank", per_rank},
+                            {"bytes_on_one_host", static_cast<uint64_t>(host)},
+                            {"host_available_bytes", available}};
+        std::printf("%s\n", j.dump().c_str());
+        return 0;
+    }
+    std::printf(
+        "receive buffers for %ld ranks: %zu per rank, %s per rank, %s for all %ld on one "
+        "host (%s available here)\n",
+        o.n, buffers, mib(static_cast<double>(per_rank)).c_str(), mib(host).c_str(), o.n,
+        mib(static_cast<double>(available)).c_str());
+    return 0;
 }
 
 // --serve: coordinates ranks started elsewhere until they are done or the
@@ -223,6 +283,7 @@ int main(int argc, char **argv) {
     int rc = parse_options(argc, argv, o);
     if (rc < 0) rc = check_options(o, argc);
     if (rc >= 0) return rc;
+    if (o.receive_memory) return print_receive_memory(o);
     // The job's secret: only processes that hold it join the job.
     msg::boot::JobKey key;
     const bool key_from_env = !o.serve.empty() && msg::boot::job_key_given();

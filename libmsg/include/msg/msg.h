@@ -11,7 +11,10 @@
  * Added in 0.2: msg_probe, msg_iprobe, msg_cq_get_fd, msg_set_log_handler,
  * msg_set_log_level, msg_isend_flags, msg_irecv_flags, the reserved tags
  * (MSG_ERR_RESERVED_TAG), a receive's sender size in data, log_level in
- * msg_config_t and msg_info_t. */
+ * msg_config_t and msg_info_t.
+ * Added in 0.3: active_peers in msg_config_t; active_peers, receive_buffers
+ * and receive_bytes in msg_info_t; receive_grants and receive_reclaims in
+ * msg_stats_t; msg_receive_memory. */
 #ifndef MSG_MSG_H
 #define MSG_MSG_H
 
@@ -184,6 +187,14 @@ typedef struct msg_config {
     /* Records a trace keeps (default 1000000, at least 1); later ones are
      * only counted, in the file's last line. VIADUCT_TRACE_RECORDS */
     size_t trace_records;
+    /* How many peers may send to a rank with their whole `credits` at once
+     * (0: the default, 16); every rank must use the same. In a job of more
+     * ranks than this + 1 the receive buffers are shared (docs/libmsg.md,
+     * Receive memory): every peer may fill two, plus two for credit returns,
+     * and the peers that send get more, up to `credits` each, from a pool of
+     * active_peers * (credits - 2). Memory then grows with the peers that
+     * send, not with the job: see msg_receive_memory. VIADUCT_ACTIVE_PEERS */
+    int active_peers;
 } msg_config_t;
 
 #define MSG_SPIN_AUTO (-1)
@@ -252,10 +263,27 @@ typedef struct msg_info {
     size_t verbs_mr_cache;
     size_t verbs_mr_cache_bytes;
     int debug;
-    int log_level; /* enum msg_log_level in effect (0 resolved) */
+    int log_level;    /* enum msg_log_level in effect (0 resolved) */
+    int active_peers; /* 0 resolved */
+    /* The receive buffers this rank allocated (posted, or kept to grant to
+     * the peers that send), and their bytes: msg_receive_memory's figure. */
+    size_t receive_buffers;
+    size_t receive_bytes;
 } msg_info_t;
 
 int msg_get_info(const msg_context_t *context, msg_info_t *info);
+
+/* The receive buffers one rank of a job of `size` ranks allocates with
+ * *config (NULL: msg_config_init's), in bytes: (size - 1) * (credits + 2)
+ * buffers of buffer_size bytes while size - 1 <= active_peers; beyond,
+ * (size - 1) * 4 (two a peer may fill and two for its credit returns) plus
+ * the pool, active_peers * (credits - 2) (a fabric whose receive queue is
+ * shorter allocates fewer). msg_init refuses
+ * with MSG_ERR_NO_MEMORY, before it connects, when this is more than the host
+ * has available (MemAvailable) or the process may have (RLIMIT_DATA).
+ * *buffers (may be NULL) gets the count. MSG_ERR_CONFIG for a bad config,
+ * MSG_ERR_INVALID_ARG for size < 1. */
+int msg_receive_memory(const msg_config_t *config, int size, size_t *bytes, size_t *buffers);
 
 typedef struct msg_stats {
     uint64_t messages_sent;
@@ -285,6 +313,11 @@ typedef struct msg_stats {
     uint64_t long_received_rdma_read;
     uint64_t long_sent_rdma_write;
     uint64_t long_received_rdma_write;
+    /* Receive buffers granted from the shared pool to a peer that was
+     * sending, and taken back from one with more than its first two when
+     * another peer waited for them. */
+    uint64_t receive_grants;
+    uint64_t receive_reclaims;
 } msg_stats_t;
 
 int msg_get_stats(const msg_context_t *context, msg_stats_t *stats);

@@ -8,6 +8,7 @@
 
 #include "api/core.hpp"
 #include "bootstrap/frame.hpp"
+#include "common/config.hpp"
 #include "common/log.hpp"
 #include "transport/registry.hpp"
 #include "viaduct/clock.hpp"
@@ -29,6 +30,7 @@ struct JobParams {
     uint64_t eager_max;
     uint64_t buffer_size;
     int32_t credits;
+    int32_t active_peers;
 };
 
 // Where the job's ranks run, as this rank sees it after the first round.
@@ -44,27 +46,6 @@ std::vector<uint8_t> to_bytes(const JobParams &p) {
 
 const char *transport_name(const msg_config_t &c) {
     return c.transport != nullptr && *c.transport != '\0' ? c.transport : "ofi";
-}
-
-// The protocol engine's settings.
-int check_messaging(const msg_config_t &c, std::string *why) {
-    if (c.long_protocol != MSG_PROTOCOL_SENDRECV && c.long_protocol != MSG_PROTOCOL_RDMA &&
-        c.long_protocol != MSG_PROTOCOL_RDMA_WRITE)
-        *why =
-            "long_protocol must be MSG_PROTOCOL_SENDRECV, MSG_PROTOCOL_RDMA or "
-            "MSG_PROTOCOL_RDMA_WRITE";
-    else if (c.buffer_size < 1024 || c.buffer_size > (64u << 20))
-        *why = "buffer_size must be between 1 KiB and 64 MiB";
-    else if (c.eager_max > c.buffer_size - sizeof(WireHeader))
-        *why = "eager_max must fit in a buffer: at most buffer_size - " +
-               std::to_string(sizeof(WireHeader));
-    else if (c.credits < 1 || c.credits > 1024)
-        *why = "credits must be between 1 and 1024";
-    else if (c.unexpected_bytes < 1 || c.unexpected_count < 1)
-        *why = "unexpected_bytes and unexpected_count must be at least 1";
-    else
-        return MSG_OK;
-    return MSG_ERR_CONFIG;
 }
 
 // Time limits, waiting and the transport.
@@ -128,6 +109,7 @@ JobParams job_params(const msg_config_t &cfg) {
     mine.eager_max = cfg.eager_max;
     mine.buffer_size = cfg.buffer_size;
     mine.credits = cfg.credits;
+    mine.active_peers = active_peers(cfg);
     return mine;
 }
 
@@ -169,6 +151,8 @@ std::string setting_difference(const JobParams &mine, const JobParams &theirs) {
         {"VIADUCT_BUFFER_SIZE (buffer_size)", std::to_string(mine.buffer_size),
          std::to_string(theirs.buffer_size)},
         {"VIADUCT_CREDITS (credits)", std::to_string(mine.credits), std::to_string(theirs.credits)},
+        {"VIADUCT_ACTIVE_PEERS (active_peers)", std::to_string(mine.active_peers),
+         std::to_string(theirs.active_peers)},
     };
     for (const Setting &s : settings)
         if (s.here != s.there) return std::string(s.name) + ": " + s.here + " here, " + s.there;
@@ -236,6 +220,7 @@ int create_engine(const msg_config_t &cfg, Core &core) {
     opts.eager_max = cfg.eager_max;
     opts.buffer_size = cfg.buffer_size;
     opts.credits = cfg.credits;
+    opts.active_peers = active_peers(cfg);
     opts.unexpected_bytes = cfg.unexpected_bytes;
     opts.unexpected_count = cfg.unexpected_count;
     if (cfg.trace != nullptr && cfg.trace[0] != '\0') {
@@ -332,6 +317,9 @@ void fill_info(const msg_config_t &cfg, Core &core) {
     info.log_level = cfg.debug != 0       ? MSG_LOG_DEBUG
                      : cfg.log_level == 0 ? MSG_LOG_WARN
                                           : cfg.log_level;
+    info.active_peers = active_peers(cfg);
+    info.receive_buffers = core.engine ? core.engine->receive_buffers() : 0;
+    info.receive_bytes = info.receive_buffers * cfg.buffer_size;
 }
 
 // Steps 2 to 6 on a core whose configuration has been read.

@@ -24,6 +24,7 @@
 #include <limits>
 
 #include "common/log.hpp"
+#include "protocol/wire.hpp"
 #include "viaduct/env.hpp"
 
 namespace {
@@ -127,6 +128,7 @@ void set_defaults(msg_config_t *c) {
     c->trace = nullptr;
     c->trace_records = 1000000;
     c->log_level = MSG_LOG_WARN;
+    c->active_peers = 16;
 }
 
 // The engine: protocol, mode, buffers, flow control, waiting.
@@ -142,6 +144,7 @@ void read_messaging(Environment &env, msg_config_t *c) {
     env.number("VIADUCT_EAGER_MAX", 0, kNoLimit, &c->eager_max);
     env.number("VIADUCT_BUFFER_SIZE", 0, kNoLimit, &c->buffer_size);
     env.number("VIADUCT_CREDITS", 1, 1024, &c->credits);
+    env.number("VIADUCT_ACTIVE_PEERS", 1, 1 << 24, &c->active_peers);
     env.number("VIADUCT_TIMEOUT_MS", 1, 86400000, &c->timeout_ms);
     if (const char *v = Environment::get("VIADUCT_SPIN_US", false); v && !std::strcmp(v, "auto"))
         c->spin_us = MSG_SPIN_AUTO;
@@ -183,6 +186,32 @@ int config_from_environment(msg_config_t *c, bool report) {
     read_messaging(env, c);
     read_fabric(env, c);
     return env.status();
+}
+
+int check_messaging(const msg_config_t &c, std::string *why) {
+    if (c.long_protocol != MSG_PROTOCOL_SENDRECV && c.long_protocol != MSG_PROTOCOL_RDMA &&
+        c.long_protocol != MSG_PROTOCOL_RDMA_WRITE)
+        *why =
+            "long_protocol must be MSG_PROTOCOL_SENDRECV, MSG_PROTOCOL_RDMA or "
+            "MSG_PROTOCOL_RDMA_WRITE";
+    else if (c.buffer_size < 1024 || c.buffer_size > (64u << 20))
+        *why = "buffer_size must be between 1 KiB and 64 MiB";
+    else if (c.eager_max > c.buffer_size - sizeof(WireHeader))
+        *why = "eager_max must fit in a buffer: at most buffer_size - " +
+               std::to_string(sizeof(WireHeader));
+    else if (c.credits < 1 || c.credits > 1024)
+        *why = "credits must be between 1 and 1024";
+    else if (c.active_peers < 0)
+        *why = "active_peers must not be negative (0: the default)";
+    else if (c.unexpected_bytes < 1 || c.unexpected_count < 1)
+        *why = "unexpected_bytes and unexpected_count must be at least 1";
+    else
+        return MSG_OK;
+    return MSG_ERR_CONFIG;
+}
+
+int active_peers(const msg_config_t &c) {
+    return c.active_peers > 0 ? c.active_peers : 16;
 }
 
 }  // namespace msg

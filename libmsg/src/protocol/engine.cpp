@@ -5,12 +5,17 @@
 // serves them as their ProtocolHost.
 #include "protocol/engine.hpp"
 
+#include <sys/resource.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <string>
 
 #include "common/log.hpp"
 #include "protocol/message_trace.hpp"
 #include "protocol/protocol_set.hpp"
+#include "viaduct/host_memory.hpp"
 
 namespace msg {
 
@@ -40,6 +45,26 @@ Engine::Engine(Transport *transport, int rank, int size, const EngineOptions &op
 
 Engine::~Engine() = default;
 
+namespace {
+
+std::string mib(double bytes) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.1f MiB", bytes / (1024.0 * 1024.0));
+    return b;
+}
+
+// What this process may still allocate: the host's (and its cgroup's)
+// available memory, and the data-size limit.
+uint64_t memory_allowed() {
+    uint64_t allowed = viaduct::host_memory().usable();
+    struct rlimit rl {};
+    if (getrlimit(RLIMIT_DATA, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        allowed = std::min<uint64_t>(allowed, rl.rlim_cur);
+    return allowed;
+}
+
+}  // namespace
+
 int Engine::init() {
     if (transport_ == nullptr || size_ == 1) return MSG_OK;
     if (transport_->max_iov() < 2) {
@@ -47,36 +72,53 @@ int Engine::init() {
                   transport_->name().c_str());
         return MSG_ERR_NOT_SUPPORTED;
     }
-    // Every peer may have credits + 2 packets in flight to us (its data
-    // packets plus at most two explicit credit returns), so this many
-    // posted buffers never run dry. Large jobs get fewer credits per peer
-    // so the buffers fit the receive queue (every rank computes the same).
-    size_t peers = static_cast<size_t>(size_ - 1);
-    size_t fit = transport_->max_posted_receives() / peers;
-    if (fit < 3) {
-        log_error("%zu peers do not fit a receive queue of %zu", peers,
-                  transport_->max_posted_receives());
+    ReceivePlan plan;
+    std::string why;
+    if (!plan_receives(size_, opts_.credits, opts_.active_peers, transport_->max_posted_receives(),
+                       &plan, &why)) {
+        log_error("%s", why.c_str());
         return MSG_ERR_NOT_SUPPORTED;
     }
-    if (static_cast<size_t>(opts_.credits) + 2 > fit) {
-        opts_.credits = static_cast<int>(fit - 2);
-        flow_.set_credits(opts_.credits);
-        log_debug("credits per peer lowered to %d to fit the receive queue", opts_.credits);
-    }
+    if (plan.credits != opts_.credits)
+        log_debug("credits per peer lowered to %d to fit the receive queue", plan.credits);
+    opts_.credits = plan.credits;
+    flow_.set_credits(plan.credits, plan.base);
     if ((opts_.long_protocol == MSG_PROTOCOL_RDMA && !transport_->supports_rdma_read()) ||
         (opts_.long_protocol == MSG_PROTOCOL_RDMA_WRITE && !transport_->supports_rdma_write()))
         log_debug("transport %s has no RDMA %s: long messages go by send/recv",
                   transport_->name().c_str(),
                   opts_.long_protocol == MSG_PROTOCOL_RDMA ? "read" : "write");
-    size_t count = peers * static_cast<size_t>(opts_.credits + 2);
-    rx_slab_.resize(count * opts_.buffer_size);
+    const size_t count = plan.buffers();
+    const double bytes = static_cast<double>(count) * static_cast<double>(opts_.buffer_size);
+    if (const uint64_t allowed = memory_allowed(); bytes > static_cast<double>(allowed)) {
+        log_error(
+            "receive buffers for %d peer%s need %s (%zu of %zu bytes), more than the %s this "
+            "process may have; lower VIADUCT_BUFFER_SIZE, VIADUCT_CREDITS or "
+            "VIADUCT_ACTIVE_PEERS, or run fewer ranks per host",
+            size_ - 1, size_ == 2 ? "" : "s", mib(bytes).c_str(), count, opts_.buffer_size,
+            mib(static_cast<double>(allowed)).c_str());
+        return MSG_ERR_NO_MEMORY;
+    }
+    log_info("receive buffers: %zu of %zu bytes (%s) for %d peers, %zu of them spare", count,
+             opts_.buffer_size, mib(bytes).c_str(), size_ - 1, plan.spare);
+    rx_slab_.reset(new (std::nothrow) char[count * opts_.buffer_size]);
+    if (!rx_slab_) {
+        log_error("receive buffers for %d peers: %s could not be allocated", size_ - 1,
+                  mib(bytes).c_str());
+        return MSG_ERR_NO_MEMORY;
+    }
     if (transport_->needs_local_registration() &&
-        transport_->register_memory(rx_slab_.data(), rx_slab_.size(), kLocal, &rx_mr_) != 0)
+        transport_->register_memory(rx_slab_.get(), count * opts_.buffer_size, kLocal, &rx_mr_) !=
+            0)
         return MSG_ERR_TRANSPORT;
+    pool_ = std::make_unique<ReceivePool>(size_, plan);
     for (size_t i = 0; i < count; ++i) {
         auto rb = std::make_unique<RxBuf>();
-        rb->buf = rx_slab_.data() + i * opts_.buffer_size;
-        repost(rb.get());
+        rb->buf = rx_slab_.get() + i * opts_.buffer_size;
+        if (i < plan.posted)
+            repost(rb.get());
+        else
+            rx_spare_.push_back(rb.get());
         rx_bufs_.push_back(std::move(rb));
     }
     return MSG_OK;
@@ -408,8 +450,30 @@ void Engine::handle_recv(RxBuf *rb, const TransportCompletion &c) {
         return;
     }
     (this->*kHandlers[static_cast<size_t>(a.h.type)])(a);
-    repost(rb);
+    settle(rb, a);
     after_packet(a);
+}
+
+void Engine::settle(RxBuf *rb, Arrival &a) {
+    // Credit returns consume no credit; a withheld one is settled when the
+    // application receives; a failed peer's is never returned.
+    if (a.h.type == PacketType::Credit || a.withhold || peers_[static_cast<size_t>(a.src)].failed) {
+        repost(rb);
+        return;
+    }
+    a.credit = pool_->consumed(a.src);
+    if (a.credit == ReceivePool::Credit::Reclaim) {
+        ++stats_.receive_reclaims;
+        rx_spare_.push_back(rb);
+        return;
+    }
+    repost(rb);
+    if (a.credit == ReceivePool::Credit::Grant) {
+        ++stats_.receive_grants;
+        RxBuf *extra = rx_spare_.back();
+        rx_spare_.pop_back();
+        repost(extra);
+    }
 }
 
 // Checks a received packet before its handler sees it, and takes the credit
@@ -458,7 +522,17 @@ void Engine::after_packet(const Arrival &a) {
                 "rank %d has %zu unexpected messages (%zu bytes) here: its credit is held back",
                 a.src, p.unexpected_count, p.unexpected_bytes);
     } else if (a.h.type != PacketType::Credit) {
-        flow_.consumed(a.src);
+        switch (a.credit) {
+            case ReceivePool::Credit::Return:
+                flow_.consumed(a.src);
+                break;
+            case ReceivePool::Credit::Grant:
+                flow_.grant(a.src);
+                break;
+            case ReceivePool::Credit::Reclaim:
+                flow_.reclaim(a.src);
+                break;
+        }
     }
     if (flow_.has_queue(a.src)) flush(a.src);
     return_credit(a.src);

@@ -18,6 +18,7 @@
 #include "msg/msg.h"
 #include "protocol/long_protocol.hpp"
 #include "protocol/packet_flow.hpp"
+#include "protocol/receive_pool.hpp"
 #include "protocol/request.hpp"
 #include "protocol/request_table.hpp"
 #include "protocol/rma_mover.hpp"
@@ -42,6 +43,7 @@ struct EngineOptions {
     size_t eager_max = 8192;
     size_t buffer_size = 128 * 1024;  // header included
     int credits = 8;
+    int active_peers = 16;  // the shared receive pool's size, in peers (ReceivePlan)
     // What one peer's unexpected messages (arrived before a matching receive)
     // may hold here before that peer is slowed: past either bound its credit
     // is held back until the application receives (msg_config_t's
@@ -60,7 +62,11 @@ class Engine final : private ProtocolHost {
     Engine &operator=(const Engine &) = delete;
 
     // Allocates and posts the receive buffers. Call before peers may send.
+    // MSG_ERR_NO_MEMORY, said on stderr, when they are more than this
+    // process may have.
     int init();
+    // The receive buffers allocated, posted or spare (ReceivePlan).
+    size_t receive_buffers() const { return rx_bufs_.size(); }
     // Starts the connection handshake with every peer.
     int start_handshake();
     bool handshake_done() const;
@@ -137,6 +143,7 @@ class Engine final : private ProtocolHost {
         const char *payload;
         size_t plen;
         bool withhold = false;  // an unexpected message past its peer's bound
+        ReceivePool::Credit credit = ReceivePool::Credit::Return;  // its credit (not withheld)
     };
     using PacketHandler = void (Engine::*)(Arrival &);
     static const PacketHandler kHandlers[static_cast<size_t>(PacketType::Credit) + 1];
@@ -167,6 +174,9 @@ class Engine final : private ProtocolHost {
     void repost(RxBuf *rb);
     void handle_recv(RxBuf *rb, const TransportCompletion &c);
     bool admit(RxBuf *rb, const TransportCompletion &c, Arrival *a);
+    // The packet's buffer and credit once its handler is done: the buffer
+    // is posted again (or kept spare), a spare one posted for a grant.
+    void settle(RxBuf *rb, Arrival &a);
     void after_packet(const Arrival &a);
     void on_hello(Arrival &a);
     void on_open(Arrival &a);
@@ -203,11 +213,15 @@ class Engine final : private ProtocolHost {
     int failed_count_ = 0;
     bool backlog_ = false;  // receive buffers or RDMA pieces wait for a full queue
 
-    // Receive buffers: one registered slab.
-    std::vector<char> rx_slab_;
+    // Receive buffers: one registered slab, not written before the fabric
+    // does (a buffer never filled costs no memory on a fabric that does not
+    // pin it), shared by the peers through the pool.
+    std::unique_ptr<char[]> rx_slab_;
     std::unique_ptr<MemoryRegion> rx_mr_;
     std::vector<std::unique_ptr<RxBuf>> rx_bufs_;
     std::vector<RxBuf *> rx_unposted_;
+    std::vector<RxBuf *> rx_spare_;  // the pool's buffers not posted
+    std::unique_ptr<ReceivePool> pool_;
     PacketFlow flow_;
     RmaMover rma_;
     uint64_t activity_ = 0;

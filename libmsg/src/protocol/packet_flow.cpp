@@ -35,14 +35,20 @@ PacketFlow::PacketFlow(Transport *transport, int rank, int size, int credits,
                        const RequestTable &requests)
     : transport_(transport), rank_(rank), credits_(credits), requests_(requests) {
     peers_.resize(static_cast<size_t>(size));
-    for (auto &p : peers_) p.credits = credits_;
+    set_credits(credits, credits);
 }
 
 PacketFlow::~PacketFlow() = default;
 
-void PacketFlow::set_credits(int credits) {
-    credits_ = credits;
-    for (auto &p : peers_) p.credits = credits_;
+void PacketFlow::set_credits(int top, int base) {
+    credits_ = top;
+    for (auto &p : peers_) p.credits = p.window = base;
+}
+
+void PacketFlow::grant(int peer) {
+    Peer &p = peers_[static_cast<size_t>(peer)];
+    ++p.window;
+    p.to_return += 2;
 }
 
 PacketFlow::Packet *PacketFlow::packet(int peer, PacketType type) {
@@ -172,14 +178,14 @@ bool PacketFlow::flush(int peer) {
 
 bool PacketFlow::return_credit(int peer) {
     Peer &p = peers_[static_cast<size_t>(peer)];
-    // Credit goes back in batches of half. While some is held back, a batch
-    // is what the peer can have spent once it is down to its reserve, or the
-    // few packets it may still send would never add up to one and it would
-    // wait for good.
-    int threshold = std::max(1, credits_ / 2);
+    // Credit goes back in batches of half the peer's window. While some is
+    // held back, a batch is what the peer can have spent once it is down to
+    // its reserve, or the few packets it may still send would never add up
+    // to one and it would wait for good.
+    int threshold = std::max(1, p.window / 2);
     if (p.withheld > 0)
         threshold = std::min(
-            threshold, std::max(1, credits_ - reserved_credits() - static_cast<int>(p.withheld)));
+            threshold, std::max(1, p.window - reserved_credits() - static_cast<int>(p.withheld)));
     if (p.closed || static_cast<int>(p.to_return) < threshold) {
         p.credit_pending = false;
         return true;

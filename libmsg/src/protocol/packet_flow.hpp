@@ -36,8 +36,9 @@ class PacketFlow {
     PacketFlow(const PacketFlow &) = delete;
     PacketFlow &operator=(const PacketFlow &) = delete;
 
-    // Packets each peer may have unreturned here (init may lower it).
-    void set_credits(int credits);
+    // Packets a peer may have unreturned here: at most `top`, `base` at the
+    // start (ReceivePlan; init may lower both).
+    void set_credits(int top, int base);
 
     // A header from the pool, to `peer`, filled but for what the caller adds.
     Packet *packet(int peer, PacketType type);
@@ -69,6 +70,11 @@ class PacketFlow {
     bool take_returned(int peer, uint32_t credits);
     // One of the peer's packets has been consumed: its credit is due back.
     void consumed(int peer) { ++peers_[static_cast<size_t>(peer)].to_return; }
+    // The same, and the peer may hold one more packet here (a buffer was posted for it).
+    void grant(int peer);
+    // One of the peer's packets has been consumed and its credit is kept: it
+    // may hold one packet fewer here.
+    void reclaim(int peer) { --peers_[static_cast<size_t>(peer)].window; }
     // Holds the credit of one of its packets back; true for the first held.
     bool withhold(int peer) { return peers_[static_cast<size_t>(peer)].withheld++ == 0; }
     // One held-back credit is due back after all.
@@ -94,6 +100,7 @@ class PacketFlow {
     struct Peer {
         bool closed = false;
         int credits = 0;         // packets we may still send to it
+        int window = 0;          // its packets it may have unreturned here
         uint32_t to_return = 0;  // its packets we consumed and not yet credited back
         bool credit_pending = false;
         // Credits held back while its unexpected messages are over the bound;

@@ -5,12 +5,13 @@
 #include <cstdint>
 #include <string>
 
+#include "viaduct/host_memory.hpp"
+
 namespace sortapp {
 
-// Parsers for the files' text, so they can be tested with any content.
-std::uint64_t meminfo_available(const std::string &meminfo_text);  // 0 when absent
-// A cgroup limit file's value minus current usage; UINT64_MAX for "max" or no file.
-std::uint64_t cgroup_headroom(const std::string &limit_text, const std::string &usage_text);
+// The files' parsers (viaduct/host_memory.hpp).
+using viaduct::cgroup_headroom;
+using viaduct::meminfo_available;
 
 struct MemoryFigures {
     std::uint64_t available = 0;        // from /proc/meminfo

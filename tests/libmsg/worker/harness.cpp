@@ -189,6 +189,9 @@ void check_info_matches_environment(const msg_info_t &info) {
         WCHECK(info.long_protocol == want, "msg_get_info long_protocol %d, VIADUCT_PROTOCOL=%s",
                info.long_protocol, v);
     }
+    if (const char *v = std::getenv("VIADUCT_ACTIVE_PEERS"))
+        WCHECK(info.active_peers == std::atoi(v),
+               "msg_get_info active_peers %d, VIADUCT_ACTIVE_PEERS=%s", info.active_peers, v);
     if (const char *v = std::getenv("VIADUCT_RESTRICTED"))
         WCHECK((info.restricted != 0) == (std::atoi(v) != 0),
                "msg_get_info restricted %d, VIADUCT_RESTRICTED=%s", info.restricted, v);

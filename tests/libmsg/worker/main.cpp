@@ -22,6 +22,7 @@ const Scenario kScenarios[] = {
     {"api_errors", worker::run_api_errors, "   (2 ranks)"},
     {"registration", worker::run_registration, "MIB ROUNDS EXPECT_REUSE   (2 ranks)"},
     {"probe", worker::run_probe, "   (2 ranks)"},
+    {"receive_memory", worker::run_receive_memory, "   (2 ranks; needs no context)"},
 };
 
 }  // namespace

@@ -59,6 +59,24 @@ void check_completion(const Job &job, std::vector<Op> &ops, const msg_completion
     }
 }
 
+// The receive buffers are what msg_receive_memory says a job of this size takes, and where
+// more peers send than the pool serves at once, it granted credit to those that sent.
+void check_receive_memory(const Job &job) {
+    size_t bytes = 0, buffers = 0;
+    WSTATUS(msg_receive_memory(nullptr, job.size, &bytes, &buffers), MSG_OK);
+    WCHECK(job.info.receive_buffers == buffers && job.info.receive_bytes == bytes,
+           "msg_get_info: %zu receive buffers (%zu B), msg_receive_memory: %zu (%zu B)",
+           job.info.receive_buffers, job.info.receive_bytes, buffers, bytes);
+    if (job.size - 1 > job.info.active_peers) {
+        const msg_stats_t stats = get_stats(job);
+        WCHECK(stats.receive_grants > 0, "%d peers, a pool for %d: no credit granted", job.size - 1,
+               job.info.active_peers);
+        say("receive pool: %llu grants, %llu reclaims",
+            static_cast<unsigned long long>(stats.receive_grants),
+            static_cast<unsigned long long>(stats.receive_reclaims));
+    }
+}
+
 }  // namespace
 
 void run_outstanding(const Args &args) {
@@ -109,6 +127,7 @@ void run_outstanding(const Args &args) {
         cq->destroy();
     }
     WSTATUS(msg_barrier(job.ctx()), MSG_OK);
+    check_receive_memory(job);
     job.finalize();
 }
 
