@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 namespace sortapp::cluster {
 
@@ -145,6 +147,42 @@ void Selector::take_samples(uint32_t node, const SampleReply &reply) {
     }
 }
 
+// Each sample's rank inside the windows is bracketed by the samples of every
+// node around it: from below by the node's last sample before it (which has
+// pos - lo + 1 records at or before it), from above by the node's first one
+// after it. One sweep over all the split's samples in the global order keeps
+// both sums as it passes each node's samples. *lo gets the last sample sure
+// to lie at or before the boundary's rank t, *hi the first sure to lie at or
+// after it.
+void Selector::bracket_samples(const Split &s, uint64_t t, const Element **lo,
+                               const Element **hi) const {
+    const size_t n = sizes_.size();
+    // Each sample with the node whose list it is in (not the node it names).
+    std::vector<std::pair<const Element *, size_t>> all;
+    for (size_t q = 0; q < n; ++q)
+        for (const Element &e : s.samples[q]) all.emplace_back(&e, q);
+    std::stable_sort(all.begin(), all.end(),
+                     [](const auto &a, const auto &b) { return less(*a.first, *b.first); });
+    // Node i's share of the bounds when c of its samples precede the one at hand.
+    auto below = [&](size_t i, size_t c) {
+        return c == 0 ? 0 : s.samples[i][c - 1].pos - s.windows[i].lo + 1;
+    };
+    auto above = [&](size_t i, size_t c) {
+        const auto &smp = s.samples[i];
+        return c == smp.size() ? s.windows[i].hi - s.windows[i].lo : smp[c].pos - s.windows[i].lo;
+    };
+    std::vector<size_t> before(n, 0);
+    uint64_t r_lo = 0, r_hi = 0;
+    for (size_t i = 0; i < n; ++i) r_hi += above(i, 0);
+    for (const auto &[e, q] : all) {
+        if (r_hi <= t) *lo = e;
+        if (r_lo >= t && *hi == nullptr) *hi = e;
+        r_lo += below(q, before[q] + 1) - below(q, before[q]);
+        r_hi = r_hi - above(q, before[q]) + above(q, before[q] + 1);
+        ++before[q];
+    }
+}
+
 void Selector::choose_pivots() {
     ++rounds_;
     for (Split &s : splits_) {
@@ -160,25 +198,8 @@ void Selector::choose_pivots() {
         }
         uint64_t below = 0;  // records before every window
         for (const Window &w : s.windows) below += w.lo;
-        const uint64_t t = s.target - below;  // the boundary's rank inside the windows
-        // Each sample's rank inside the windows is bracketed by the samples
-        // of every node around it.
         const Element *best_lo = nullptr, *best_hi = nullptr;
-        for (size_t q = 0; q < sizes_.size(); ++q) {
-            for (const Element &e : s.samples[q]) {
-                uint64_t r_lo = 0, r_hi = 0;
-                for (size_t i = 0; i < sizes_.size(); ++i) {
-                    const auto &smp = s.samples[i];
-                    const Window &w = s.windows[i];
-                    size_t c = static_cast<size_t>(
-                        std::lower_bound(smp.begin(), smp.end(), e, less) - smp.begin());
-                    r_lo += c == 0 ? 0 : smp[c - 1].pos - w.lo + 1;
-                    r_hi += c == smp.size() ? w.hi - w.lo : smp[c].pos - w.lo;
-                }
-                if (r_hi <= t && (best_lo == nullptr || less(*best_lo, e))) best_lo = &e;
-                if (r_lo >= t && (best_hi == nullptr || less(e, *best_hi))) best_hi = &e;
-            }
-        }
+        bracket_samples(s, s.target - below, &best_lo, &best_hi);
         if (best_lo != nullptr) s.pivots.push_back(*best_lo);
         if (best_hi != nullptr && (best_lo == nullptr || compare(*best_hi, *best_lo) != 0))
             s.pivots.push_back(*best_hi);

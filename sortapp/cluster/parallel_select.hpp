@@ -112,6 +112,7 @@ class Selector {
         bool whole = false;  // a round moved nothing: ask for the windows whole
     };
     void resolve_exactly(Split &s);
+    void bracket_samples(const Split &s, uint64_t t, const Element **lo, const Element **hi) const;
 
     std::vector<uint64_t> sizes_;
     uint32_t parts_;

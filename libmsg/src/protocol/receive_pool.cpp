@@ -28,8 +28,9 @@ bool plan_receives(int size, int credits, int active_peers, size_t max_posted, R
     plan->credits = credits;
     plan->base = std::min(credits, 2);
     plan->posted = peers * static_cast<size_t>(plan->base + 2);
-    plan->spare = std::min(static_cast<size_t>(active_peers) * static_cast<size_t>(credits - plan->base),
-                           max_posted - plan->posted);
+    plan->spare =
+        std::min(static_cast<size_t>(active_peers) * static_cast<size_t>(credits - plan->base),
+                 max_posted - plan->posted);
     return true;
 }
 
@@ -67,8 +68,7 @@ ReceivePool::Credit ReceivePool::consumed(int peer) {
     // provided for: to one still at its base always, to any other only when
     // it waits for none itself (so the pool is shared, not kept by those
     // that came first).
-    if (window > plan_.base &&
-        (starved_ > spare_ || (!waiting_[p] && waiters_ > spare_))) {
+    if (window > plan_.base && (starved_ > spare_ || (!waiting_[p] && waiters_ > spare_))) {
         set(p, window - 1, waiting_[p]);
         ++spare_;
         return Credit::Reclaim;

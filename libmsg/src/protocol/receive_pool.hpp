@@ -18,10 +18,10 @@
 namespace msg {
 
 struct ReceivePlan {
-    int base = 0;            // credits every peer starts with
-    int credits = 0;         // the most any peer may hold (the window's top)
-    size_t posted = 0;       // buffers posted at the start
-    size_t spare = 0;        // buffers kept to grant
+    int base = 0;       // credits every peer starts with
+    int credits = 0;    // the most any peer may hold (the window's top)
+    size_t posted = 0;  // buffers posted at the start
+    size_t spare = 0;   // buffers kept to grant
     size_t buffers() const { return posted + spare; }
 };
 
