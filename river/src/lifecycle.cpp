@@ -47,7 +47,9 @@ bool has_deferred(const river *r) {
 }
 
 // Sends what either end has put off, until done() holds (under mu) or no
-// completion has come for timeout_ms: then RIVER_ERR_TIMEOUT.
+// completion has come for timeout_ms: then RIVER_ERR_TIMEOUT. The bound holds
+// also while something stays put off (sends that keep failing once the
+// fabric is broken).
 template <class Done>
 int wait_for_peers(river *r, Done done) {
     Core &core = r->core;
@@ -57,9 +59,9 @@ int wait_for_peers(river *r, Done done) {
         if (r->sink) r->sink->send_deferred();
         std::unique_lock<std::mutex> lk(core.mu);
         if (done()) return RIVER_OK;
-        if (has_deferred(r)) continue;
         const auto deadline = core.last_progress + quiet;
         if (Clock::now() >= deadline) return RIVER_ERR_TIMEOUT;
+        if (has_deferred(r)) continue;
         core.cv.wait_until(lk, deadline, [&] { return done() || has_deferred(r); });
     }
 }
