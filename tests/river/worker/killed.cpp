@@ -10,7 +10,15 @@
 // killed_source: source 1 dies after 20 batches' worth of records. Sinks 2 and
 // 3 get MSG_ERR_PEER_FAILED naming rank 1; they close, so source 0 gets
 // RIVER_ERR_SINK_CLOSED.
+//
+// The victim dies while it holds libmsg's fabric lock (from a completion
+// callback), so no thread of it is inside a provider call. Dying inside one is
+// another failure: libfabric's shm provider keeps its locks in shared memory,
+// and a lock a killed process held stays taken; libmsg then reports the
+// fabric stuck ("a fabric call has not returned", docs/libmsg.md) and its
+// peers cannot go on through that region.
 #include <signal.h>
+#include <unistd.h>
 
 #include "scenarios.hpp"
 
@@ -40,13 +48,30 @@ river_t *open_river(worker::Job &job) {
     return r;
 }
 
+constexpr int kTagDie = 103;
+
+void die_now(void *, const msg_completion_t *) {
+    raise(SIGKILL);
+}
+
+// SIGKILL from inside a completion callback, which libmsg calls with its
+// fabric lock held: a message to itself completes there.
+[[noreturn]] void die_holding_fabric(worker::Job &job) {
+    msg_cq_t *cq = nullptr;
+    WSTATUS(msg_cq_create_callback(job.ctx(), die_now, nullptr, &cq), MSG_OK);
+    static char byte;
+    WSTATUS(msg_irecv(job.ctx(), job.rank, kTagDie, &byte, 1, cq, nullptr), MSG_OK);
+    WSTATUS(msg_isend(job.ctx(), job.rank, kTagDie, &byte, 1, cq, nullptr), MSG_OK);
+    for (;;) pause();
+}
+
 // Puts until the river fails (or, for the victim, until `die_after` records).
 int put_until_error(worker::Job &job, river_t *r, uint64_t die_after) {
     std::vector<uint8_t> rec(kRecord);
     for (uint64_t seq = 0;; ++seq) {
         if (seq == die_after) {
             worker::say("dying after %llu records", static_cast<unsigned long long>(seq));
-            raise(SIGKILL);
+            die_holding_fabric(job);
         }
         make_record(rec.data(), kRecord, job.rank, seq);
         int rc = river_put(r, rec.data());
@@ -55,12 +80,12 @@ int put_until_error(worker::Job &job, river_t *r, uint64_t die_after) {
 }
 
 // Gets until the river fails (or, for the victim, until `die_after` batches).
-int get_until_error(river_t *r, uint64_t die_after) {
+int get_until_error(worker::Job &job, river_t *r, uint64_t die_after) {
     river_batch_t b;
     for (uint64_t n = 0;; ++n) {
         if (n == die_after) {
             worker::say("dying after %llu batches", static_cast<unsigned long long>(n));
-            raise(SIGKILL);
+            die_holding_fabric(job);
         }
         int rc = river_get_batch(r, &b, -1);
         if (rc != RIVER_OK) return rc;
@@ -111,8 +136,9 @@ void run_killed_sink(const Args &) {
     {
         worker::Watchdog dog(60.0 * worker::slowdown() + failure_bound_seconds(),
                              "the flow ending in an error after the sink's death");
-        if (job.rank == 3) get_until_error(r, kBatchesBeforeDeath);
-        rc = job.rank < 2 ? put_until_error(job, r, UINT64_MAX) : get_until_error(r, UINT64_MAX);
+        if (job.rank == 3) get_until_error(job, r, kBatchesBeforeDeath);
+        rc = job.rank < 2 ? put_until_error(job, r, UINT64_MAX)
+                          : get_until_error(job, r, UINT64_MAX);
     }
     if (job.rank < 2)
         survive(job, r, rc, MSG_ERR_PEER_FAILED, 3, 1 - job.rank);
@@ -131,7 +157,8 @@ void run_killed_source(const Args &) {
                              "the flow ending in an error after the source's death");
         const uint64_t victim_records = kBatchesBeforeDeath * (kBatch / kRecord);
         if (job.rank == 1) put_until_error(job, r, victim_records);
-        rc = job.rank == 0 ? put_until_error(job, r, UINT64_MAX) : get_until_error(r, UINT64_MAX);
+        rc = job.rank == 0 ? put_until_error(job, r, UINT64_MAX)
+                           : get_until_error(job, r, UINT64_MAX);
     }
     if (job.rank == 0)
         survive(job, r, rc, RIVER_ERR_SINK_CLOSED, -1, -1);
