@@ -18,6 +18,12 @@ namespace sortapp::cluster {
 
 namespace {
 
+// A node's measured rates, its share of them when `sharing` nodes use its disk.
+Rates shared_rates(const NodeCheck &c, uint32_t sharing, double network_mb_s) {
+    const double n = std::max<uint32_t>(sharing, 1);
+    return Rates{c.disk_read_mb_s / n, c.disk_write_mb_s / n, c.disk_mixed_mb_s / n, network_mb_s};
+}
+
 double median(std::vector<double> v) {
     if (v.empty()) return 0;
     std::sort(v.begin(), v.end());
@@ -68,13 +74,13 @@ void expect_phase(PhaseFigures &f, PhaseVolume v, const Rates &rates) {
 // Phase 3b's expectations from the measured disk and network bandwidth. A disk shared by
 // several nodes gives each its share. Returns the median disk write share.
 double expect_merge(JobFigures &job) {
-    std::map<std::string, uint32_t> per_disk;
-    for (const NodeCheck &c : job.checks) ++per_disk[c.disk];
     std::vector<double> dw, dr, dm;
-    for (const NodeCheck &c : job.checks) {
-        dw.push_back(c.disk_write_mb_s / per_disk[c.disk]);
-        dr.push_back(c.disk_read_mb_s / per_disk[c.disk]);
-        dm.push_back(c.disk_mixed_mb_s / per_disk[c.disk]);
+    const std::vector<uint32_t> sharing = nodes_sharing_disk(job.checks);
+    for (size_t i = 0; i < job.checks.size(); ++i) {
+        const Rates node = shared_rates(job.checks[i], sharing[i], job.network_mb_s);
+        dw.push_back(node.disk_write);
+        dr.push_back(node.disk_read);
+        dm.push_back(node.disk_mixed);
     }
     const Rates rates{median(dr), median(dw), median(dm), job.network_mb_s};
     for (size_t i = 0; i < job.merge.size(); ++i) {
@@ -96,14 +102,10 @@ double expect_merge(JobFigures &job) {
 // the second writes the output once (one pass), or reads the runs and writes the output. A
 // phase that reads and writes does both at once: the disk's mixed rate.
 double expect_river(JobFigures &job) {
-    std::map<std::string, uint32_t> per_disk;
-    for (const NodeCheck &c : job.checks) ++per_disk[c.disk];
     std::vector<double> dw;
+    const std::vector<uint32_t> sharing = nodes_sharing_disk(job.checks);
     for (size_t i = 0; i < job.local.size() && i < job.checks.size(); ++i) {
-        const NodeCheck &c = job.checks[i];
-        const double share = per_disk[c.disk];
-        const Rates rates{c.disk_read_mb_s / share, c.disk_write_mb_s / share,
-                          c.disk_mixed_mb_s / share, job.network_mb_s};
+        const Rates rates = shared_rates(job.checks[i], sharing[i], job.network_mb_s);
         dw.push_back(rates.disk_write);
         for (PhaseFigures &f : job.local[i].phases) {
             PhaseVolume v;
@@ -261,7 +263,7 @@ void print_json(const JobOptions &o, int nodes, const JobFigures &job, const Rep
 void print_text(const JobOptions &o, int nodes, const JobFigures &job, const Report &r,
                 double total_s) {
     const double bytes = static_cast<double>(r.records * o.params.record_size);
-    std::printf("sortapp run: %d nodes, %llu records of %llu bytes (%.1f MB), %.3f s, %.1f MB/s\n",
+    std::printf("sortapp: %d nodes, %llu records of %llu bytes (%.1f MB), %.3f s, %.1f MB/s\n",
                 nodes, static_cast<unsigned long long>(r.records),
                 static_cast<unsigned long long>(o.params.record_size), bytes / 1e6, total_s,
                 total_s > 0 ? bytes / total_s / 1e6 : 0.0);
@@ -314,6 +316,14 @@ void print_report(const JobOptions &o, int nodes, JobFigures &job, double total_
         print_json(o, nodes, job, r, total_s);
     else
         print_text(o, nodes, job, r, total_s);
+}
+
+std::vector<uint32_t> nodes_sharing_disk(const std::vector<NodeCheck> &checks) {
+    std::map<std::string, uint32_t> per_disk;
+    for (const NodeCheck &c : checks) ++per_disk[c.disk];
+    std::vector<uint32_t> sharing;
+    for (const NodeCheck &c : checks) sharing.push_back(per_disk[c.disk]);
+    return sharing;
 }
 
 }  // namespace sortapp::cluster

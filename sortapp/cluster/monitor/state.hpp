@@ -42,6 +42,9 @@ struct JobFigures {
     double sample_s = 0, river_s = 0;
 };
 
+// For each node, how many nodes of the job share its scratch disk (and so its bandwidth).
+std::vector<uint32_t> nodes_sharing_disk(const std::vector<NodeCheck> &checks);
+
 struct Round;
 
 class Monitor {

@@ -5,10 +5,10 @@
 #include <unistd.h>
 
 #include <cstring>
-#include <map>
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "monitor/state.hpp"
 #include "node/state.hpp"
@@ -108,15 +108,13 @@ void node_local(Node &n, const Order &o) {
 
 Status monitor_local(Monitor &m) {
     m.progress("%d nodes ready; phases 1 and 2 (local sort) on every node", m.nodes());
-    std::map<std::string, uint32_t> per_disk;
-    for (const NodeCheck &c : m.job.checks) ++per_disk[c.disk];
+    const std::vector<uint32_t> sharing = nodes_sharing_disk(m.job.checks);
     const double t = now_seconds();
     auto answers = m.ask_all(
         kCmdLocal, RIO_TARGET_WORKER,
         [&](int i) {
-            uint32_t sharing = per_disk[m.job.checks[static_cast<size_t>(i)].disk];
-            const char *p = reinterpret_cast<const char *>(&sharing);
-            return std::vector<char>(p, p + sizeof sharing);
+            const char *p = reinterpret_cast<const char *>(&sharing[static_cast<size_t>(i)]);
+            return std::vector<char>(p, p + sizeof(uint32_t));
         },
         1 << 16);
     m.job.local_s = now_seconds() - t;
