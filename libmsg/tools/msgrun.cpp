@@ -163,12 +163,6 @@ int check_options(const Options &o, int argc) {
     return -1;
 }
 
-std::string mib(double bytes) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%.1f MiB", bytes / (1024.0 * 1024.0));
-    return b;
-}
-
 // What a job of n ranks' receive buffers take (msg_receive_memory), per rank
 // and for n ranks on one host, against what this host has available. Fills
 // *per_rank; false (said on stderr) when the settings are bad.
@@ -202,8 +196,8 @@ int print_receive_memory(const Options &o) {
     std::printf(
         "receive buffers for %ld ranks: %zu per rank, %s per rank, %s for all %ld on one "
         "host (%s available here)\n",
-        o.n, buffers, mib(static_cast<double>(per_rank)).c_str(), mib(host).c_str(), o.n,
-        mib(static_cast<double>(available)).c_str());
+        o.n, buffers, viaduct::mib(static_cast<double>(per_rank)).c_str(),
+        viaduct::mib(host).c_str(), o.n, viaduct::mib(static_cast<double>(available)).c_str());
     return 0;
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -70,6 +71,13 @@ inline std::uint64_t cgroup_headroom(const std::string &limit_text, const std::s
     if (limit >= (std::uint64_t{1} << 62)) return UINT64_MAX;
     u >> usage;
     return usage >= limit ? 0 : limit - usage;
+}
+
+// Bytes as "12.3 MiB", for messages about memory.
+inline std::string mib(double bytes) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.1f MiB", bytes / (1024.0 * 1024.0));
+    return b;
 }
 
 struct HostMemory {

@@ -8,7 +8,6 @@
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -46,12 +45,6 @@ Engine::Engine(Transport *transport, int rank, int size, const EngineOptions &op
 Engine::~Engine() = default;
 
 namespace {
-
-std::string mib(double bytes) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%.1f MiB", bytes / (1024.0 * 1024.0));
-    return b;
-}
 
 // What this process may still allocate: the host's (and its cgroup's)
 // available memory, and the data-size limit.
@@ -95,16 +88,16 @@ int Engine::init() {
             "receive buffers for %d peer%s need %s (%zu of %zu bytes), more than the %s this "
             "process may have; lower VIADUCT_BUFFER_SIZE, VIADUCT_CREDITS or "
             "VIADUCT_ACTIVE_PEERS, or run fewer ranks per host",
-            size_ - 1, size_ == 2 ? "" : "s", mib(bytes).c_str(), count, opts_.buffer_size,
-            mib(static_cast<double>(allowed)).c_str());
+            size_ - 1, size_ == 2 ? "" : "s", viaduct::mib(bytes).c_str(), count, opts_.buffer_size,
+            viaduct::mib(static_cast<double>(allowed)).c_str());
         return MSG_ERR_NO_MEMORY;
     }
     log_info("receive buffers: %zu of %zu bytes (%s) for %d peers, %zu of them spare", count,
-             opts_.buffer_size, mib(bytes).c_str(), size_ - 1, plan.spare);
+             opts_.buffer_size, viaduct::mib(bytes).c_str(), size_ - 1, plan.spare);
     rx_slab_.reset(new (std::nothrow) char[count * opts_.buffer_size]);
     if (!rx_slab_) {
         log_error("receive buffers for %d peers: %s could not be allocated", size_ - 1,
-                  mib(bytes).c_str());
+                  viaduct::mib(bytes).c_str());
         return MSG_ERR_NO_MEMORY;
     }
     if (transport_->needs_local_registration() &&
@@ -461,7 +454,7 @@ void Engine::settle(RxBuf *rb, Arrival &a) {
         repost(rb);
         return;
     }
-    a.credit = pool_->consumed(a.src);
+    a.credit = pool_->consumed(a.src, flow_.window(a.src));
     if (a.credit == ReceivePool::Credit::Reclaim) {
         ++stats_.receive_reclaims;
         rx_spare_.push_back(rb);

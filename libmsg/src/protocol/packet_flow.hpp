@@ -82,6 +82,8 @@ class PacketFlow {
     // Sends to the peer stop: its queue is dropped.
     void close(int peer);
 
+    // Packets the peer may have unreturned here now (ReceivePool decides how it moves).
+    int window(int peer) const { return peers_[static_cast<size_t>(peer)].window; }
     bool has_queue(int peer) const { return !peers_[static_cast<size_t>(peer)].queue.empty(); }
     bool credit_pending(int peer) const { return peers_[static_cast<size_t>(peer)].credit_pending; }
     // Nothing queued to a peer still open.

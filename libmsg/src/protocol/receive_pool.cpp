@@ -36,26 +36,19 @@ bool plan_receives(int size, int credits, int active_peers, size_t max_posted, R
 
 ReceivePool::ReceivePool(int size, const ReceivePlan &plan)
     : plan_(plan),
-      windows_(static_cast<size_t>(std::max(size, 0)), plan.base),
-      waiting_(static_cast<size_t>(std::max(size, 0)), false),
+      wants_(static_cast<size_t>(std::max(size, 0)), Want::Nothing),
       spare_(plan.spare) {}
 
 void ReceivePool::set(size_t p, int window, bool waiting) {
-    if (waiting_[p]) {
-        --waiters_;
-        if (windows_[p] == plan_.base) --starved_;
-    }
-    windows_[p] = window;
-    waiting_[p] = waiting;
-    if (waiting) {
-        ++waiters_;
-        if (window == plan_.base) ++starved_;
-    }
+    if (wants_[p] != Want::Nothing) --waiters_;
+    if (wants_[p] == Want::MoreAtBase) --starved_;
+    wants_[p] = !waiting ? Want::Nothing : window == plan_.base ? Want::MoreAtBase : Want::More;
+    if (wants_[p] != Want::Nothing) ++waiters_;
+    if (wants_[p] == Want::MoreAtBase) ++starved_;
 }
 
-ReceivePool::Credit ReceivePool::consumed(int peer) {
+ReceivePool::Credit ReceivePool::consumed(int peer, int window) {
     const auto p = static_cast<size_t>(peer);
-    const int window = windows_[p];
     if (window < plan_.credits) {
         if (spare_ > 0) {
             --spare_;
@@ -68,8 +61,9 @@ ReceivePool::Credit ReceivePool::consumed(int peer) {
     // provided for: to one still at its base always, to any other only when
     // it waits for none itself (so the pool is shared, not kept by those
     // that came first).
-    if (window > plan_.base && (starved_ > spare_ || (!waiting_[p] && waiters_ > spare_))) {
-        set(p, window - 1, waiting_[p]);
+    const bool waits = wants_[p] != Want::Nothing;
+    if (window > plan_.base && (starved_ > spare_ || (!waits && waiters_ > spare_))) {
+        set(p, window - 1, waits);
         ++spare_;
         return Credit::Reclaim;
     }

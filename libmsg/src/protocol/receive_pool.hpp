@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -43,18 +44,18 @@ class ReceivePool {
         Grant,   // return it and one more: post a spare buffer first
         Reclaim  // keep it: the packet's buffer becomes spare, the peer's window shrinks
     };
-    Credit consumed(int peer);
-    // The credits `peer` may hold here now.
-    int window(int peer) const { return windows_[static_cast<size_t>(peer)]; }
+    // `window`: the credits the peer may hold here now (PacketFlow keeps it, and
+    // grows or shrinks it as the answer says).
+    Credit consumed(int peer, int window);
     size_t spare() const { return spare_; }
 
   private:
-    // Sets peer p's window and whether it waits, keeping the counts.
+    enum class Want : uint8_t { Nothing, More, MoreAtBase };
+    // Notes whether peer p, now at `window`, waits for a grant, keeping the counts.
     void set(size_t p, int window, bool waiting);
 
     ReceivePlan plan_;
-    std::vector<int> windows_;
-    std::vector<bool> waiting_;  // below the top: wanted a grant, none was spare
+    std::vector<Want> wants_;  // below the top: wanted a grant, none was spare
     size_t spare_;
     size_t waiters_ = 0;
     size_t starved_ = 0;  // waiting at their base

@@ -41,6 +41,25 @@ struct Sender {
     }
 };
 
+// The pool with every peer's window kept as PacketFlow keeps it: grown by a grant, shrunk
+// by a reclaim.
+struct Windowed {
+    Windowed(int size, const ReceivePlan &plan)
+        : pool(size, plan), windows(static_cast<size_t>(size), plan.base) {}
+    msg::ReceivePool::Credit consumed(int peer) {
+        using Credit = msg::ReceivePool::Credit;
+        int &w = windows[static_cast<size_t>(peer)];
+        const Credit c = pool.consumed(peer, w);
+        w += c == Credit::Grant ? 1 : c == Credit::Reclaim ? -1 : 0;
+        return c;
+    }
+    int window(int peer) const { return windows[static_cast<size_t>(peer)]; }
+    size_t spare() const { return pool.spare(); }
+
+    msg::ReceivePool pool;
+    std::vector<int> windows;
+};
+
 std::vector<char> payload_of(int rank, int n) {
     return std::vector<char>(200, static_cast<char>(rank * 50 + n));
 }
@@ -180,7 +199,7 @@ TEST_CASE("a peer at its first two gets credit back from one that waits for more
     msg::ReceivePlan p = plan(6, 4, 2, 1024);
     REQUIRE(p.base == 2);
     REQUIRE(p.spare == 4);
-    msg::ReceivePool pool(6, p);
+    Windowed pool(6, p);
     using Credit = msg::ReceivePool::Credit;
     // Ranks 1 to 4 each send one packet: each gets one of the four spare buffers.
     for (int r = 1; r <= 4; ++r) CHECK(pool.consumed(r) == Credit::Grant);
@@ -197,7 +216,7 @@ TEST_CASE("a peer at its first two gets credit back from one that waits for more
     CHECK(pool.consumed(1) == Credit::Grant);
     // While every peer wants more than the pool holds, the extra buffers go round.
     // A peer at its top that waits for nothing keeps what it has while no peer is at its base.
-    msg::ReceivePool full(3, plan(3, 4, 1, 1024));
+    Windowed full(3, plan(3, 4, 1, 1024));
     CHECK(full.consumed(1) == Credit::Grant);
     CHECK(full.consumed(1) == Credit::Grant);
     CHECK(full.window(1) == 4);
