@@ -190,6 +190,7 @@ Status merge_into(const RecordFormat &format, const MergeOrder &order, Pull &pul
     const size_t R = format.record_size;
     uint64_t total = 0;
     for (size_t i = 0; i < order.handles.size(); ++i) total += (order.last[i] - order.first[i]) * R;
+    SORTAPP_TRY(out.reserve(total));
     std::function<void(uint64_t)> report;
     if (progress) report = [&](uint64_t bytes) { progress(bytes, total); };
     SORTAPP_TRY(merge_streams(format, pull.streams, writer, uint64_t(0x4000) * R, report, merged));

@@ -1,6 +1,7 @@
 // Disk full on a small tmpfs, while writing runs and while writing the output: a clear error,
-// no temporary files, nothing at the output path. Mounting needs CAP_SYS_ADMIN; where the
-// mount is refused the test reports itself skipped (exit 77), never passed.
+// no temporary files, nothing at the output path. A ramfs, which cannot reserve space ahead,
+// makes a write fail part way instead. Mounting needs CAP_SYS_ADMIN; where the mount is
+// refused the test reports itself skipped (exit 77), never passed.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <sys/mount.h>
 
@@ -19,6 +20,7 @@ using sortapp_test::tool_path;
 namespace {
 
 std::string small_fs;  // a 1 MiB tmpfs, mounted by main()
+std::string ramfs;     // a ramfs (no fallocate), mounted by main()
 
 std::vector<std::string> listing(const std::string &dir) {
     auto r = run_tool("ls -A '" + dir + "'");
@@ -62,6 +64,25 @@ TEST_CASE("disk full while writing the output", "[disk_full]") {
     }
 }
 
+TEST_CASE("a write that fails part way where no space can be reserved", "[disk_full]") {
+    // ramfs has no fallocate, so the output is not reserved; past the file size limit of
+    // 1 MiB its writes fail with EFBIG, the same path as a disk that fills while writing.
+    TempDir dir;
+    std::string sort = tool_path("SORTAPP_BIN") + " local --no-measure --no-progress";
+    REQUIRE(run_tool(tool_path("SORTGEN_BIN") + " 30000 '" + dir / "in'").exit_code == 0);
+    for (const char *memory : {"64M", "1M"}) {
+        auto s = run_tool("ulimit -f 1024 && " + sort + " --memory " + memory + " --scratch '" +
+                          ramfs + "' '" + dir / "in' '" + ramfs + "/out'");
+        INFO(memory << ": " << s.out);
+        CHECK(s.exit_code != 0);
+        CHECK(s.out.find("writing ") != std::string::npos);
+        CHECK(s.out.find("reserving ") == std::string::npos);
+        CHECK(s.out.find("File too large") != std::string::npos);
+        CHECK(listing(ramfs).empty());
+        CHECK(dir.entries() == std::vector<std::string>{"in"});
+    }
+}
+
 int main(int argc, char **argv) {
     TempDir mount_point;
     if (::mount("tmpfs", mount_point.path().c_str(), "tmpfs", 0, "size=1m") != 0) {
@@ -72,10 +93,19 @@ int main(int argc, char **argv) {
         return 77;
     }
     small_fs = mount_point.path();
+    TempDir ram_point;
+    if (::mount("ramfs", ram_point.path().c_str(), "ramfs", 0, nullptr) != 0) {
+        std::printf("cannot mount a ramfs: %s\n", std::strerror(errno));
+        (void)::umount(small_fs.c_str());
+        return 1;
+    }
+    ramfs = ram_point.path();
     int rc = run_catch_session(argc, argv);
-    if (::umount(small_fs.c_str()) != 0) {
-        std::printf("cannot unmount %s: %s\n", small_fs.c_str(), std::strerror(errno));
-        rc = rc == 0 ? 1 : rc;
+    for (const std::string &fs : {small_fs, ramfs}) {
+        if (::umount(fs.c_str()) != 0) {
+            std::printf("cannot unmount %s: %s\n", fs.c_str(), std::strerror(errno));
+            rc = rc == 0 ? 1 : rc;
+        }
     }
     return rc;
 }

@@ -28,10 +28,10 @@ struct RunBuffer {
     SortEntry *scratch_data() const { return reinterpret_cast<SortEntry *>(scratch.data()); }
 };
 
-// Sorts run.count records of a filled run buffer and writes them in key order to `out`
-// through `ring` (plan's write buffers). entries_ready: the entries were made as the records
-// arrived. sync: fsync at the end. progress (may be empty) is told of each n bytes written;
-// sort_seconds grows by the time the sort took.
+// Sorts run.count records of a filled run buffer and writes them in key order to `out`, from
+// its start, through `ring` (plan's write buffers), its space reserved first. entries_ready:
+// the entries were made as the records arrived. sync: fsync at the end. progress (may be
+// empty) is told of each n bytes written; sort_seconds grows by the time the sort took.
 Status sort_and_write(const SortOptions &o, const MemoryPlan &plan, IoRing &ring, RunBuffer &run,
                       File &out, bool sync, bool entries_ready,
                       const std::function<void(std::uint64_t)> &progress, double &sort_seconds);

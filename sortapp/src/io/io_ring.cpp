@@ -79,6 +79,15 @@ Status File::set_buffered() {
     return Status::ok();
 }
 
+Status File::reserve(std::uint64_t bytes) {
+    if (bytes == 0) return Status::ok();
+    // Not posix_fallocate: where the file system lacks fallocate it would write every byte.
+    if (::fallocate(fd_, 0, 0, static_cast<off_t>(bytes)) == 0) return Status::ok();
+    const int err = errno;
+    if (err == EOPNOTSUPP || err == ENOSYS) return Status::ok();
+    return Status::from_errno("reserving " + std::to_string(bytes) + " bytes for " + path_, err);
+}
+
 Buffer::Buffer(std::size_t bytes) : size_(bytes) {
     if (bytes == 0) return;
     void *p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

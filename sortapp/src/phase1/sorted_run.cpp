@@ -21,6 +21,7 @@ Status sort_and_write(const SortOptions &o, const MemoryPlan &plan, IoRing &ring
                       const std::function<void(std::uint64_t)> &progress, double &sort_seconds) {
     const std::size_t rs = o.format.record_size;
     const unsigned threads = std::max(1u, o.threads);
+    SORTAPP_TRY(out.reserve(run.count * rs));
     double t0 = now_seconds();
     if (!entries_ready)
         make_entries(o.format, run.records.data(), run.count, run.entry_data(), threads);

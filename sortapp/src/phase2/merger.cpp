@@ -42,6 +42,9 @@ Status merge_group(const SortOptions &o, const MemoryPlan &memory, const MergePl
     SORTAPP_TRY(ring.init(unsigned(plan.stream_depth * runs.size() + memory.write_buffers + 2)));
     RecordStreams streams;
     SORTAPP_TRY(open_runs(o, plan, ring, runs, streams));
+    std::uint64_t records = 0;
+    for (const Run &r : runs) records += r.records;
+    SORTAPP_TRY(out.reserve(records * o.format.record_size));
     SequentialWriter writer(ring, out, memory.write_buffer, memory.write_buffers);
     auto report = [&](std::uint64_t merged) {
         if (o.progress) o.progress("phase 2", progress.done + merged, progress.total);
