@@ -93,12 +93,21 @@ Partitioner::Partitioner(const std::vector<Element> &splitters, size_t key_size,
         std::string k = e.key;
         k.resize(key_size, '\0');
         keys_ += k;
+        prefix_.push_back(prefix(reinterpret_cast<const uint8_t *>(k.data())));
         node_.push_back(e.node);
         pos_.push_back(e.pos);
     }
 }
 
-int Partitioner::compare(size_t s, const uint8_t *key, uint64_t pos) const {
+uint64_t Partitioner::prefix(const uint8_t *key) const {
+    uint64_t v = 0;
+    std::memcpy(&v, key, std::min<size_t>(key_size_, sizeof v));
+    return __builtin_bswap64(v);  // big-endian: compares like memcmp
+}
+
+int Partitioner::compare(size_t s, const uint8_t *key, uint64_t prefix, uint64_t pos) const {
+    // Most records differ from a splitter within their first 8 bytes.
+    if (prefix != prefix_[s]) return prefix < prefix_[s] ? -1 : 1;
     int c = std::memcmp(key, keys_.data() + s * key_size_, key_size_);
     if (c != 0) return c;
     if (self_ != node_[s]) return self_ < node_[s] ? -1 : 1;
@@ -107,10 +116,11 @@ int Partitioner::compare(size_t s, const uint8_t *key, uint64_t pos) const {
 
 int Partitioner::pick(const uint8_t *key, uint64_t pos) const {
     // Partition k holds [splitter k-1, splitter k): the first splitter above the record.
+    const uint64_t p = prefix(key);
     size_t lo = 0, hi = node_.size();
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (compare(mid, key, pos) < 0)
+        if (compare(mid, key, p, pos) < 0)
             hi = mid;
         else
             lo = mid + 1;

@@ -44,12 +44,15 @@ class Partitioner {
     uint32_t parts() const { return static_cast<uint32_t>(node_.size()) + 1; }
 
   private:
-    // <0, 0, >0: the record against splitter s.
-    int compare(size_t s, const uint8_t *key, uint64_t pos) const;
+    // <0, 0, >0: the record (key, its first bytes as `prefix`, pos) against splitter s.
+    int compare(size_t s, const uint8_t *key, uint64_t prefix, uint64_t pos) const;
+    // The key's first (up to) 8 bytes as a number that orders like the bytes.
+    uint64_t prefix(const uint8_t *key) const;
 
     size_t key_size_;
     uint32_t self_;
-    std::string keys_;  // the splitters' keys, back to back
+    std::string keys_;              // the splitters' keys, back to back
+    std::vector<uint64_t> prefix_;  // their prefix()
     std::vector<uint32_t> node_;
     std::vector<uint64_t> pos_;
 };
