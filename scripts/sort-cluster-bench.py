@@ -3,7 +3,8 @@
 
 Generates N input partitions of --size bytes each (default 4 nodes x 1 GiB of 100-byte
 records; --reuse keeps them for the next run), measures the disk holding --dir (sequential
-O_DIRECT write and read of one partition's size, dd), then sorts the same partitions with
+O_DIRECT writes of one partition's size and reads of the inputs, one dd per node, all at
+once, as the nodes use it), then sorts the same partitions with
 `sortapp run`: three-phase, river in one pass (--passes 1) and river in two passes
 (--passes 2, with --memory M when --two-pass-memory M is given). Before each sort the page
 cache is dropped (when root). For each: wall seconds, the report's per-phase actual/expected
@@ -124,36 +125,44 @@ def drop_caches(state):
               file=sys.stderr)
 
 
-def dd_rate(cmd, nbytes):
+def dd_rate(cmds, nbytes):
+    """MB/s of the dd commands run all at once, each moving nbytes; None if one failed."""
     t0 = time.monotonic()
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    return (nbytes / (time.monotonic() - t0) / 1e6) if p.returncode == 0 else None
+    procs = [subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+             for c in cmds]
+    ok = all(p.wait() == 0 for p in procs)
+    return (len(cmds) * nbytes / (time.monotonic() - t0) / 1e6) if ok else None
 
 
-def measure_disk(d, partition, nbytes, state):
-    """Sequential write and read rates (MB/s) of a file of one partition's size, O_DIRECT
-    when the file system allows it (else buffered with fdatasync, and said so)."""
+def measure_disk(d, partitions, nbytes, state):
+    """Sequential write and read rates (MB/s) of the disk the way the sort's nodes use it: one
+    file of a partition's size per node, all nodes at once (the read reads the inputs), each
+    in 4 MiB O_DIRECT requests when the file system allows it (else buffered with fdatasync,
+    and said so)."""
     # Whole 4 KiB-aligned requests (O_DIRECT wants them) covering the partition.
     bs = min(4 << 20, -(-nbytes // 4096) * 4096)
     count = -(-nbytes // bs)
-    probe = os.path.join(d, ".sort-cluster-bench-probe")
-    write = ["dd", "if=/dev/zero", f"of={probe}", f"bs={bs}", f"count={count}", "status=none"]
-    read = ["dd", f"if={partition}", "of=/dev/null", f"bs={bs}", "status=none"]
+    probes = [os.path.join(d, f".sort-cluster-bench-probe.{i}") for i in range(len(partitions))]
+    write = [["dd", "if=/dev/zero", f"of={p}", f"bs={bs}", f"count={count}", "status=none"]
+             for p in probes]
+    read = [["dd", f"if={p}", "of=/dev/null", f"bs={bs}", "status=none"] for p in partitions]
     try:
         drop_caches(state)
-        w = dd_rate(write + ["oflag=direct", "conv=fsync"], bs * count)
+        w = dd_rate([c + ["oflag=direct", "conv=fsync"] for c in write], bs * count)
         direct = w is not None
         if not direct:
-            w = dd_rate(write + ["conv=fdatasync"], bs * count)
+            w = dd_rate([c + ["conv=fdatasync"] for c in write], bs * count)
     finally:
-        if os.path.exists(probe):
-            os.remove(probe)
+        for p in probes:
+            if os.path.exists(p):
+                os.remove(p)
     drop_caches(state)
-    r = dd_rate(read + (["iflag=direct"] if direct else []), os.path.getsize(partition))
+    r = dd_rate([c + (["iflag=direct"] if direct else []) for c in read],
+                os.path.getsize(partitions[0]))
     if not w or not r:
         raise Failure(f"measuring the disk of {d} with dd failed")
-    return {"write_mb_s": w, "read_mb_s": r, "bytes": bs * count, "direct": direct,
-            "request_bytes": bs}
+    return {"write_mb_s": w, "read_mb_s": r, "bytes": bs * count, "streams": len(partitions),
+            "direct": direct, "request_bytes": bs}
 
 
 # ---- inputs -------------------------------------------------------------------------------
@@ -332,7 +341,7 @@ def bench_in(args, tools, inputs):
     env = dict(os.environ, VIADUCT_MSGRUN=tools["msgrun"])
     ctx = {"args": args, "tools": tools, "state": state, "stat": stat, "env": env,
            "checksum": checksum, "records": inputs.records * args.nodes,
-           "disk": measure_disk(args.dir, inputs.paths[0], inputs.records * RECORD, state)}
+           "disk": measure_disk(args.dir, inputs.paths, inputs.records * RECORD, state)}
     runs = []
     for key, _, options in RUNS:
         if key == "river-2-pass" and args.two_pass_memory:
@@ -365,7 +374,7 @@ def print_table(res):
           f"({res['records']} records{', reused' if res['inputs_reused'] else ''}) in "
           f"{res['dir']} on {res['device'] or 'no block device'}; MB = 10^6 B")
     print(f"# disk ({'O_DIRECT' if d['direct'] else 'buffered, O_DIRECT refused'}, "
-          f"{human(d['request_bytes'])} requests, {human(d['bytes'])}): "
+          f"{human(d['request_bytes'])} requests, {d['streams']} x {human(d['bytes'])} at once): "
           f"read {d['read_mb_s']:.0f} MB/s, write {d['write_mb_s']:.0f} MB/s; page cache "
           f"{cache} before each sort")
     if res["two_pass_memory"]:
