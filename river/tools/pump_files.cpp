@@ -115,6 +115,13 @@ bool PendingOutput::create(const std::string &path, uint32_t mode, bool direct, 
     return true;
 }
 
+bool PendingOutput::reserve(uint64_t bytes, std::string *why) {
+    if (bytes == 0 || fallocate(fd_, 0, 0, static_cast<off_t>(bytes)) == 0) return true;
+    if (errno == EOPNOTSUPP || errno == ENOSYS) return true;
+    *why = errno_text("reserving " + std::to_string(bytes) + " bytes for " + path_, errno);
+    return false;
+}
+
 bool PendingOutput::set_buffered(std::string *why) {
     if (!direct_) return true;
     const int flags = fcntl(fd_, F_GETFL);

@@ -135,7 +135,7 @@ int agree(msg_context_t *ctx, const Options &o, Meta *m, PendingOutput *out, std
     if (m->status != 0)
         return fail("the source (rank " + std::to_string(o.from) + ") cannot start: " + m->message);
     if (why.empty() && !o.no_disk && (why = refuse_output(o.output, *m)).empty())
-        out->create(o.output, m->mode, o.direct, &why);
+        if (out->create(o.output, m->mode, o.direct, &why)) out->reserve(m->size, &why);
     if (why.empty()) hold_for_test();
     Verdict v{};
     v.status = why.empty() ? 0 : 1;
