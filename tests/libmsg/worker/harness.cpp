@@ -137,6 +137,13 @@ void Job::finalize() {
     WSTATUS(msg_finalize(ctx_), MSG_OK);
 }
 
+void Job::finalize_after_loss() {
+    Watchdog watchdog(completion_timeout_ms() / 1000.0, "msg_finalize");
+    const int rc = msg_finalize(ctx_);
+    WCHECK(rc == MSG_OK || rc == MSG_ERR_PEER_FAILED, "msg_finalize among survivors: %d (%s)", rc,
+           msg_strerror(rc));
+}
+
 Cq::Cq(msg_context_t *ctx) {
     WSTATUS(msg_cq_create(ctx, &cq_), MSG_OK);
     WCHECK(cq_ != nullptr, "msg_cq_create succeeded but returned no CQ");

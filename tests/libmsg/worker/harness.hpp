@@ -82,6 +82,10 @@ class Job {
 
     // msg_finalize must succeed; the destructor only releases the handle.
     void finalize();
+    // For the survivors of a killed rank: msg_finalize must succeed, or say a rank was lost
+    // (MSG_ERR_PEER_FAILED: the coordinator learned of the death only once a survivor had
+    // reached finalize's barrier, which the survivors may well do first).
+    void finalize_after_loss();
     msg_context_t *ctx() const { return ctx_; }
 
     int rank = -1;

@@ -86,7 +86,7 @@ void run_killed_peer(const Args &) {
     uint64_t len = 1;
     RSTATUS(rio_stat(node.rio(), 1 - me, h, &len, nullptr), RIO_ERR_BAD_HANDLE);
     worker::say("SURVIVOR_OK");
-    node.finalize();
+    node.finalize(RIO_OK, true);
 }
 
 }  // namespace riotest

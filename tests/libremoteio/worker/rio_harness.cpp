@@ -21,13 +21,16 @@ Node::~Node() {
     if (rio_ != nullptr) rio_destroy(rio_);
 }
 
-void Node::finalize(int expected) {
+void Node::finalize(int expected, bool after_loss) {
     worker::Watchdog dog(60.0 * worker::slowdown(), "rio_finalize");
     RSTATUS(rio_finalize(rio_), expected);
     rio_destroy(rio_);
     rio_ = nullptr;
     cq_->destroy();
-    job.finalize();
+    if (after_loss)
+        job.finalize_after_loss();
+    else
+        job.finalize();
 }
 
 uint8_t pattern_byte(uint64_t seed, uint64_t i) {

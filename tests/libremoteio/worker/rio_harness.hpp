@@ -35,8 +35,9 @@ class Node {
     Node(const Node &) = delete;
     Node &operator=(const Node &) = delete;
 
-    // rio_finalize must return `expected`; then msg_finalize.
-    void finalize(int expected = RIO_OK);
+    // rio_finalize must return `expected`; then msg_finalize (after_loss: as
+    // worker::Job::finalize_after_loss, for the survivors of a killed rank).
+    void finalize(int expected = RIO_OK, bool after_loss = false);
     rio_t *rio() const { return rio_; }
     msg_context_t *ctx() const { return job.ctx(); }
     msg_cq_t *cq() const { return cq_->get(); }

@@ -144,7 +144,7 @@ void run_killed_sink(const Args &) {
         survive(job, r, rc, MSG_ERR_PEER_FAILED, 3, 1 - job.rank);
     else
         survive(job, r, rc, RIVER_ERR_SOURCE_ABORTED, -1, -1);
-    job.finalize();
+    job.finalize_after_loss();
 }
 
 void run_killed_source(const Args &) {
@@ -164,7 +164,7 @@ void run_killed_source(const Args &) {
         survive(job, r, rc, RIVER_ERR_SINK_CLOSED, -1, -1);
     else
         survive(job, r, rc, MSG_ERR_PEER_FAILED, 1, 5 - job.rank);
-    job.finalize();
+    job.finalize_after_loss();
 }
 
 }  // namespace rivertest
