@@ -75,6 +75,13 @@ class Core {
     // The error, or 0; lock-free for the put and get fast paths.
     int error() const { return error_flag.load(std::memory_order_acquire); }
 
+    // What a completed control receive from `peer` (named so in errors) brought, by the
+    // checks sources and sinks share. Bad: *why says what is wrong with it; Failed: the
+    // receive itself failed and is the river's error now. Call with mu held.
+    enum class Arrival { Canceled, PeerFailed, Failed, Bad, Valid };
+    Arrival control_arrived(const msg_completion_t &c, const Control &m, uint32_t from_index,
+                            bool to_source, int peer, const std::string &name, const char **why);
+
     // libmsg operations bound to the river's CQ, counted while in flight. A
     // refused one is counted back and becomes the river's error. Never with mu held.
     int isend(int dest, int tag_offset, const void *buf, size_t len, Op *op);

@@ -342,17 +342,19 @@ const char *Sink::check_seq(const Link &l, uint64_t seq) const {
 
 void Sink::on_control(const msg_completion_t &c, const Op &op) {
     Link &l = links_[static_cast<size_t>(op.link)];
-    if (c.status == MSG_ERR_CANCELED) return;
-    if (c.status == MSG_ERR_PEER_FAILED) return link_failed(l);
     const char *why = nullptr;
-    if (c.status == MSG_ERR_TRUNCATED) {
-        why = "longer than a control message";
-    } else if (c.status != MSG_OK) {
-        return core_.fail(c.status, l.rank,
-                          "receiving from " + source_name(l.rank) + ": " + msg_strerror(c.status));
-    } else {
-        why = check_control(l.rx[op.slot], c.bytes, static_cast<uint32_t>(op.link), false);
-        if (why == nullptr) why = apply(l, l.rx[op.slot]);
+    switch (core_.control_arrived(c, l.rx[op.slot], static_cast<uint32_t>(op.link), false, l.rank,
+                                  source_name(l.rank), &why)) {
+        case Core::Arrival::Canceled:
+        case Core::Arrival::Failed:
+            return;
+        case Core::Arrival::PeerFailed:
+            return link_failed(l);
+        case Core::Arrival::Valid:
+            why = apply(l, l.rx[op.slot]);
+            break;
+        case Core::Arrival::Bad:
+            break;
     }
     if (why != nullptr) {
         ++core_.counters.s.bad_messages;
