@@ -125,6 +125,8 @@ class Bench:
             ("dd bs=1M conv=fsync", "dd", lambda: self.copy(
                 ["dd", f"if={self.src}", f"of={self.out}", "bs=1M", "conv=fsync", "status=none"])),
             ("datapump disk to disk", "datapump", lambda: self.copy(self.datapump(dp_files), own)),
+            ("datapump --direct", "datapump-direct",
+             lambda: self.copy(self.datapump(dp_files + ["--direct"]), own)),
             ("datapump --no-disk", "no-disk", lambda: self.nodisk(own)),
         ]
 

@@ -22,7 +22,7 @@ struct Options {
     int depth = 8;                       // disk requests in flight
     size_t batch = size_t{1} << 20;      // river batch size
     int credits = 8;
-    bool direct = true;
+    bool direct = false;      // O_DIRECT (--direct); the page cache by default
     std::string io = "auto";  // "auto", "uring" or "threads"
     bool json = false;
 };

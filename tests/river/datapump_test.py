@@ -69,10 +69,11 @@ def copies(d):
     sizes = [0, 1, BLOCK - 1, BLOCK + 1, 3 * 1024 * 1024 + 7]
     # name, ranks, source rank, sink rank, environment, options
     setups = [
-        ("shm, io_uring, O_DIRECT", 2, 0, 1, {"VIADUCT_PROVIDER": "shm"}, []),
+        ("shm, io_uring, O_DIRECT", 2, 0, 1, {"VIADUCT_PROVIDER": "shm"}, ["--direct"]),
         ("tcp, threads, buffered", 2, 0, 1, {"VIADUCT_PROVIDER": "tcp;ofi_rxm"},
          ["--io", "threads", "--no-direct"]),
-        ("restricted, rank 2 to rank 1 of 3", 3, 2, 1, {"VIADUCT_RESTRICTED": "1"}, []),
+        ("restricted, rank 2 to rank 1 of 3, page cache", 3, 2, 1, {"VIADUCT_RESTRICTED": "1"},
+         []),
     ]
     for name, ranks, source, sink, env, extra in setups:
         for size in sizes:
@@ -90,6 +91,8 @@ def copies(d):
                 check(stat.S_IMODE(os.stat(out).st_mode) == 0o640, f"{what}: output mode")
                 os.remove(out)
             check(f"{size} bytes" in so, f"{what}: report {so[-300:]!r}")
+            if "--direct" not in extra:  # the page cache unless asked
+                check("O_DIRECT" not in so, f"{what}: O_DIRECT unasked: {so[-300:]!r}")
             os.remove(src)
         check(leftovers(d, []) == [], f"{name}: left {leftovers(d, [])}")
 
