@@ -61,7 +61,10 @@ int wait_for_peers(river *r, Done done) {
         if (done()) return RIVER_OK;
         const auto deadline = core.last_progress + quiet;
         if (Clock::now() >= deadline) return RIVER_ERR_TIMEOUT;
-        if (has_deferred(r)) continue;
+        if (has_deferred(r)) {  // still put off (the fabric refused it for now): soon again
+            core.cv.wait_for(lk, std::chrono::milliseconds(1), done);
+            continue;
+        }
         core.cv.wait_until(lk, deadline, [&] { return done() || has_deferred(r); });
     }
 }
