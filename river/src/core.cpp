@@ -11,23 +11,6 @@ void Core::fail(int status, int rank, std::string text) {
     cv.notify_all();
 }
 
-Core::Arrival Core::control_arrived(const msg_completion_t &c, const Control &m,
-                                    uint32_t from_index, bool to_source, int peer,
-                                    const std::string &name, const char **why) {
-    if (c.status == MSG_ERR_CANCELED) return Arrival::Canceled;
-    if (c.status == MSG_ERR_PEER_FAILED) return Arrival::PeerFailed;
-    if (c.status == MSG_ERR_TRUNCATED) {
-        *why = "longer than a control message";
-        return Arrival::Bad;
-    }
-    if (c.status != MSG_OK) {
-        fail(c.status, peer, "receiving from " + name + ": " + msg_strerror(c.status));
-        return Arrival::Failed;
-    }
-    *why = check_control(m, c.bytes, from_index, to_source);
-    return *why == nullptr ? Arrival::Valid : Arrival::Bad;
-}
-
 int Core::isend(int dest, int tag_offset, const void *buf, size_t len, Op *op) {
     in_flight.fetch_add(1, std::memory_order_relaxed);
     int rc = msg_isend(msg, dest, settings.tag + tag_offset, buf, len, cq, op);

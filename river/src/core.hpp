@@ -75,12 +75,33 @@ class Core {
     // The error, or 0; lock-free for the put and get fast paths.
     int error() const { return error_flag.load(std::memory_order_acquire); }
 
-    // What a completed control receive from `peer` (named so in errors) brought, by the
-    // checks sources and sinks share. Bad: *why says what is wrong with it; Failed: the
-    // receive itself failed and is the river's error now. Call with mu held.
-    enum class Arrival { Canceled, PeerFailed, Failed, Bad, Valid };
-    Arrival control_arrived(const msg_completion_t &c, const Control &m, uint32_t from_index,
-                            bool to_source, int peer, const std::string &name, const char **why);
+    // A completed control receive from `peer` (named so in errors), by the checks sources and
+    // sinks share: `lost()` when the peer failed, `apply(m)` (null, or why the message is
+    // wrong) when it is a valid message. True with *why set: reject the message; true with
+    // *why null: it was applied; false: nothing more to do (canceled; the peer failed; the
+    // receive failed, which is the river's error now). Call with mu held.
+    template <class Lost, class Apply>
+    bool take_control(const msg_completion_t &c, const Control &m, uint32_t from_index,
+                      bool to_source, int peer, const std::string &name, Lost lost, Apply apply,
+                      const char **why) {
+        *why = nullptr;
+        if (c.status == MSG_ERR_CANCELED) return false;
+        if (c.status == MSG_ERR_PEER_FAILED) {
+            lost();
+            return false;
+        }
+        if (c.status == MSG_ERR_TRUNCATED) {
+            *why = "longer than a control message";
+            return true;
+        }
+        if (c.status != MSG_OK) {
+            fail(c.status, peer, "receiving from " + name + ": " + msg_strerror(c.status));
+            return false;
+        }
+        *why = check_control(m, c.bytes, from_index, to_source);
+        if (*why == nullptr) *why = apply(m);
+        return true;
+    }
 
     // libmsg operations bound to the river's CQ, counted while in flight. A
     // refused one is counted back and becomes the river's error. Never with mu held.

@@ -343,19 +343,10 @@ const char *Sink::check_seq(const Link &l, uint64_t seq) const {
 void Sink::on_control(const msg_completion_t &c, const Op &op) {
     Link &l = links_[static_cast<size_t>(op.link)];
     const char *why = nullptr;
-    switch (core_.control_arrived(c, l.rx[op.slot], static_cast<uint32_t>(op.link), false, l.rank,
-                                  source_name(l.rank), &why)) {
-        case Core::Arrival::Canceled:
-        case Core::Arrival::Failed:
-            return;
-        case Core::Arrival::PeerFailed:
-            return link_failed(l);
-        case Core::Arrival::Valid:
-            why = apply(l, l.rx[op.slot]);
-            break;
-        case Core::Arrival::Bad:
-            break;
-    }
+    if (!core_.take_control(
+            c, l.rx[op.slot], static_cast<uint32_t>(op.link), false, l.rank, source_name(l.rank),
+            [&] { link_failed(l); }, [&](const Control &m) { return apply(l, m); }, &why))
+        return;
     if (why != nullptr) {
         ++core_.counters.s.bad_messages;
         reject(l, RIVER_ERR_PROTOCOL, "control message from " + source_name(l.rank) + ": " + why);
