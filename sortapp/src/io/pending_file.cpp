@@ -20,8 +20,10 @@ PendingFile::~PendingFile() {
 
 Status PendingFile::create(const std::string &final_path, bool direct, const std::string &tag) {
     final_ = final_path;
-    const auto [dir, base] = viaduct::split_path(final_path);
-    std::string templ = dir + "/." + base + ".sortapp-" + (tag.empty() ? "" : tag + "-") + "XXXXXX";
+    const viaduct::PathParts where = viaduct::split_path(final_path);
+    const std::string &dir = where.dir;
+    std::string templ =
+        dir + "/." + where.base + ".sortapp-" + (tag.empty() ? "" : tag + "-") + "XXXXXX";
     SORTAPP_TRY(cleanup::create([&](std::string &path) {
         std::vector<char> name(templ.begin(), templ.end());
         name.push_back('\0');
