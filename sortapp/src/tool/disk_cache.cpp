@@ -207,7 +207,9 @@ bool usable(const DiskProbeOptions &o, const std::string &device, double fresh_a
     if (!found || cached.conditions.io_size != io || cached.conditions.io_depth != o.io_depth ||
         cached.conditions.streams != std::max(1u, o.streams))
         return false;
-    if (o.remeasure && cached.conditions.measured_at < fresh_after) return false;
+    // Fresh: its measurement ended after this process asked (it may have begun just before).
+    const DiskConditions &c = cached.conditions;
+    if (o.remeasure && c.measured_at + c.seconds < fresh_after) return false;
     out = cached;
     out.source = o;
     return true;
