@@ -241,12 +241,6 @@ int run_main(int argc, char **argv) {
     Before before;
     for (int r = 0; r < o.nodes; ++r) before.outputs.push_back(path_id(expand(o.output, r)));
     before.job_files = job_files(o);
-    if (std::none_of(args.begin(), args.end(),
-                     [](const std::string &a) { return a.rfind("--disk-streams", 0) == 0; })) {
-        // N nodes share this machine's disks (unless told otherwise).
-        const auto n = std::min<uint32_t>(static_cast<uint32_t>(o.nodes), kMaxDiskStreams);
-        args.push_back("--disk-streams=" + std::to_string(n));
-    }
     if (o.params.memory_budget == 0) {
         // N nodes share this machine's memory.
         uint64_t share = default_memory_budget().budget / static_cast<uint64_t>(o.nodes);

@@ -25,8 +25,7 @@ bool plausible(const Message &) {
 bool plausible(const JobParams &p) {
     return p.block_bytes >= p.record_size && p.block_bytes <= kMaxBlockBytes &&
            p.read_depth >= kMinReadDepth && p.read_depth <= kMaxReadDepth &&
-           p.algorithm <= kRiver && p.passes <= 2 && p.remeasure <= 1 && p.disk_streams >= 1 &&
-           p.disk_streams <= kMaxDiskStreams;
+           p.algorithm <= kRiver && p.passes <= 2 && p.remeasure <= 1;
 }
 
 bool plausible(const PhaseFigures &f) {
@@ -34,8 +33,7 @@ bool plausible(const PhaseFigures &f) {
 }
 
 bool plausible(const NodeCheck &c) {
-    return figure(c.disk_read_mb_s) && figure(c.disk_write_mb_s) && figure(c.disk_mixed_mb_s) &&
-           c.disk_streams >= 1 && c.disk_streams <= kMaxDiskStreams;
+    return figure(c.disk_read_mb_s) && figure(c.disk_write_mb_s) && figure(c.disk_mixed_mb_s);
 }
 
 bool plausible(const LocalDone &d) {

@@ -2,7 +2,6 @@
 // command codes, the job's parameters, and each message's fields in wire order.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -48,12 +47,7 @@ struct JobParams {
     uint32_t algorithm = 0;   // kThreePhase or kRiver
     uint32_t passes = 0;      // river: 0 as memory allows, 1 or 2 forced
     uint32_t remeasure = 0;   // 1: measure the scratch disk, never the cached figure
-    // Nodes expected to share each scratch disk, which measure it with as many streams at
-    // once (sortapp run: all of them; sortapp job: 1, the hosts are not known ahead).
-    uint32_t disk_streams = 1;
 };
-
-constexpr uint32_t kMaxDiskStreams = 64;  // the disk probe's streams at once, at most
 
 constexpr uint32_t kThreePhase = 0;
 constexpr uint32_t kRiver = 1;
@@ -65,19 +59,11 @@ struct PhaseFigures {
     std::string resource;  // what should bound it: "disk", "network", "cpu"
 };
 
-// What one of `sharing` nodes on a disk gets of rates measured with `streams` streams at once
-// (their sum): the rates divided by the larger. Measured as many as share it, that is their
-// share; measured alone (1), the old rule of an equal split of one stream's rate.
-inline double disk_share(uint32_t streams, uint32_t sharing) {
-    return static_cast<double>(std::max({streams, sharing, 1u}));
-}
-
 struct NodeCheck {
     uint64_t records = 0;
     double disk_read_mb_s = 0, disk_write_mb_s = 0;  // measured or cached
     double disk_mixed_mb_s = 0;                      // reading and writing at once
-    uint32_t disk_streams = 1;  // streams at once the rates were measured with (their sum)
-    std::string disk;           // host and device of the scratch disk: nodes sharing one split it
+    std::string disk;  // host and device of the scratch disk: nodes sharing one split it
 };
 
 struct LocalDone {
@@ -116,14 +102,14 @@ struct RiverDone {
 // Each message's fields, once, in wire order (the encoding of each type: codec.hpp).
 void fields(wire::Is<JobParams> auto &p, auto &f) {
     f(p.record_size, p.key_size, p.memory_budget, p.block_bytes, p.read_depth, p.algorithm,
-      p.passes, p.remeasure, p.disk_streams);
+      p.passes, p.remeasure);
 }
 void fields(wire::Is<PhaseFigures> auto &p, auto &f) {
     f(p.phase, p.seconds, p.cpu_seconds, p.expected_seconds, p.bytes_read, p.bytes_written,
       p.bytes_sent, p.bytes_received, p.resource);
 }
 void fields(wire::Is<NodeCheck> auto &c, auto &f) {
-    f(c.records, c.disk_read_mb_s, c.disk_write_mb_s, c.disk_mixed_mb_s, c.disk_streams, c.disk);
+    f(c.records, c.disk_read_mb_s, c.disk_write_mb_s, c.disk_mixed_mb_s, c.disk);
 }
 void fields(wire::Is<LocalDone> auto &d, auto &f) {
     f(d.records, d.handle, d.phases);

@@ -123,12 +123,6 @@ void add_report_options(CLI::App &app, JobOptions &o) {
     app.add_flag_function(
         "--remeasure", [&o](std::int64_t) { o.params.remeasure = 1; },
         "measure every scratch disk again, not the cached figures");
-    app.add_option("--disk-streams", o.params.disk_streams,
-                   "nodes sharing each scratch disk: it is measured with that many streams at "
-                   "once, and each node expects its share (run: -n N, all on this machine; "
-                   "job: 1)")
-        ->type_name("N")
-        ->check(CLI::Range(1u, kMaxDiskStreams));
     app.add_flag("--json", o.json, "print the report as one JSON object");
 }
 

@@ -23,8 +23,6 @@ const char probe_usage[] =
     "                         written there and removed\n"
     "  --io-size SIZE         bytes per request (default: the sort's, 2M)\n"
     "  --io-depth N           requests outstanding (default: the sort's, 15)\n"
-    "  --streams N            streams at once, each that deep on its own region: the nodes\n"
-    "                         that share the disk (default 1; sortapp run -n N uses N)\n"
     "  --probe-size SIZE      bytes each sweep moves at most (default 256M)\n"
     "  --max-seconds S        each sweep stops after this long (default 5)\n"
     "  --disk-cache PATH      where figures are kept (default ~/.cache/viaduct/sortapp-disk.json)\n"
@@ -52,9 +50,6 @@ int parse_probe(int argc, char **argv, DiskProbeOptions &o, bool &json) {
         } else if (cli::option(tool, argc, argv, i, "--io-depth", v)) {
             o.io_depth = unsigned(cli::size_value(tool, "--io-depth", v));
             if (o.io_depth == 0 || o.io_depth > 1024) cli::fail(tool, "--io-depth: 1 to 1024");
-        } else if (cli::option(tool, argc, argv, i, "--streams", v)) {
-            o.streams = unsigned(cli::size_value(tool, "--streams", v));
-            if (o.streams == 0 || o.streams > 64) cli::fail(tool, "--streams: 1 to 64");
         } else if (cli::option(tool, argc, argv, i, "--probe-size", v)) {
             o.bytes = cli::size_value(tool, "--probe-size", v);
         } else if (cli::option(tool, argc, argv, i, "--max-seconds", v)) {
@@ -82,11 +77,10 @@ void print_text(const DiskBandwidth &b, const DiskProbeOptions &o) {
     std::printf("read  %8.1f MB/s\nwrite %8.1f MB/s\nmixed %8.1f MB/s (read + write at once)\n",
                 b.read_mb_s, b.write_mb_s, b.mixed_mb_s);
     std::printf(
-        "measured %s in %.1f s: %u stream(s) of %llu-byte requests, %u deep, %.1f MB written, "
-        "%s, load average %.2f\n",
-        c.date.c_str(), c.seconds, c.streams, static_cast<unsigned long long>(c.io_size),
-        c.io_depth, c.file_bytes / 1e6, c.direct ? "O_DIRECT" : "page cache dropped",
-        c.load_average);
+        "measured %s in %.1f s: %llu-byte requests, %u deep, %.1f MB file, %s, load average "
+        "%.2f\n",
+        c.date.c_str(), c.seconds, static_cast<unsigned long long>(c.io_size), c.io_depth,
+        c.file_bytes / 1e6, c.direct ? "O_DIRECT" : "page cache dropped", c.load_average);
     if (!o.cache_path.empty()) std::printf("cached in %s\n", o.cache_path.c_str());
 }
 

@@ -163,40 +163,6 @@ TEST_CASE("disk probe: a malformed cache is re-measured and replaced", "[disk_pr
     CHECK_FALSE(again.cached);
 }
 
-TEST_CASE("disk probe: several streams at once, kept apart from one stream's figure",
-          "[disk_probe]") {
-    TempDir dir;
-    const std::string cache = dir / "disk.json";
-    DiskBandwidth one, three;
-    REQUIRE(probe_disk(small_probe(dir, cache), one));
-    DiskProbeOptions o = small_probe(dir, cache);
-    o.streams = 3;
-    REQUIRE(probe_disk(o, three));
-    CHECK_FALSE(three.cached);  // one stream's figure is not three's
-    CHECK(three.conditions.streams == 3);
-    CHECK(three.conditions.file_bytes == 3 * (4u << 20));  // each stream wrote its region
-    CHECK(three.read_mb_s > 0);
-    CHECK(three.write_mb_s > 0);
-    CHECK(three.mixed_mb_s > 0);
-    CHECK(dir.entries() == std::vector<std::string>{"disk.json", "disk.json.lock"});
-    // Both are kept, each found again by its own number of streams.
-    DiskBandwidth again;
-    REQUIRE(probe_disk(o, again));
-    CHECK(again.cached);
-    CHECK(again.conditions.streams == 3);
-    CHECK(again.write_mb_s == Approx(three.write_mb_s));
-    REQUIRE(probe_disk(small_probe(dir, cache), again));
-    CHECK(again.cached);
-    CHECK(again.conditions.streams == 1);
-    CHECK(again.write_mb_s == Approx(one.write_mb_s));
-    // A stale mark covers the device's figures for any number of streams.
-    REQUIRE(mark_disk_cache_stale(cache, one.conditions.device));
-    std::string warning;
-    CHECK_FALSE(read_disk_cache(cache, one.conditions.device, again, warning, 1));
-    CHECK_FALSE(read_disk_cache(cache, one.conditions.device, again, warning, 3));
-    CHECK(warning.empty());
-}
-
 TEST_CASE("stale figure: a phase far below its expectation warns and re-measures", "[disk_probe]") {
     TempDir dir;
     GeneratorSpec spec;

@@ -388,11 +388,6 @@ def scenario_remeasure(d):
         return 0
     first = cached_disk_dates(cache)
     check(len(first) == 1, f"one device expected in the cache: {first}")
-    # `run -n 2` puts both nodes on this machine: the disk was measured with 2 streams at once.
-    with open(cache) as f:
-        entries = json.load(f)["devices"]
-    check(all(k.endswith("x2") and e["conditions"]["streams"] == 2 for k, e in entries.items()),
-          f"the disk was not measured with 2 streams: {entries}")
     check(isinstance(rep.get("stale_figures"), list), "the report has no stale_figures list")
     for node in rep["per_node"]:
         check(node.get("disk_mixed_mb_s", 0) > 0, f"no mixed disk rate for a node: {node}")

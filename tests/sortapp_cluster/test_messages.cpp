@@ -93,64 +93,44 @@ TEST_CASE("job parameters on the wire, and the limits a node holds them to", "[m
     p.memory_budget = 1u << 30;
     p.block_bytes = 512 * 1024;
     p.read_depth = 4;
-    check_wire(
-        p,
-        Bytes().u64(100).u64(10).u64(1u << 30).u64(512 * 1024).u32(4).u32(0).u32(0).u32(0).u32(1));
+    check_wire(p,
+               Bytes().u64(100).u64(10).u64(1u << 30).u64(512 * 1024).u32(4).u32(0).u32(0).u32(0));
     cl::JobParams back;
     REQUIRE(decodes(
-        Bytes().u64(100).u64(10).u64(0).u64(512 * 1024).u32(4).u32(0).u32(0).u32(0).u32(1).get(),
-        back));
+        Bytes().u64(100).u64(10).u64(0).u64(512 * 1024).u32(4).u32(0).u32(0).u32(0).get(), back));
     CHECK(back.record_size == 100);
     CHECK(back.key_size == 10);
     CHECK(back.memory_budget == 0);
     CHECK(back.block_bytes == 512 * 1024);
     CHECK(back.read_depth == 4);
+    CHECK_FALSE(
+        decodes(Bytes().u64(100).u64(10).u64(0).u64(99).u32(4).u32(0).u32(0).u32(0).get(), back));
     CHECK_FALSE(decodes(
-        Bytes().u64(100).u64(10).u64(0).u64(99).u32(4).u32(0).u32(0).u32(0).u32(1).get(), back));
-    CHECK_FALSE(decodes(Bytes()
-                            .u64(100)
-                            .u64(10)
-                            .u64(0)
-                            .u64((64u << 20) + 1)
-                            .u32(4)
-                            .u32(0)
-                            .u32(0)
-                            .u32(0)
-                            .u32(1)
-                            .get(),
-                        back));
-    CHECK(decodes(
-        Bytes().u64(100).u64(10).u64(0).u64(64u << 20).u32(4).u32(0).u32(0).u32(0).u32(1).get(),
+        Bytes().u64(100).u64(10).u64(0).u64((64u << 20) + 1).u32(4).u32(0).u32(0).u32(0).get(),
         back));
+    CHECK(decodes(Bytes().u64(100).u64(10).u64(0).u64(64u << 20).u32(4).u32(0).u32(0).u32(0).get(),
+                  back));
+    CHECK_FALSE(
+        decodes(Bytes().u64(100).u64(10).u64(0).u64(4096).u32(1).u32(0).u32(0).u32(0).get(), back));
     CHECK_FALSE(decodes(
-        Bytes().u64(100).u64(10).u64(0).u64(4096).u32(1).u32(0).u32(0).u32(0).u32(1).get(), back));
-    CHECK_FALSE(decodes(
-        Bytes().u64(100).u64(10).u64(0).u64(4096).u32(65).u32(0).u32(0).u32(0).u32(1).get(), back));
-    CHECK(decodes(
-        Bytes().u64(100).u64(10).u64(0).u64(4096).u32(64).u32(0).u32(0).u32(0).u32(1).get(), back));
+        Bytes().u64(100).u64(10).u64(0).u64(4096).u32(65).u32(0).u32(0).u32(0).get(), back));
+    CHECK(decodes(Bytes().u64(100).u64(10).u64(0).u64(4096).u32(64).u32(0).u32(0).u32(0).get(),
+                  back));
     // The algorithm and the passes: the river's, with two passes; nothing else.
-    REQUIRE(decodes(
-        Bytes().u64(100).u64(10).u64(0).u64(4096).u32(4).u32(1).u32(2).u32(0).u32(1).get(), back));
+    REQUIRE(
+        decodes(Bytes().u64(100).u64(10).u64(0).u64(4096).u32(4).u32(1).u32(2).u32(0).get(), back));
     CHECK(back.algorithm == cl::kRiver);
     CHECK(back.passes == 2);
-    CHECK_FALSE(decodes(
-        Bytes().u64(100).u64(10).u64(0).u64(4096).u32(4).u32(2).u32(0).u32(0).u32(1).get(), back));
-    CHECK_FALSE(decodes(
-        Bytes().u64(100).u64(10).u64(0).u64(4096).u32(4).u32(1).u32(3).u32(0).u32(1).get(), back));
+    CHECK_FALSE(
+        decodes(Bytes().u64(100).u64(10).u64(0).u64(4096).u32(4).u32(2).u32(0).u32(0).get(), back));
+    CHECK_FALSE(
+        decodes(Bytes().u64(100).u64(10).u64(0).u64(4096).u32(4).u32(1).u32(3).u32(0).get(), back));
     // --remeasure: a flag, nothing else.
-    REQUIRE(decodes(
-        Bytes().u64(100).u64(10).u64(0).u64(4096).u32(4).u32(0).u32(0).u32(1).u32(1).get(), back));
+    REQUIRE(
+        decodes(Bytes().u64(100).u64(10).u64(0).u64(4096).u32(4).u32(0).u32(0).u32(1).get(), back));
     CHECK(back.remeasure == 1);
-    CHECK_FALSE(decodes(
-        Bytes().u64(100).u64(10).u64(0).u64(4096).u32(4).u32(0).u32(0).u32(2).u32(1).get(), back));
-    // The nodes sharing a disk: 1 to 64.
-    auto streams = [](uint32_t k) {
-        return Bytes().u64(100).u64(10).u64(0).u64(4096).u32(4).u32(0).u32(0).u32(0).u32(k).get();
-    };
-    REQUIRE(decodes(streams(64), back));
-    CHECK(back.disk_streams == 64);
-    CHECK_FALSE(decodes(streams(0), back));
-    CHECK_FALSE(decodes(streams(65), back));
+    CHECK_FALSE(
+        decodes(Bytes().u64(100).u64(10).u64(0).u64(4096).u32(4).u32(0).u32(0).u32(2).get(), back));
 }
 
 TEST_CASE("a node's check on the wire; rates that are not rates are refused", "[messages]") {
@@ -160,17 +140,14 @@ TEST_CASE("a node's check on the wire; rates that are not rates are refused", "[
     c.disk_write_mb_s = 60;
     c.disk_mixed_mb_s = 70;
     c.disk = "host:2049";
-    c.disk_streams = 4;
-    check_wire(c, Bytes().u64(1000).f64(80).f64(60).f64(70).u32(4).str("host:2049"));
+    check_wire(c, Bytes().u64(1000).f64(80).f64(60).f64(70).str("host:2049"));
     cl::NodeCheck back;
-    CHECK_FALSE(decodes(Bytes().u64(1).f64(-1).f64(60).f64(1).u32(1).str("").get(), back));
-    CHECK_FALSE(decodes(Bytes().u64(1).f64(80).f64(kNaN).f64(1).u32(1).str("").get(), back));
-    CHECK_FALSE(decodes(Bytes().u64(1).f64(kInf).f64(60).f64(1).u32(1).str("").get(), back));
-    CHECK_FALSE(decodes(Bytes().u64(1).f64(80).f64(60).f64(-5).u32(1).str("").get(), back));
-    CHECK_FALSE(decodes(Bytes().u64(1).f64(80).f64(60).f64(1).u32(0).str("").get(), back));
-    CHECK_FALSE(decodes(Bytes().u64(1).f64(80).f64(60).f64(1).u32(65).str("").get(), back));
-    CHECK_FALSE(  // string too long
-        decodes(Bytes().u64(1).f64(80).f64(60).f64(1).u32(1).u64(100).get(), back));
+    CHECK_FALSE(decodes(Bytes().u64(1).f64(-1).f64(60).f64(1).str("").get(), back));
+    CHECK_FALSE(decodes(Bytes().u64(1).f64(80).f64(kNaN).f64(1).str("").get(), back));
+    CHECK_FALSE(decodes(Bytes().u64(1).f64(kInf).f64(60).f64(1).str("").get(), back));
+    CHECK_FALSE(decodes(Bytes().u64(1).f64(80).f64(60).f64(-5).str("").get(), back));
+    CHECK_FALSE(
+        decodes(Bytes().u64(1).f64(80).f64(60).f64(1).u64(100).get(), back));  // string too long
 }
 
 TEST_CASE("phase figures and phases 1 and 2's answer on the wire", "[messages]") {

@@ -20,7 +20,7 @@ namespace {
 
 // A node's measured rates, its share of them when `sharing` nodes use its disk.
 Rates shared_rates(const NodeCheck &c, uint32_t sharing, double network_mb_s) {
-    const double n = disk_share(c.disk_streams, sharing);
+    const double n = std::max<uint32_t>(sharing, 1);
     return Rates{c.disk_read_mb_s / n, c.disk_write_mb_s / n, c.disk_mixed_mb_s / n, network_mb_s};
 }
 

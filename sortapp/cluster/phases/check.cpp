@@ -62,8 +62,7 @@ NodeCheck measure(Node &n) {
     DiskProbeOptions probe;
     probe.dir = n.scratch;
     probe.cache_path = default_disk_cache_path();
-    probe.bytes = 64u << 20;  // per stream
-    probe.streams = std::clamp<uint32_t>(n.params.disk_streams, 1, kMaxDiskStreams);
+    probe.bytes = 64u << 20;
     probe.remeasure = n.params.remeasure != 0;
     // A phase that beats its expectation ends while other nodes may still use the disk: a
     // measurement then would be as wrong as the stale one, so the next run measures.
@@ -73,7 +72,6 @@ NodeCheck measure(Node &n) {
         chk.disk_read_mb_s = n.disk.read_mb_s;
         chk.disk_write_mb_s = n.disk.write_mb_s;
         chk.disk_mixed_mb_s = n.disk.mixed_mb_s;
-        chk.disk_streams = n.disk.conditions.streams;
     }
     char host[256] = {};
     gethostname(host, sizeof host - 1);

@@ -87,10 +87,11 @@ void node_local(Node &n, const Order &o) {
     uint32_t sharing = 1;
     if (o.info.len == sizeof sharing) std::memcpy(&sharing, o.info.data, sizeof sharing);
     DiskBandwidth disk = n.disk;
-    const double share = disk_share(n.disk.conditions.streams, sharing);
-    disk.read_mb_s /= share;
-    disk.write_mb_s /= share;
-    disk.mixed_mb_s /= share;
+    if (sharing > 1) {
+        disk.read_mb_s /= sharing;
+        disk.write_mb_s /= sharing;
+        disk.mixed_mb_s /= sharing;
+    }
     LocalSortResult res;
     Status s = sort_locally(n, disk, res);
     n.set_progress("sorted", 0, 0);

@@ -23,9 +23,6 @@ struct DiskProbeOptions {
     std::uint64_t bytes = 256u << 20;  // written, then read, then read+written again
     std::size_t io_size = 2u << 20;    // the sort's request size and depth
     unsigned io_depth = 15;
-    // Streams at once, each as deep as the sort's and on its own region: the nodes that share
-    // the disk (the figures are then what they get together).
-    unsigned streams = 1;
     double max_seconds = 5;  // each of the three sweeps stops after this long
     bool remeasure = false;  // ignore the cache
     OnStale on_stale = OnStale::remeasure_now;
@@ -37,7 +34,6 @@ struct DiskConditions {
     double measured_at = 0;  // seconds since the epoch (sub-second: two measurements differ)
     std::uint64_t io_size = 0;
     unsigned io_depth = 0;
-    unsigned streams = 1;          // streams at once (each io_depth deep); rates are their sum
     std::uint64_t file_bytes = 0;  // bytes the write sweep wrote
     double load_average = -1;      // the 1-minute load average just before (-1: unknown)
     std::string device;            // st_dev of the directory
@@ -69,13 +65,11 @@ Status measure_disk(const DiskProbeOptions &options, DiskBandwidth &out);
 
 // The cache file is untrusted input: anything malformed is not used (and `warning` says why);
 // false also when there is no entry for the device or the entry is marked stale.
-// A figure is kept per device and number of streams.
 bool read_disk_cache(const std::string &path, const std::string &device, DiskBandwidth &out,
-                     std::string &warning, unsigned streams = 1);
-// Replaces the device's entry for the figure's streams (the file is written whole and renamed
-// into place).
+                     std::string &warning);
+// Replaces the device's entry (the file is written whole and renamed into place).
 Status write_disk_cache(const std::string &path, const DiskBandwidth &figure);
-// Marks the device's entries stale, so the next probe_disk measures again.
+// Marks the device's entry stale, so the next probe_disk measures again.
 Status mark_disk_cache_stale(const std::string &path, const std::string &device);
 
 // The figure and its conditions as one JSON object.

@@ -40,7 +40,7 @@ class File {
     // Allocates the file's first `bytes` on disk and makes it that long, so that a disk too
     // full for it fails now, by name, and direct writes into it neither allocate nor extend
     // (ext4 then lets them run side by side). File systems without fallocate are left alone.
-    Status reserve(std::uint64_t bytes) const;
+    Status reserve(std::uint64_t bytes);
     void close();
 
   private:

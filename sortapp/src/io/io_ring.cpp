@@ -79,7 +79,7 @@ Status File::set_buffered() {
     return Status::ok();
 }
 
-Status File::reserve(std::uint64_t bytes) const {
+Status File::reserve(std::uint64_t bytes) {
     if (bytes == 0) return Status::ok();
     // Not posix_fallocate: where the file system lacks fallocate it would write every byte.
     if (::fallocate(fd_, 0, 0, static_cast<off_t>(bytes)) == 0) return Status::ok();

@@ -29,22 +29,11 @@ constexpr const char *cache_format = "viaduct-sortapp-disk";
 constexpr int cache_version = 1;
 constexpr std::size_t max_cache_bytes = 1 << 20;
 
-// The cache's key: the device, and for more than one stream, their number.
-std::string cache_key(const std::string &device, unsigned streams) {
-    return streams <= 1 ? device : device + "x" + std::to_string(streams);
-}
-
 json conditions_json(const DiskConditions &c) {
-    return json{{"streams", c.streams},
-                {"date", c.date},
-                {"measured_at", c.measured_at},
-                {"io_size", c.io_size},
-                {"io_depth", c.io_depth},
-                {"file_bytes", c.file_bytes},
-                {"load_average", c.load_average},
-                {"device", c.device},
-                {"direct", c.direct},
-                {"seconds", c.seconds}};
+    return json{
+        {"date", c.date},         {"measured_at", c.measured_at}, {"io_size", c.io_size},
+        {"io_depth", c.io_depth}, {"file_bytes", c.file_bytes},   {"load_average", c.load_average},
+        {"device", c.device},     {"direct", c.direct},           {"seconds", c.seconds}};
 }
 
 json figure_json(const DiskBandwidth &b) {
@@ -84,8 +73,7 @@ bool parse_entry(const json &e, DiskBandwidth &out, std::string &why) {
         !unsigned_field(c, "io_depth", 4096) || !unsigned_field(c, "file_bytes", 1ull << 50) ||
         !field(c, "date").is_string() || !field(c, "device").is_string() ||
         !field(c, "load_average").is_number() || !field(c, "direct").is_boolean() ||
-        !field(c, "seconds").is_number() ||
-        (!field(c, "streams").is_null() && !unsigned_field(c, "streams", 4096))) {
+        !field(c, "seconds").is_number()) {
         why = "conditions missing or malformed";
         return false;
     }
@@ -97,8 +85,6 @@ bool parse_entry(const json &e, DiskBandwidth &out, std::string &why) {
     k.measured_at = field(c, "measured_at").get<double>();
     k.io_size = field(c, "io_size").get<std::uint64_t>();
     k.io_depth = unsigned(field(c, "io_depth").get<std::uint64_t>());
-    k.streams =
-        field(c, "streams").is_null() ? 1 : unsigned(field(c, "streams").get<std::uint64_t>());
     k.file_bytes = field(c, "file_bytes").get<std::uint64_t>();
     k.load_average = field(c, "load_average").get<double>();
     k.device = field(c, "device").get<std::string>().substr(0, 64);
@@ -199,13 +185,12 @@ bool usable(const DiskProbeOptions &o, const std::string &device, double fresh_a
             DiskBandwidth &out) {
     std::string warning;
     DiskBandwidth cached;
-    const bool found = read_disk_cache(o.cache_path, device, cached, warning, o.streams);
+    const bool found = read_disk_cache(o.cache_path, device, cached, warning);
     if (!warning.empty())
         std::fprintf(stderr, "sortapp: warning: %s; measuring the disk again\n", warning.c_str());
     const std::size_t io =
         std::max<std::size_t>(io_alignment, o.io_size / io_alignment * io_alignment);
-    if (!found || cached.conditions.io_size != io || cached.conditions.io_depth != o.io_depth ||
-        cached.conditions.streams != std::max(1u, o.streams))
+    if (!found || cached.conditions.io_size != io || cached.conditions.io_depth != o.io_depth)
         return false;
     // Fresh: its measurement ended after this process asked (it may have begun just before).
     const DiskConditions &c = cached.conditions;
@@ -248,11 +233,11 @@ Status probe_disk(const DiskProbeOptions &o, DiskBandwidth &out) {
 }
 
 bool read_disk_cache(const std::string &path, const std::string &device, DiskBandwidth &out,
-                     std::string &warning, unsigned streams) {
+                     std::string &warning) {
     warning.clear();
     json doc;
     if (!load(path, doc, warning)) return false;
-    const json &e = field(doc["devices"], cache_key(device, streams).c_str());
+    const json &e = field(doc["devices"], device.c_str());
     if (e.is_null() || field(e, "stale") == true) return false;
     std::string why;
     DiskBandwidth b;
@@ -271,8 +256,7 @@ Status write_disk_cache(const std::string &path, const DiskBandwidth &figure) {
     if (!why.empty())
         doc =
             json{{"format", cache_format}, {"version", cache_version}, {"devices", json::object()}};
-    doc["devices"][cache_key(figure.conditions.device, figure.conditions.streams)] =
-        figure_json(figure);
+    doc["devices"][figure.conditions.device] = figure_json(figure);
     return store(path, doc);
 }
 
@@ -281,10 +265,8 @@ Status mark_disk_cache_stale(const std::string &path, const std::string &device)
     std::string why;
     if (!load(path, doc, why)) return Status::error(why);
     json &devices = doc["devices"];
-    if (!devices.is_object()) return Status::ok();
-    for (auto &[key, entry] : devices.items())
-        if ((key == device || key.rfind(device + "x", 0) == 0) && entry.is_object())
-            entry["stale"] = true;
+    if (!devices.contains(device) || !devices[device].is_object()) return Status::ok();
+    devices[device]["stale"] = true;
     return store(path, doc);
 }
 

@@ -105,61 +105,38 @@ double mb_s(std::uint64_t bytes, double seconds) {
     return seconds > 0 ? double(bytes) / seconds / 1e6 : 0;
 }
 
-// `k` streams of `kind` over regions of `bytes` bytes each, from region `first` on.
-std::vector<Stream> streams_of(Request::Kind kind, const File &file, unsigned k,
-                               std::uint64_t bytes, unsigned first) {
-    std::vector<Stream> out;
-    for (unsigned i = 0; i < k; ++i)
-        out.push_back({kind, &file, (first + i) * bytes, (first + i + 1) * bytes});
-    return out;
-}
-
-std::uint64_t posted(const std::vector<Stream> &streams) {
-    std::uint64_t n = 0;
-    for (const Stream &s : streams) n += s.posted;
-    return n;
-}
-
-// The three sweeps on an open probe file, each with o.streams streams at once on regions of
-// their own (space reserved first, as the sort's files are); fills the rates (the streams'
-// sum) and the bytes written.
+// The three sweeps on an open probe file; fills the rates and the bytes written.
 Status three_sweeps(const DiskProbeOptions &o, const File &file, const std::string &path,
                     std::size_t io, std::uint64_t bytes, DiskBandwidth &out) {
-    const unsigned k = std::max(1u, o.streams);
-    Buffer buffer(io * o.io_depth * 2 * k);
+    Buffer buffer(io * o.io_depth * 2);
     if (!buffer.valid()) return Status::error("no memory for the disk probe's buffers");
     for (std::size_t i = 0; i < buffer.size(); ++i) buffer.data()[i] = std::uint8_t(i * 131 + 7);
-    SORTAPP_TRY(file.reserve(2 * k * bytes));
 
-    std::vector<Stream> w = streams_of(Request::Kind::write, file, k, bytes, 0);
+    std::vector<Stream> w{{Request::Kind::write, &file, 0, bytes}};
     double t0 = now_seconds();
     SORTAPP_TRY(sweep(w, buffer, io, o.io_depth, t0 + o.max_seconds));
     SORTAPP_TRY(settle(file, path));
-    out.write_mb_s = mb_s(posted(w), now_seconds() - t0);
-    // What each stream wrote, which its read reads again (all of them when the time ran out).
-    std::uint64_t written = bytes;
-    for (const Stream &s : w) written = std::min(written, s.posted);
-    out.conditions.file_bytes = posted(w);
+    out.write_mb_s = mb_s(w[0].posted, now_seconds() - t0);
+    const std::uint64_t written = w[0].posted;
+    out.conditions.file_bytes = written;
 
     // The write side is write-only: reads go through a descriptor of their own.
     File in;
     SORTAPP_TRY(File::open_read(path, true, in));
     if (!in.direct()) ::posix_fadvise(in.fd(), 0, 0, POSIX_FADV_DONTNEED);
-    std::vector<Stream> r = streams_of(Request::Kind::read, in, k, bytes, 0);
-    for (Stream &s : r) s.end = s.next + written;
+    std::vector<Stream> r{{Request::Kind::read, &in, 0, written}};
     t0 = now_seconds();
     SORTAPP_TRY(sweep(r, buffer, io, o.io_depth, t0 + o.max_seconds));
-    out.read_mb_s = mb_s(posted(r), now_seconds() - t0);
+    out.read_mb_s = mb_s(r[0].posted, now_seconds() - t0);
 
-    // The merge's pattern: streams in while others go out, each as deep as the sort's.
-    std::vector<Stream> m = streams_of(Request::Kind::read, in, k, bytes, 0);
-    for (Stream &s : m) s.end = s.next + written;
-    for (Stream &s : streams_of(Request::Kind::write, file, k, bytes, k)) m.push_back(s);
+    // The merge's pattern: one stream in while another goes out, each as deep as the sort's.
+    std::vector<Stream> m{{Request::Kind::read, &in, 0, written},
+                          {Request::Kind::write, &file, written, 2 * written}};
     if (!in.direct()) ::posix_fadvise(in.fd(), 0, 0, POSIX_FADV_DONTNEED);
     t0 = now_seconds();
     SORTAPP_TRY(sweep(m, buffer, io, o.io_depth, t0 + o.max_seconds));
     SORTAPP_TRY(settle(file, path));
-    out.mixed_mb_s = mb_s(posted(m), now_seconds() - t0);
+    out.mixed_mb_s = mb_s(m[0].posted + m[1].posted, now_seconds() - t0);
     if (out.read_mb_s <= 0 || out.write_mb_s <= 0 || out.mixed_mb_s <= 0)
         return Status::error("the disk probe moved no data in " + path);
     return Status::ok();
@@ -185,7 +162,6 @@ Status measure_disk(const DiskProbeOptions &o, DiskBandwidth &out) {
     const double start = now_seconds();
     c.io_size = io;
     c.io_depth = o.io_depth;
-    c.streams = std::max(1u, o.streams);
     c.device = std::to_string(std::uint64_t(st.st_dev));
 
     std::string path;
