@@ -97,9 +97,9 @@ int main(int argc, char **argv) {
     small_fs = mount_point.path();
     TempDir ram_point;
     if (::mount("ramfs", ram_point.path().c_str(), "ramfs", 0, nullptr) != 0) {
-        std::printf("cannot mount a ramfs: %s\n", std::strerror(errno));
+        std::printf("SKIPPED: cannot mount a ramfs here (%s)\n", std::strerror(errno));
         (void)::umount(small_fs.c_str());
-        return 1;
+        return 77;
     }
     ramfs = ram_point.path();
     int rc = run_catch_session(argc, argv);
