@@ -179,8 +179,8 @@ class CacheLock {
 };
 
 // The cached figure when it fits this sort: the same request size and depth, and, when a
-// fresh one is asked for, measured after `fresh_after` (by a process that held the lock
-// while this one waited).
+// fresh one is asked for, a measurement that ended after `fresh_after` (by a process that
+// held the lock while this one waited).
 bool usable(const DiskProbeOptions &o, const std::string &device, double fresh_after,
             DiskBandwidth &out) {
     std::string warning;
