@@ -11,6 +11,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "viaduct/reserve.hpp"
+
 namespace pump {
 
 namespace {
@@ -116,9 +118,9 @@ bool PendingOutput::create(const std::string &path, uint32_t mode, bool direct, 
 }
 
 bool PendingOutput::reserve(uint64_t bytes, std::string *why) {
-    if (bytes == 0 || fallocate(fd_, 0, 0, static_cast<off_t>(bytes)) == 0) return true;
-    if (errno == EOPNOTSUPP || errno == ENOSYS) return true;
-    *why = errno_text("reserving " + std::to_string(bytes) + " bytes for " + path_, errno);
+    const int err = viaduct::reserve_space(fd_, bytes);
+    if (err == 0) return true;
+    *why = errno_text("reserving " + std::to_string(bytes) + " bytes for " + path_, err);
     return false;
 }
 

@@ -29,9 +29,8 @@ class PendingOutput {
 
     // Creates the temporary file next to `path` (O_DIRECT where possible when `direct`).
     bool create(const std::string &path, uint32_t mode, bool direct, std::string *why);
-    // Allocates the file's `bytes` on disk ahead: a disk too small fails now, by name, and
-    // direct writes neither allocate nor extend it (ext4 then runs them side by side). A file
-    // system without fallocate is left alone.
+    // Reserves the file's `bytes` on disk ahead (viaduct::reserve_space): a disk too small
+    // fails now, by name.
     bool reserve(uint64_t bytes, std::string *why);
     // Drops O_DIRECT (for a tail that is not a multiple of the block).
     bool set_buffered(std::string *why);

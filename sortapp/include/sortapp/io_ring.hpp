@@ -37,9 +37,8 @@ class File {
     std::uint64_t size() const;
     // Drops O_DIRECT for the unaligned tail of a file.
     Status set_buffered();
-    // Allocates the file's first `bytes` on disk and makes it that long, so that a disk too
-    // full for it fails now, by name, and direct writes into it neither allocate nor extend
-    // (ext4 then lets them run side by side). File systems without fallocate are left alone.
+    // Reserves the file's first `bytes` on disk (viaduct::reserve_space): a disk too full for
+    // it fails now, by name.
     Status reserve(std::uint64_t bytes);
     void close();
 

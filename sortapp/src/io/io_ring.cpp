@@ -11,6 +11,8 @@
 #include <new>
 #include <vector>
 
+#include "viaduct/reserve.hpp"
+
 namespace sortapp {
 
 File &File::operator=(File &&other) noexcept {
@@ -80,11 +82,8 @@ Status File::set_buffered() {
 }
 
 Status File::reserve(std::uint64_t bytes) {
-    if (bytes == 0) return Status::ok();
-    // Not posix_fallocate: where the file system lacks fallocate it would write every byte.
-    if (::fallocate(fd_, 0, 0, static_cast<off_t>(bytes)) == 0) return Status::ok();
-    const int err = errno;
-    if (err == EOPNOTSUPP || err == ENOSYS) return Status::ok();
+    const int err = viaduct::reserve_space(fd_, bytes);
+    if (err == 0) return Status::ok();
     return Status::from_errno("reserving " + std::to_string(bytes) + " bytes for " + path_, err);
 }
 
