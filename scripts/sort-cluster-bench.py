@@ -130,7 +130,8 @@ def dd_rate(cmds, nbytes):
     t0 = time.monotonic()
     procs = [subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
              for c in cmds]
-    ok = all(p.wait() == 0 for p in procs)
+    codes = [p.wait() for p in procs]  # every one, even after one failed
+    ok = all(c == 0 for c in codes)
     return (len(cmds) * nbytes / (time.monotonic() - t0) / 1e6) if ok else None
 
 
