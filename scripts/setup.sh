@@ -14,6 +14,8 @@ packages=(
   # slurm-wlm-basic-plugins and loads libpmix.so, which libpmix-dev ships.
   slurmctld slurmd slurm-client munge slurm-wlm-basic-plugins
   iproute2 procps
+  # tests/sortapp/file_safety.py: the directory fsync after a publishing rename, seen by strace.
+  strace
   nlohmann-json3-dev gnuplot-nox
   # Every program's command line (common/include/viaduct/cli.hpp).
   libcli11-dev
