@@ -13,36 +13,20 @@ SORTCHECK_BIN. Exit 77 (skipped) when not root or Slurm is not installed.
 """
 import json
 import os
-import random
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
 from viaduct_checks import SKIP, SLOW, check, failures, slurp  # noqa: E402
+from local_cluster import cluster_env  # noqa: E402
 
 SORTAPP = os.environ["SORTAPP_BIN"]
 SORTGEN = os.environ["SORTGEN_BIN"]
 SORTCHECK = os.environ["SORTCHECK_BIN"]
 NODES = 4
-
-
-def free_port_pair():
-    """Two consecutive free TCP ports (the controller's and the node daemon's), so that neither
-    a cluster started by hand (scripts/slurm-local's default 16817) nor another run of this
-    test on the machine is disturbed."""
-    for base in random.sample(range(20000, 30000, 2), 50):
-        try:
-            with socket.socket() as a, socket.socket() as b:
-                a.bind(("0.0.0.0", base))
-                b.bind(("0.0.0.0", base + 1))
-            return base
-        except OSError:
-            continue
-    raise RuntimeError("no two consecutive free TCP ports in 20000-30000")
 
 
 def run(cmd, what, **kw):
@@ -134,12 +118,7 @@ def main():
             return SKIP
     d = tempfile.mkdtemp(prefix="viaduct-slurm-test-")
     slurm_dir = f"{d}/slurm"
-    env = dict(os.environ, VIADUCT_SLURM_DIR=slurm_dir, VIADUCT_SLURM_PORT=str(free_port_pair()),
-               SLURM_CONF=f"{slurm_dir}/etc/slurm.conf")
-    # Slurm's own variables from an enclosing job would redirect these commands.
-    for k in [k for k in env if k.startswith(("SLURM_", "SBATCH_", "SRUN_"))]:
-        if k != "SLURM_CONF":
-            del env[k]
+    env = cluster_env(slurm_dir)
     control = os.path.join(root, "scripts", "slurm-local")
     try:
         r = subprocess.run([control, "start"], capture_output=True, text=True, env=env,
