@@ -1,5 +1,6 @@
 // sansim: the command line. Runs one simulation or a sweep over node counts and protocols, as
 // app/options.cpp parsed them, and prints text or JSON (CSV files and plots on request).
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -128,7 +129,8 @@ int run_load_sweep(const Topology &topo, CommandLine &cl, Time limit) {
 int simulate(CommandLine &cl) {
     Topology topo = make_topology(cl.topology, cl.fabrics);
     apply_topology_settings(topo, cl);
-    const Time limit = cl.time_limit_us > 0 ? from_us(cl.time_limit_us) : 0;
+    // At least a picosecond: a limit that rounds to 0 would mean none.
+    const Time limit = cl.time_limit_us > 0 ? std::max<Time>(1, from_us(cl.time_limit_us)) : 0;
     const std::vector<bool> modes = protocol_modes(cl.protocol);
 
     for (const std::string &dir : {cl.csv_dir, cl.plot_dir})

@@ -78,6 +78,7 @@ class Replay : public Workload {
         if (--remaining_ == 0) net.stop();
     }
     bool finished() const override { return remaining_ == 0; }
+    double total_bytes() const override { return static_cast<double>(bytes_); }
     void each_pair(const std::function<void(int, int)> &visit) const override {
         std::set<std::pair<int, int>> seen;
         for (const Op &o : ops_)

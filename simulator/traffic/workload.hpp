@@ -64,6 +64,9 @@ class Workload : public TransferClient, public MessageListener {
     virtual void each_pair(const std::function<void(int, int)> &visit) const = 0;
     // Whether it issues reads (whose data returns on the fabric whatever the acknowledgements).
     virtual bool reads() const { return false; }
+    // The payload it moves in all, known before it starts (so a run too big to simulate
+    // without a time limit can be refused); < 0 for sources that never stop.
+    virtual double total_bytes() const { return -1; }
     // Open-loop sources: the offered load as a fraction of injection capacity; else < 0.
     virtual double offered_load() const { return -1; }
     // The size of the transfers it issues, when they all have one; else 0.

@@ -5,8 +5,10 @@ a network that stops delivering, which must end with exit status 3 and say so.
 usage: cli_test.py SANSIM BAD_TOPOLOGY_FILE RING4_TOPOLOGY_FILE"""
 import json
 import os
+import resource
 import subprocess
 import sys
+import tempfile
 
 sansim, bad_topo, ring4 = sys.argv[1], sys.argv[2], sys.argv[3]
 failures = []
@@ -15,6 +17,14 @@ checks = 0
 
 def run(*args):
     return subprocess.run([sansim, *args], capture_output=True, text=True, timeout=120)
+
+
+def run_limited(*args, gib=2):
+    """With an address-space limit, so a size check that regresses fails here, not the host."""
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (gib << 30, gib << 30))
+    return subprocess.run([sansim, *args], capture_output=True, text=True, timeout=60,
+                          preexec_fn=limit)
 
 
 def expect(cond, what, result):
@@ -139,6 +149,50 @@ for args, why in [(["--vls", "0"], "--vls"), (["--credit-bytes", "48"], "power o
                    "routing 'valiant' needs a group")]:
     r = run("--message-bytes", "4096", *args)
     expect(r.returncode == 2 and why in r.stderr, f"{' '.join(args)} is refused naming '{why}'", r)
+
+# Absurd sizes are refused with the figures, before anything is built or simulated.
+for topo in ["crossbar:1000000000", "torus:100000,100000"]:
+    r = run_limited("--topology", topo, "--workload", "pingpong")
+    expect(r.returncode == 2 and f"topology '{topo}' needs about" in r.stderr
+           and "EiB of memory" in r.stderr and "address-space limit (ulimit) is 2.0 GiB"
+           in r.stderr, f"{topo} is refused with its memory figure", r)
+r = run_limited("--topology", "fattree:4,6", "--workload", "pingpong", gib=1)
+expect(r.returncode == 0 and "pingpong on fattree:4,6" in r.stdout,
+       "a 4,096-node fat tree (about 170 MB) fits in 1 GiB", r)
+r = run("--topology", "crossbar:4", "--message-bytes", "1T")
+expect(r.returncode == 2 and "alltoall would move 1.32e+13 bytes" in r.stderr
+       and "give --time-limit-us" in r.stderr, "1 TiB messages without a time limit are refused", r)
+r = run("--topology", "crossbar:4", "--message-bytes", "1T", "--time-limit-us", "100")
+expect(r.returncode == 0 and "the time limit ended the run" in r.stdout,
+       "1 TiB messages run up to a time limit", r)
+for args, why in [(["--time-limit-us", "0"], "--time-limit-us: must be positive"),
+                  (["--time-limit-us", "nan"], "'nan' is not a finite number"),
+                  (["--warmup", "1e300"], "--warmup: 1e300 is above the limit"),
+                  (["--workload", "phase3b", "--rate", "1e300"], "--rate: 1e300 is above"),
+                  (["--link-mbps", "1e-300"], "--link-mbps: 1e-300 is below 0.001")]:
+    r = run("--topology", "crossbar:4", *args)
+    expect(r.returncode == 2 and why in r.stderr, f"{' '.join(args)} is refused: '{why}'", r)
+
+# Trace records: every field checked, the file and line named.
+with tempfile.TemporaryDirectory() as tmp:
+    path = os.path.join(tmp, "t.trace")
+    for line, why in [("nan 0 1 64 write", "time_us 'nan' is not a finite number"),
+                      ("-1 0 1 64 write", "time_us -1 is negative"),
+                      ("1e300 0 1 64 write", "time_us 1e300 is past the limit of 1e12 us"),
+                      ("0 0 1 1125899906842624 send", "bytes 1125899906842624 is above the limit"),
+                      ("0 0 9 64 write", "dst 9 is above the limit of 3"),
+                      ("0 0 1 64 write now", "expected 5 fields"),
+                      ("5 1 1 64 read", "src and dst are both node 1")]:
+        with open(path, "w") as f:
+            f.write(f"# a comment\n0 0 1 64 write\n{line}\n")
+        r = run("--topology", "crossbar:4", "--workload", "trace", "--trace", path)
+        expect(r.returncode == 2 and f"{path}:3: {why}" in r.stderr,
+               f"trace line '{line}' is refused at its line: '{why}'", r)
+    with open(path, "w") as f:
+        f.write("0 0 1 1099511627776 send\n")
+    r = run("--topology", "crossbar:4", "--workload", "trace", "--trace", path)
+    expect(r.returncode == 2 and "trace would move 1.1e+12 bytes" in r.stderr
+           and "--message-bytes" not in r.stderr, "a 1 TiB trace needs a time limit", r)
 
 for f in failures:
     print("FAIL:", f)

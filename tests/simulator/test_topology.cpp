@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "app/run.hpp"
 #include "topology/routing.hpp"
@@ -224,4 +225,46 @@ TEST_CASE("topology specs and routing rules say what they need", "[topology]") {
     Topology mesh = make_topology("mesh:3,2,1", 1);
     mesh.routing = "xy";
     CHECK(compute_routing(mesh).hop_count(0, 0, 5) == 4);
+}
+
+TEST_CASE("a generator's size is known before it is built", "[topology]") {
+    // The memory check counts from the arguments; the counts must be the generators' own.
+    const std::vector<std::pair<std::string, std::vector<int>>> specs = {
+        {"crossbar", {16}},       {"ring", {5, 3}},
+        {"mesh", {4, 3, 2}},      {"torus", {5, 4}},
+        {"fattree", {4, 3}},      {"fattree", {4, 3, 2}},
+        {"dragonfly", {4, 2, 2}}, {"dragonfly", {4, 2, 2, 5}},
+        {"dual", {64}},           {"chain", {3}}};
+    for (int fabrics : {1, 2})
+        for (const auto &[name, args] : specs) {
+            std::ostringstream spec;
+            spec << name;
+            for (std::size_t i = 0; i < args.size(); ++i) spec << (i ? ',' : ':') << args[i];
+            if (fabrics == 2 && (name == "dual" || name == "chain")) continue;
+            INFO(spec.str() << " on " << fabrics << " fabrics");
+            const TopologySize guess = generator_size(name, args, name == "dual" ? 2 : fabrics);
+            const TopologySize real = topology_size(make_topology(spec.str(), fabrics));
+            CHECK(guess.nodes == real.nodes);
+            CHECK(guess.routers == real.routers);
+            CHECK(guess.ports == real.ports);
+            CHECK(guess.max_ports == real.max_ports);
+            CHECK(guess.links >= real.links);
+            CHECK(guess.links <= 1.5 * real.links);
+        }
+}
+
+TEST_CASE("a topology too big for memory is refused with the figure", "[topology]") {
+    // Counted, not built: no allocation depends on these sizes.
+    const TopologySize huge = generator_size("crossbar", {1000000000}, 1);
+    CHECK(model_bytes(huge) > 1e18);  // per-pair state alone is nodes squared
+    CHECK_THROWS_WITH(check_footprint("crossbar:1000000000", huge),
+                      Catch::Contains("needs about 8.7 EiB of memory") &&
+                          Catch::Contains("1000000000 nodes, 1 router, 1000000000 links"));
+    const TopologySize torus = generator_size("torus", {100000, 100000}, 1);
+    CHECK(torus.nodes == 1e10);
+    CHECK_THROWS_WITH(check_footprint("torus:100000,100000", torus),
+                      Catch::Contains("needs about") && Catch::Contains("choose a smaller one"));
+    // The 1,024-node benchmark's fat tree is a few MB.
+    CHECK(model_bytes(generator_size("fattree", {4, 5}, 1)) < 20e6);
+    CHECK_NOTHROW(check_footprint("fattree:4,5", generator_size("fattree", {4, 5}, 1)));
 }
