@@ -52,14 +52,23 @@ const char *kFooter =
     "  else     the first failing rank's status (128+N for a rank killed by signal N; its\n"
     "           message says which); 1 for msgrun's own errors, 2 for usage errors\n";
 
-// libfabric's shm provider keeps each endpoint in a /dev/shm file that only
-// a clean close removes; libmsg names them viaduct-<pid>-<random>.
+// Removes what a rank that has ended left in /dev/shm. libmsg removes the
+// names of its shared memory once every peer has mapped it, so only a rank
+// that died (or left without msg_finalize) during msg_init leaves any: the
+// shm provider's region, viaduct-<pid>-<random> (and the provider's files
+// named after it), and the doorbell's flag, viaduct-db-<random><pid, 8 hex
+// digits>. Called once the rank is reaped; the random part keeps another
+// process's names safe even if the pid comes round again.
 void remove_shm_regions(pid_t pid) {
-    std::string pattern = "/dev/shm/viaduct-" + std::to_string(pid) + "-*";
-    glob_t g{};
-    if (glob(pattern.c_str(), 0, nullptr, &g) == 0)
-        for (size_t k = 0; k < g.gl_pathc; ++k) unlink(g.gl_pathv[k]);
-    globfree(&g);
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "%08x", static_cast<unsigned>(pid));
+    for (const std::string &pattern : {"/dev/shm/viaduct-" + std::to_string(pid) + "-*",
+                                       "/dev/shm/viaduct-db-" + std::string(24 - 8, '?') + hex}) {
+        glob_t g{};
+        if (glob(pattern.c_str(), 0, nullptr, &g) == 0)
+            for (size_t k = 0; k < g.gl_pathc; ++k) unlink(g.gl_pathv[k]);
+        globfree(&g);
+    }
 }
 
 // The coordinator follows the VIADUCT_* settings its ranks run with: the
@@ -260,8 +269,8 @@ int run_local_job(const Options &o, char **argv, msg::boot::Coordinator &coord,
     }
     supervisor->on_failure(o.failure_grace_s, (o.join_ms + 999) / 1000 / 3 + 1,
                            [&](int rank) { coord.report_failure(rank); });
-    int exit_code = supervisor->wait([&](int rank, pid_t pid, int status) {
-        if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) remove_shm_regions(pid);
+    int exit_code = supervisor->wait([&](int rank, pid_t pid, int) {
+        remove_shm_regions(pid);
         // A rank that left in order is not a failure; the coordinator knows.
         coord.report_failure(rank);
     });

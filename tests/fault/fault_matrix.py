@@ -15,7 +15,8 @@ then lets the held process go on. It then asserts:
   - after a failure, no work file, temporary output or part of a sort is left: outputs stay
     only as the whole, valid sort, and only when the wrapper (sortapp run, msgrun) was killed
     after the monitor had told every node to keep its output;
-  - the inputs are byte-identical to what they were (SHA-256 before and after).
+  - the inputs are byte-identical to what they were (SHA-256 before and after);
+  - no process of the job left a name in /dev/shm (libfabric's shm region, libmsg's doorbell).
 A stopped victim is killed at the end of its case (the test's own clean-up, after the checks).
 Binaries: SORTAPP_BIN, SORTGEN_BIN, SORTCHECK_BIN, VIADUCT_MSGRUN (as the cluster tests).
 Prints one line per case and a summary (runs, failures, worst time to exit per case).
@@ -83,6 +84,27 @@ def job_pids(job_dir):
     return pids
 
 
+def shm_names(pids):
+    """What /dev/shm holds of these processes: libfabric's shm region (viaduct-PID-...) and
+    libmsg's doorbell flag (viaduct-db-..., ending in the pid as 8 hex digits)."""
+    names = []
+    for n in os.listdir("/dev/shm"):
+        for pid in pids:
+            if n.startswith(f"viaduct-{pid}-") or (n.startswith("viaduct-db-") and
+                                                   n.endswith(f"{pid:08x}")):
+                names.append(n)
+    return sorted(names)
+
+
+def living(pid):
+    """True while the process runs (a zombie has ended: this machine's init may never reap)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in "ZX"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
 def signal_pid(pid, sig):
     try:
         os.kill(pid, sig)
@@ -143,6 +165,9 @@ def run_case(base, role, phase, sig, provider, inputs_sha, want):
     if victim is None:
         problems.append("victim not found")
         victim = proc.pid
+    # Every process of the job is past its start by now: their names in /dev/shm are checked
+    # once they are all gone.
+    seen = set(job_pids(d))
     t0 = time.monotonic()
     signal_pid(victim, getattr(signal, "SIG" + sig))
     try:
@@ -153,6 +178,7 @@ def run_case(base, role, phase, sig, provider, inputs_sha, want):
     deadline = t0 + BOUND_S
     run_stopped = role == "run" and sig == "STOP"
     while time.monotonic() < deadline:
+        seen.update(job_pids(d))
         others = [p for p in job_pids(d) if p != victim or not sig == "STOP"]
         if run_stopped:
             others = [p for p in others if p != proc.pid]
@@ -176,6 +202,11 @@ def run_case(base, role, phase, sig, provider, inputs_sha, want):
         code = proc.wait()
     for p in job_pids(d):
         signal_pid(p, signal.SIGKILL)
+    gone = time.monotonic() + BOUND_S
+    while any(living(p) for p in seen) and time.monotonic() < gone:
+        time.sleep(0.05)
+    if shm_names(seen):
+        problems.append(f"left in /dev/shm: {shm_names(seen)}")
     err.seek(0)
     stderr = err.read()
     err.close()

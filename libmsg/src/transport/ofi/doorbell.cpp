@@ -10,6 +10,8 @@
 #include <cstring>
 #include <random>
 
+#include "transport/ofi/signal_unlink.hpp"
+
 namespace msg {
 
 namespace {
@@ -60,12 +62,18 @@ bool Doorbell::open(std::string *error) {
     int shm = shm_open(shm_name(id_).c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (shm < 0) return *error = std::string("doorbell flag: ") + std::strerror(errno), false;
     named_ = true;
-    bool ok = ftruncate(shm, kPage) == 0;
-    if (ok) map_ = mmap(nullptr, kPage, PROT_READ | PROT_WRITE, MAP_SHARED, shm, 0);
+    unlink_on_signal(shm_name(id_));
+    // The page's space is taken now (a full /dev/shm is this error, not a
+    // SIGBUS at the first store); posix_fallocate returns its error.
+    int err = posix_fallocate(shm, 0, kPage);
+    if (err == 0) {
+        map_ = mmap(nullptr, kPage, PROT_READ | PROT_WRITE, MAP_SHARED, shm, 0);
+        if (map_ == MAP_FAILED) err = errno;
+    }
     ::close(shm);
-    if (!ok || map_ == MAP_FAILED) {
+    if (err != 0) {
         map_ = nullptr;
-        return *error = std::string("doorbell flag map: ") + std::strerror(errno), false;
+        return *error = std::string("doorbell flag in /dev/shm: ") + std::strerror(err), false;
     }
     flag_ = new (map_) std::atomic<uint32_t>(0);
     return true;
@@ -121,6 +129,7 @@ int Doorbell::connect(const std::vector<std::vector<uint8_t>> &names, int self,
 void Doorbell::unlink_name() {
     if (!named_) return;
     shm_unlink(shm_name(id_).c_str());
+    forget_on_signal(shm_name(id_));
     named_ = false;
 }
 

@@ -6,6 +6,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -21,6 +22,8 @@
 #include "transport/ofi/doorbell.hpp"
 #include "transport/ofi/fabric_address.hpp"
 #include "transport/ofi/psm_signals.hpp"
+#include "transport/ofi/shm_region.hpp"
+#include "transport/ofi/signal_unlink.hpp"
 #include "transport/transport.hpp"
 
 namespace msg {
@@ -75,8 +78,11 @@ class OfiTransport final : public Transport {
         close_fid(fabric_);
     }
     void shutdown() override {
-        // Endpoint first: it references the CQ and AV.
+        // Endpoint first: it references the CQ and AV. Closing it removes the
+        // region, if its name is still there.
         close_fid(ep_);
+        if (!region_.empty()) forget_on_signal(region_);
+        region_.clear();
         close_fid(av_);
         close_fid(cq_);
         ep_ = nullptr;
@@ -122,8 +128,16 @@ class OfiTransport final : public Transport {
         if (doorbell_) doorbell_->woke();
     }
     bool fd_covers_own_operations() const override { return !doorbell_; }
+    // Every peer has mapped our region and our doorbell's flag (each mapped
+    // them before its first packet to us, and none opens them by name again):
+    // the names can go, and the kernel frees the memory with the last mapping,
+    // however this process and its peers end.
     void peers_connected() override {
         if (doorbell_) doorbell_->unlink_name();
+        if (region_.empty()) return;
+        shm_unlink(region_.c_str());
+        forget_on_signal(region_);
+        region_.clear();
     }
 
   private:
@@ -135,6 +149,8 @@ class OfiTransport final : public Transport {
     void take_attributes(const fi_info &info);
     // After fi_enable: our fabric name, the doorbell, cross-memory copies.
     int publish_address(bool shm_cma, std::string *error);
+    // shm: names the endpoint's region before fi_enable creates it.
+    int name_region(std::string *error);
 
     fid_fabric *fabric_ = nullptr;
     fid_domain *domain_ = nullptr;
@@ -142,6 +158,7 @@ class OfiTransport final : public Transport {
     fid_cq *cq_ = nullptr;
     fid_ep *ep_ = nullptr;
     std::string name_;
+    std::string region_;  // shm: our region's name in /dev/shm until peers have mapped it
     std::vector<uint8_t> address_;
     std::vector<fi_addr_t> peers_;
     std::unordered_map<fi_addr_t, int> rank_of_;  // a packet's source address -> its sender
@@ -200,9 +217,14 @@ int find_provider(const std::string &provider, std::unique_ptr<fi_info, InfoDele
         if (rc == 0) break;
     }
     if (rc != 0) {
-        *error = "no libfabric provider '" + provider +
-                 "' with reliable datagram endpoints that name a packet's source (FI_SOURCE): " +
-                 fi_strerror(-rc);
+        // shm refuses to start when /dev/shm is short, and fi_getinfo then
+        // says only that no provider answered.
+        *error = provider == "shm" ? shm_refusal() : std::string();
+        if (error->empty())
+            *error = "no libfabric provider '" + provider +
+                     "' with reliable datagram endpoints that name a packet's source "
+                     "(FI_SOURCE): " +
+                     fi_strerror(-rc);
         return rc;
     }
     out->reset(raw);
@@ -257,19 +279,30 @@ int OfiTransport::open(const TransportSettings &settings, std::string *error) {
     if ((rc = fi_endpoint(domain_, info.get(), &ep_, nullptr))) return fail("fi_endpoint", rc);
     if ((rc = fi_ep_bind(ep_, &av_->fid, 0))) return fail("fi_ep_bind(av)", rc);
     if ((rc = fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV))) return fail("fi_ep_bind(cq)", rc);
-    if (name_ == "shm") {
-        // shm names its region after the pid by default; a region left in
-        // /dev/shm by a killed process whose pid comes round again makes
-        // fi_enable fail with EBUSY. A random name cannot collide.
-        std::random_device rd;
-        char region[64];
-        std::snprintf(region, sizeof region, "viaduct-%d-%08x%08x", static_cast<int>(getpid()),
-                      rd(), rd());
-        if ((rc = fi_setname(&ep_->fid, region, std::strlen(region) + 1)))
-            return fail("fi_setname", rc);
-    }
+    if (name_ == "shm" && (rc = name_region(error))) return rc;
     if ((rc = fi_enable(ep_))) return fail("fi_enable", rc);
+    // The provider leaves its region sparse: a page /dev/shm has no room for
+    // would be a SIGBUS at its first touch, mid-job. Taken now, it is an error.
+    if (!region_.empty() && (rc = reserve_shm_region(region_, error))) return rc;
     return publish_address(settings.shm_cma, error);
+}
+
+int OfiTransport::name_region(std::string *error) {
+    // shm names its region after the pid by default; a region left in
+    // /dev/shm by a killed process whose pid comes round again makes
+    // fi_enable fail with EBUSY. A random name cannot collide. The pid in it
+    // lets msgrun remove the regions of ranks that died.
+    std::random_device rd;
+    char region[64];
+    std::snprintf(region, sizeof region, "viaduct-%d-%08x%08x", static_cast<int>(getpid()), rd(),
+                  rd());
+    if (int rc = fi_setname(&ep_->fid, region, std::strlen(region) + 1))
+        return failed("fi_setname", rc, error);
+    region_ = region;
+    // The provider's own handlers remove it on SIGTERM and SIGINT only, and
+    // only while the application has not replaced them.
+    unlink_on_signal(region_);
+    return 0;
 }
 
 int OfiTransport::publish_address(bool shm_cma, std::string *error) {
