@@ -71,20 +71,27 @@ void remove_shm_regions(pid_t pid) {
     }
 }
 
+// After a rank fails its peers hear of it, and libmsg's calls of a peer wedged
+// in the provider (on a dead rank's lock in shared memory) fail after the
+// ranks' timeout: the job has that long twice, and a margin, to end by itself.
+constexpr long kFailureMarginS = 5;
+
 // The coordinator follows the VIADUCT_* settings its ranks run with: the
 // heartbeat period on its links and debug lines. A variable that does not
 // parse is left to the ranks to report.
-msg::boot::CoordinatorLimits coordinator_limits() {
+msg::boot::CoordinatorLimits coordinator_limits(int *timeout_ms) {
     msg_config_t config;
     msg::config_from_environment(&config, false);
     msg::log_set_level(config.debug != 0 ? MSG_LOG_DEBUG : config.log_level);
     msg::boot::CoordinatorLimits limits;
     limits.heartbeat_ms = msg::boot::heartbeat_ms(config.timeout_ms, config.heartbeat_ms);
+    *timeout_ms = config.timeout_ms;
     return limits;
 }
 
 struct Options {
-    long n = 0, timeout_s = 0, join_ms = 30000, grace_s = 5, failure_grace_s = 60;
+    long n = 0, timeout_s = 0, join_ms = 30000, grace_s = 5;
+    long failure_grace_s = -1;  // -1: from the ranks' timeout
     std::string serve, key_file;
     bool receive_memory = false, json = false;
     int program = 0;  // argv's index of PROGRAM
@@ -105,8 +112,8 @@ void add_options(CLI::App &app, Options &o) {
         ->check(CLI::Range(0, 86400));
     app.add_option("--failure-grace", o.failure_grace_s,
                    "after a rank fails, time the others have to end by themselves before they "
-                   "are stopped as by SIGTERM (default 60; at once if all that remain are "
-                   "stopped)")
+                   "are stopped as by SIGTERM (default: twice the ranks' timeout, "
+                   "VIADUCT_TIMEOUT_MS, plus 5; at once if all that remain are stopped)")
         ->type_name("SECONDS")
         ->check(CLI::Range(0, 86400));
     app.add_option("--join-timeout", o.join_ms,
@@ -247,7 +254,7 @@ int serve_job(const Options &o, msg::boot::Coordinator &coord, const msg::boot::
 // Starts the ranks on this machine, each told where the coordinator listens
 // and the job's key, and waits for them all.
 int run_local_job(const Options &o, char **argv, msg::boot::Coordinator &coord,
-                  const msg::boot::JobKey &key, const std::string &host) {
+                  const msg::boot::JobKey &key, const std::string &host, int rank_timeout_ms) {
     std::string error;
     auto supervisor = msgrun::Supervisor::create(o.timeout_s, o.grace_s, &error);
     if (!supervisor) {
@@ -267,7 +274,10 @@ int run_local_job(const Options &o, char **argv, msg::boot::Coordinator &coord,
         std::fprintf(stderr, "msgrun: %s\n", error.c_str());
         return 1;
     }
-    supervisor->on_failure(o.failure_grace_s, (o.join_ms + 999) / 1000 / 3 + 1,
+    const long linger_s = o.failure_grace_s >= 0
+                              ? o.failure_grace_s
+                              : 2 * ((rank_timeout_ms + 999) / 1000) + kFailureMarginS;
+    supervisor->on_failure(linger_s, (o.join_ms + 999) / 1000 / 3 + 1,
                            [&](int rank) { coord.report_failure(rank); });
     int exit_code = supervisor->wait([&](int rank, pid_t pid, int) {
         remove_shm_regions(pid);
@@ -302,13 +312,14 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "msgrun: --serve %s: expected HOST:PORT\n", o.serve.c_str());
         return 2;
     }
+    int rank_timeout_ms = 0;
     auto coord = msg::boot::Coordinator::listen(host, port, static_cast<int>(o.n),
                                                 static_cast<int>(o.join_ms), key, &error,
-                                                coordinator_limits());
+                                                coordinator_limits(&rank_timeout_ms));
     if (!coord) {
         std::fprintf(stderr, "msgrun: %s\n", error.c_str());
         return 1;
     }
     if (!o.serve.empty()) return serve_job(o, *coord, key, key_from_env, host);
-    return run_local_job(o, argv, *coord, key, host);
+    return run_local_job(o, argv, *coord, key, host, rank_timeout_ms);
 }

@@ -5,7 +5,7 @@ msgrun, --timeout ends with SIGTERM then SIGKILL, a rank's fatal signal is named
 usage: launcher_test.py SCENARIO        (msgrun from VIADUCT_MSGRUN)
        launcher_test.py rank MODE DIR   (what msgrun runs as each rank)
 Scenarios: forward_term, second_signal, stopped_rank, msgrun_killed, timeout_grace,
-rank_signal, tty_stdin.
+failure_grace, rank_signal, tty_stdin.
 The test waits on files the ranks write (their pids, the signals they saw), never on sleeps.
 """
 import os
@@ -52,6 +52,12 @@ def rank_main(mode, d):
         write_atomically(f"{d}/pid.{rank}", str(os.getpid()))
         write_atomically(f"{d}/read.{rank}", sys.stdin.read())
         return 0
+    elif mode == "one_fails":
+        # Rank 1 fails at once; the others wait for whatever comes (as a rank wedged in a
+        # provider would), so only msgrun can end them.
+        write_atomically(f"{d}/pid.{rank}", str(os.getpid()))
+        if rank == "1":
+            return 3
     elif mode == "segv":
         if rank == "1":
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -293,6 +299,30 @@ def timeout_grace(d):
             p.wait()
 
 
+def failure_grace(d):
+    """After a rank fails, the others are stopped once the ranks' own timeout
+    (VIADUCT_TIMEOUT_MS) has had its time twice, plus 5 s: here 7 s, well before the bound."""
+    n = 2
+    os.environ["VIADUCT_TIMEOUT_MS"] = "1000"
+    start = time.monotonic()
+    try:
+        p = msgrun(d, n, "one_fails")
+    finally:
+        del os.environ["VIADUCT_TIMEOUT_MS"]
+    procs = read_pids(p, d, n)
+    try:
+        rc, err = finish(p, d, "failure_grace")
+        # msgrun's clock, not the ranks' speed: no slowdown factor. The old fixed grace was 60 s.
+        elapsed = time.monotonic() - start
+        check(elapsed < 45, f"the job took {elapsed:.1f} s to end after rank 1 failed")
+        check(rc == 3, f"msgrun exit {rc}, want rank 1's 3")
+        check("a rank failed; ending rank 0 (still running)" in err,
+              "msgrun did not end the remaining rank")
+        check("rank 0 killed by SIGTERM" in err, "rank 0's end")
+    finally:
+        kill_leftovers(procs)
+
+
 def rank_signal(d):
     """A rank killed by SIGSEGV is reported by name, and msgrun exits 128+11."""
     p = msgrun(d, 3, "segv")
@@ -302,7 +332,7 @@ def rank_signal(d):
 
 
 SCENARIOS = {f.__name__: f for f in (forward_term, second_signal, stopped_rank, msgrun_killed,
-                                     timeout_grace, rank_signal, tty_stdin)}
+                                     timeout_grace, failure_grace, rank_signal, tty_stdin)}
 
 
 def main():
