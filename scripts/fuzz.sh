@@ -2,14 +2,20 @@
 # Builds the libFuzzer targets of tests/fuzz with clang (ASan + UBSan) in build-fuzz
 # and runs each for a bounded time, starting from its seed corpus and regressions.
 # usage: scripts/fuzz.sh [SECONDS_PER_TARGET]   (default 60)
+#        scripts/fuzz.sh --build-only            (configure and build the targets, run none)
 # Exits non-zero if any target crashes, leaks or times out, naming the saved input;
 # save it in tests/fuzz/<target>/regressions/ once the bug is fixed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+build_only=0
+if [ "${1:-}" = --build-only ]; then
+  build_only=1
+  shift
+fi
 seconds=${1:-60}
 case $seconds in
-  '' | *[!0-9]*) echo "usage: scripts/fuzz.sh [SECONDS_PER_TARGET]" >&2; exit 2 ;;
+  '' | *[!0-9]*) echo "usage: scripts/fuzz.sh [SECONDS_PER_TARGET | --build-only]" >&2; exit 2 ;;
 esac
 dir=build-fuzz
 targets=(frame packet engine rio_request cluster_messages topology)
@@ -28,6 +34,7 @@ if [ ! -f "$dir/build.ninja" ]; then
 fi
 # Only the fuzz targets, not the whole tree.
 nice -n 10 ninja -C "$dir" "${targets[@]/#/tests/fuzz/fuzz_}"
+[ $build_only = 1 ] && exit 0
 
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:allocator_may_return_null=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"

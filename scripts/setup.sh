@@ -5,6 +5,9 @@ set -euo pipefail
 
 packages=(
   build-essential g++ pkg-config meson ninja-build
+  # meson compiles through ccache when it is installed: a machine that keeps ~/.cache/ccache
+  # recompiles only what changed, in every build tree.
+  ccache
   libfabric-dev libfabric-bin
   rdma-core libibverbs-dev librdmacm-dev ibverbs-utils
   catch2

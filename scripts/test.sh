@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # First checks that no C/C++ function is longer than 80 lines
 # (scripts/function-size-check.py, a second at most) and that every C/C++ file
-# is formatted as .clang-format says (scripts/format-check.sh). Then builds and runs the
-# whole test suite three times: a release build, an AddressSanitizer build and
-# a ThreadSanitizer build, then runs the fuzz targets for a bounded time
-# (scripts/fuzz.sh), then the Soft-RoCE suite (tests/softroce/suite.sh) inside
-# a qemu guest on the release build.
+# is formatted as .clang-format says (scripts/format-check.sh). Then builds and tests
+# in three trees: a release build (everything, every test), an AddressSanitizer build
+# (every test, and only the programs the tests run: no benchmarks) and a ThreadSanitizer
+# build (the concurrent suites only: libmsg, libremoteio, river, common and the
+# distributed sort's cluster jobs, and the programs they run). Then runs the fuzz
+# targets for a bounded time (scripts/fuzz.sh), then the Soft-RoCE suite
+# (tests/softroce/suite.sh) inside a qemu guest on the release build. Ends with the
+# time each stage took to build and to test, and the total.
 # Exits non-zero if any test fails. meson prints the real counts (ok / fail /
 # skipped) of each run. VIADUCT_SKIP_SOFTROCE=1 skips the Soft-RoCE suite
 # (reported as SKIPPED, not as passed).
@@ -14,6 +17,7 @@ cd "$(dirname "$0")/.."
 
 status=0
 failed_stages=()
+times=() # "stage|build seconds|test seconds", printed at the end
 if [ "${VIADUCT_SKIP_SOFTROCE:-0}" != 1 ]; then
   # Before the long builds: the Soft-RoCE suite needs qemu and Debian's kernel package.
   scripts/softroce-run --check || {
@@ -21,20 +25,18 @@ if [ "${VIADUCT_SKIP_SOFTROCE:-0}" != 1 ]; then
     exit 1
   }
 fi
-run() {
-  local name=$1 dir=$2
-  shift 2
-  echo "=== $name: build ($dir) ==="
-  scripts/build.sh "$dir" "$@"
-  echo "=== $name: test ==="
-  local t0=$SECONDS
-  if ! meson test -C "$dir" --print-errorlogs --num-processes 2; then
-    status=1
-    failed_stages+=("$name: $(failed_tests "$dir")")
-    echo "=== $name: FAILED ==="
-  fi
-  echo "=== $name: tests took $((SECONDS - t0)) s ==="
+
+print_times() {
+  local row name build test
+  echo "test.sh: time per stage (seconds)"
+  printf '  %-16s %7s %7s\n' stage build test
+  for row in "${times[@]}"; do
+    IFS='|' read -r name build test <<<"$row"
+    printf '  %-16s %7s %7s\n' "$name" "$build" "$test"
+  done
+  echo "test.sh: $SECONDS s in all ($((SECONDS / 60)) min $((SECONDS % 60)) s)"
 }
+
 # The names of the tests that did not pass in a build directory's last meson run.
 failed_tests() {
   python3 -c '
@@ -43,33 +45,95 @@ bad = [t["name"] for t in map(json.loads, open(sys.argv[1])) if t["result"] not 
 print(" ".join(bad) or "(none recorded)")' "$1/meson-logs/testlog.json"
 }
 
+# stage NAME DIR SCOPE [MESON_OPTION...]: builds DIR and runs its tests. SCOPE: `all` (the
+# whole tree, every test), `tests` (what the tests run, every test) or a list of meson
+# suites (what their tests run, those tests only).
+stage() {
+  local name=$1 dir=$2 scope=$3 t0 build_s s
+  shift 3
+  local targets=() suite_args=()
+  case $scope in
+    all) ;;
+    tests) targets=(-- @tests) ;;
+    *)
+      targets=(--)
+      for s in $scope; do
+        targets+=("@$s")
+        suite_args+=(--suite "$s")
+      done
+      ;;
+  esac
+  echo "=== $name: build ($dir${suite_args[*]:+; what suites $scope run}) ==="
+  t0=$SECONDS
+  if ! scripts/build.sh "$dir" "$@" ${targets[@]+"${targets[@]}"}; then
+    times+=("$name|$((SECONDS - t0))|-")
+    echo "=== $name: BUILD FAILED ==="
+    print_times
+    echo "test.sh: FAILED $name: build"
+    exit 1
+  fi
+  build_s=$((SECONDS - t0))
+  echo "=== $name: test${suite_args[*]:+ (suites $scope)} ==="
+  t0=$SECONDS
+  if ! meson test -C "$dir" --print-errorlogs --num-processes 2 ${suite_args[@]+"${suite_args[@]}"}; then
+    status=1
+    failed_stages+=("$name: $(failed_tests "$dir")")
+    echo "=== $name: FAILED ==="
+  fi
+  times+=("$name|$build_s|$((SECONDS - t0))")
+  echo "=== $name: built in $build_s s, tests took $((SECONDS - t0)) s ==="
+}
+
 # Fast, before any build: no C/C++ function over 80 lines outside the allow-list
 # (scripts/function-size-allow.txt).
 echo "=== function size: no function over 80 lines ==="
+t0=$SECONDS
 if ! scripts/function-size-check.py; then
   status=1
   failed_stages+=("function size")
   echo "=== function size: FAILED ==="
 fi
+times+=("function size|-|$((SECONDS - t0))")
 
 echo "=== format: clang-format ==="
+t0=$SECONDS
 if ! scripts/format-check.sh; then
   status=1
   failed_stages+=("format")
   echo "=== format: FAILED ==="
 fi
+times+=("format|-|$((SECONDS - t0))")
 
-run release build
+stage release build all
 # Sanitizer builds. libfabric itself is not instrumented; none of its reports
 # are suppressed. b_lundef=false: the sanitizer runtime resolves at load time.
+# -Dbenchmarks=false: the benchmarks are built and run in the release tree only. -g1: line
+# tables and function names, all a sanitizer's report shows (inlined frames included), at
+# about three quarters of -g's compile time.
+sanitizer_options=(-Dbuildtype=debugoptimized -Db_lundef=false -Dbenchmarks=false
+  -Dc_args=-g1 -Dcpp_args=-g1)
 ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" \
-  run address build-asan -Db_sanitize=address -Dbuildtype=debugoptimized -Db_lundef=false
+  stage address build-asan tests -Db_sanitize=address "${sanitizer_options[@]}"
+# ThreadSanitizer where threads and processes meet; the single-threaded computation
+# (sansim, the local sort's unit tests, the fuzz inputs) is left to the other trees.
 TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
-  run thread build-tsan -Db_sanitize=thread -Dbuildtype=debugoptimized -Db_lundef=false
+  stage thread build-tsan "libmsg libremoteio river common cluster" -Db_sanitize=thread \
+  "${sanitizer_options[@]}"
 
 # libFuzzer: each target for a bounded time from its seed corpus (clang, build-fuzz).
 echo "=== fuzz: libFuzzer targets, 30 s each (build-fuzz) ==="
-if ! scripts/fuzz.sh 30; then
+t0=$SECONDS
+fuzz_build=-
+fuzz_ok=1
+if scripts/fuzz.sh --build-only; then
+  fuzz_build=$((SECONDS - t0))
+  t0=$SECONDS
+  scripts/fuzz.sh 30 || fuzz_ok=0
+else
+  fuzz_ok=0
+fi
+times+=("fuzz|$fuzz_build|$((SECONDS - t0))")
+if [ $fuzz_ok = 0 ]; then
   status=1
   failed_stages+=("fuzz")
   echo "=== fuzz: FAILED ==="
@@ -78,9 +142,11 @@ fi
 softroce=passed
 if [ "${VIADUCT_SKIP_SOFTROCE:-0}" = 1 ]; then
   softroce=SKIPPED
+  times+=("softroce|-|skipped")
   echo "=== softroce: SKIPPED (VIADUCT_SKIP_SOFTROCE=1) ==="
 else
   echo "=== softroce: libmsg over verbs and verbs;ofi_rxm in a qemu guest (build) ==="
+  t0=$SECONDS
   # softroce-run exits 125 at once, saying why, when qemu or the kernel cannot be had.
   if ! scripts/softroce-run --timeout 1200 tests/softroce/suite.sh build; then
     softroce=FAILED
@@ -88,14 +154,16 @@ else
     failed_stages+=("softroce")
     echo "=== softroce: FAILED ==="
   fi
+  times+=("softroce|-|$((SECONDS - t0))")
 fi
 
+print_times
 if [ $status -ne 0 ]; then
   for f in "${failed_stages[@]}"; do echo "test.sh: FAILED $f"; done
-  echo "test.sh: SOME TESTS FAILED (softroce: $softroce; $SECONDS s in all)"
+  echo "test.sh: SOME TESTS FAILED (softroce: $softroce)"
 elif [ $softroce = SKIPPED ]; then
-  echo "test.sh: function size, release, address, thread and fuzz suites passed; softroce SKIPPED"
+  echo "test.sh: function size, format, release, address, thread and fuzz suites passed; softroce SKIPPED"
 else
-  echo "test.sh: all suites passed (function size, release, address, thread, fuzz, softroce)"
+  echo "test.sh: all suites passed (function size, format, release, address, thread, fuzz, softroce)"
 fi
 exit $status
