@@ -134,6 +134,15 @@ def wait_for_file(path, proc):
     return True
 
 
+def living(pid):
+    """True while the process runs (a zombie has ended: this machine's init may never reap)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in "ZX"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
 def dead_in_init(how):
     """Rank 0 stops in msg_init once its shared memory exists (the worker's `hold` mode writes
     DIR/held and waits), then `how` ends it: a signal to it, or SIGKILL to msgrun."""
@@ -163,8 +172,7 @@ def dead_in_init(how):
         if how == "msgrun":
             pids += [int(x) for x in re.findall(r"shm_worker\[\d+\]: pid (\d+)", err)]
             deadline = time.monotonic() + BOUND
-            while any(os.path.exists(f"/proc/{q}") for q in pids) and \
-                    time.monotonic() < deadline:
+            while any(living(q) for q in pids) and time.monotonic() < deadline:
                 time.sleep(0.02)
         left = [n for q in set(pids) for n in names_of(q)]
         print(err[-2000:], flush=True)

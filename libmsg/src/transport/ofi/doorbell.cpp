@@ -59,10 +59,15 @@ bool Doorbell::open(std::string *error) {
     if (::bind(fd_, reinterpret_cast<sockaddr *>(&addr), len) != 0)
         return *error = std::string("doorbell bind: ") + std::strerror(errno), false;
 
-    int shm = shm_open(shm_name(id_).c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (shm < 0) return *error = std::string("doorbell flag: ") + std::strerror(errno), false;
-    named_ = true;
+    // Handed to the signal handler before the name exists: no moment would leave it.
     unlink_on_signal(shm_name(id_));
+    int shm = shm_open(shm_name(id_).c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (shm < 0) {
+        const int err = errno;
+        forget_on_signal(shm_name(id_));
+        return *error = std::string("doorbell flag: ") + std::strerror(err), false;
+    }
+    named_ = true;
     // The page's space is taken now (a full /dev/shm is this error, not a
     // SIGBUS at the first store); posix_fallocate returns its error.
     int err = posix_fallocate(shm, 0, kPage);
