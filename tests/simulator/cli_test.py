@@ -150,6 +150,34 @@ for args, why in [(["--vls", "0"], "--vls"), (["--credit-bytes", "48"], "power o
     r = run("--message-bytes", "4096", *args)
     expect(r.returncode == 2 and why in r.stderr, f"{' '.join(args)} is refused naming '{why}'", r)
 
+# Figures that mean little are named in one line with the remedy, by what held the run back.
+saturated = "SATURATED: the nodes injected"
+for args, remedy in [
+        ([], "the NICs' outstanding requests carry at most"
+             " 20.45 MB/s each (PCI reads, acknowledgements): switch experiments use --acks none"
+             " --pci-mbps 0"),
+        (["--acks", "none", "--pci-mbps", "0", "--self"],
+         "the accepted load is the saturation throughput; for latencies lower --load")]:
+    r = run("--topology", "crossbar:8", "--workload", "openloop", "--load", "0.9", *args)
+    lines = [ln for ln in r.stdout.splitlines() if saturated in ln]
+    expect(r.returncode == 0 and len(lines) == 1 and remedy in lines[0]
+           and "note:" not in r.stdout, f"an overloaded open loop {args} says why and what to do", r)
+r = run("--topology", "crossbar:8", "--workload", "openloop", "--load", "0.9", "--json")
+expect(r.returncode == 0 and json.loads(r.stdout or "{}").get("verdict", "").startswith(saturated),
+       "--json carries the verdict", r)
+r = run("--topology", "crossbar:4", "--workload", "phase3b", "--rate", "20000",
+        "--time-limit-us", "5000")
+expect(r.returncode == 0 and saturated in r.stdout and "lower --rate" in r.stdout
+       and "message latency" not in r.stdout, "an overloaded phase3b run: lower --rate", r)
+r = run("--topology", "crossbar:8", "--workload", "openloop", "--load", "0.3", "--self",
+        "--acks", "none", "--pci-mbps", "0")
+expect(r.returncode == 0 and "SATURATED" not in r.stdout and "steady state: yes" in r.stdout
+       and "packet RTT: none (writes get no response under --acks none)" in r.stdout,
+       "a light open loop is steady and says why it has no packet RTT", r)
+r = run("--topology", "crossbar:4", "--message-bytes", "4096")
+expect(r.returncode == 0 and "steady state: not checked" in r.stdout
+       and "message latency (us)" in r.stdout, "an all-to-all run to its end: no steady check", r)
+
 # Absurd sizes are refused with the figures, before anything is built or simulated.
 for topo in ["crossbar:1000000000", "torus:100000,100000"]:
     r = run_limited("--topology", topo, "--workload", "pingpong")

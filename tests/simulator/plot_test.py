@@ -4,6 +4,7 @@
 - Link utilization: every link direction named, grouped by fabric (X, Y) and kind.
 - Figure 5 sweep: lines with points, a log2 node axis for powers of two, the paper's points.
 - Without gnuplot the run fails, names it and leaves no PNG.
+- Runs with nothing on an axis (no exhaustion, one load, no packets) draw without warnings.
 Exit 77 (skipped) when gnuplot is not installed.
 usage: plot_test.py SANSIM PAPER_FIGURE5_CSV"""
 import csv
@@ -190,8 +191,30 @@ def check_no_gnuplot():
         check(os.path.exists(os.path.join(d, "rtt_histogram.csv")), "the data is still written")
 
 
+def check_quiet():
+    """Plots of runs with nothing to show on an axis draw without gnuplot warnings on stderr."""
+    with tempfile.TemporaryDirectory() as d:
+        empty = os.path.join(d, "empty.trace")
+        with open(empty, "w") as f:
+            f.write("# nothing to send\n")
+        for what, args in [
+                ("a run whose NICs never ran out of requests",
+                 ["--topology", "crossbar:8", "--workload", "openloop", "--acks", "none",
+                  "--pci-mbps", "0"]),
+                ("a load sweep of one load",
+                 ["--topology", "crossbar:8", "--sweep-load", "0.1", "--acks", "none",
+                  "--pci-mbps", "0"]),
+                ("a run of an empty trace",
+                 ["--topology", "crossbar:4", "--workload", "trace", "--trace", empty])]:
+            out = os.path.join(d, str(len(os.listdir(d))))
+            r = run(*args, "--plot", out)
+            check(r.returncode == 0 and r.stderr == "",
+                  f"{what}: plotted without warnings ({r.returncode}: {r.stderr.strip()})")
+
+
 check_run_plots()
 check_sweeps()
 check_no_gnuplot()
+check_quiet()
 print(f"{counts['checks'] - len(failures)} of {counts['checks']} plot checks passed")
 sys.exit(1 if failures else 0)
