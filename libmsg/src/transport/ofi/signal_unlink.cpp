@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstring>
 #include <mutex>
 
@@ -30,16 +31,19 @@ std::atomic<bool> g_installed[NSIG];
 std::mutex g_mu;  // registration only; never taken in the handler
 
 void on_signal(int sig, siginfo_t *info, void *ucontext) {
+    const int saved_errno = errno;  // the interrupted code's
     for (Slot &s : g_slots)
         if (s.used.load(std::memory_order_acquire)) shm_unlink(s.name);
     // What was there before us acts on the signal as if we had not been.
     const struct sigaction &before = g_replaced[sig];
-    if (sigaction(sig, &before, nullptr) != 0) return;
-    g_installed[sig].store(false, std::memory_order_release);
-    if ((before.sa_flags & SA_SIGINFO) != 0)
-        before.sa_sigaction(sig, info, ucontext);
-    else if (before.sa_handler != SIG_IGN)
-        raise(sig);  // delivered once this handler returns (the signal is blocked in it)
+    if (sigaction(sig, &before, nullptr) == 0) {
+        g_installed[sig].store(false, std::memory_order_release);
+        if ((before.sa_flags & SA_SIGINFO) != 0)
+            before.sa_sigaction(sig, info, ucontext);
+        else if (before.sa_handler != SIG_IGN)
+            raise(sig);  // delivered once this handler returns (the signal is blocked in it)
+    }
+    errno = saved_errno;
 }
 
 void install_handlers() {
