@@ -10,7 +10,7 @@
 
 #include "app/options.hpp"
 #include "app/run.hpp"
-#include "viaduct/progress.hpp"
+#include "app/sweep_progress.hpp"
 
 namespace {
 
@@ -33,7 +33,7 @@ std::vector<int> sweep_counts(const std::string &sweep, const Topology &topo) {
     return counts;
 }
 
-// A sweep's progress line (runs done, runs/s) belongs to a person at a terminal.
+// A sweep's progress line (runs done, the pace) belongs to a person at a terminal.
 bool show_progress(const CommandLine &cl) {
     return !cl.json && !cl.quiet;
 }
@@ -63,7 +63,7 @@ int run_sweep(const Topology &topo, CommandLine &cl, const std::vector<int> &cou
               const std::vector<bool> &modes, Time limit) {
     std::vector<Results> rows;
     bool deadlock = false;
-    viaduct::Progress progress("sansim", "runs", counts.size() * modes.size(), show_progress(cl));
+    SweepProgress progress(counts.size() * modes.size(), show_progress(cl));
     for (int n : counts)
         for (bool restricted : modes) {
             cl.workload.nodes = n;
@@ -108,7 +108,7 @@ int run_load_sweep(const Topology &topo, CommandLine &cl, Time limit) {
     std::vector<Results> rows;
     bool stopped = false;
     const std::vector<double> loads = sweep_loads(cl.sweep_load);
-    viaduct::Progress progress("sansim", "runs", loads.size(), show_progress(cl));
+    SweepProgress progress(loads.size(), show_progress(cl));
     for (double load : loads) {
         cl.workload.load = load;
         rows.push_back(run_simulation(topo, cl.params, cl.workload, limit, cl.measure));
