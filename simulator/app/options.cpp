@@ -356,8 +356,10 @@ struct Parser {
         } else if (flag == "--disk-burst-bytes")
             p.disk_burst_bytes = to_size_int(flag, v, 1, 1 << 30);
         else if (flag == "--series-bin-us") {
-            p.series_bin_us = to_double(flag, v);
-            if (p.series_bin_us <= 0) usage_die(flag + ": must be positive");
+            // A bin per this much simulated time: finer than 0.1 us, a run of milliseconds
+            // would keep tens of millions of them.
+            p.series_bin_us = nonneg(flag, v);
+            if (p.series_bin_us < 0.1) usage_die(flag + ": at least 0.1");
         } else
             return false;
         return true;

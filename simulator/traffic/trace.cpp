@@ -25,7 +25,7 @@ constexpr std::uint64_t kMaxTraceBytes = std::uint64_t{1} << 40;  // 1 TiB, as -
 // One line's fields, each checked with the file and line in every message.
 class TraceLine {
   public:
-    explicit TraceLine(std::string where) : where_(std::move(where)) {}
+    TraceLine(std::string where, double reach_us) : where_(std::move(where)), reach_(reach_us) {}
     [[noreturn]] void fail(const std::string &why) const {
         throw std::invalid_argument(where_ + why);
     }
@@ -36,6 +36,9 @@ class TraceLine {
             fail("time_us '" + s.substr(0, 40) + "' is not a finite number");
         if (v < 0) fail("time_us " + s + " is negative");
         if (v > kMaxTraceUs) fail("time_us " + s + " is past the limit of 1e12 us");
+        if (v > reach_)
+            fail("time_us " + s + " is past the " + std::to_string(static_cast<long>(reach_)) +
+                 " us that 10^7 bins of the NICs' time series reach: raise --series-bin-us");
         return v;
     }
     std::uint64_t integer(const std::string &s, const char *what, std::uint64_t hi) const {
@@ -50,6 +53,7 @@ class TraceLine {
 
   private:
     std::string where_;
+    double reach_;
 };
 
 Record read_record(const std::vector<std::string> &f, const TraceLine &in, int nodes) {
@@ -85,7 +89,8 @@ class Trace : public Workload {
             std::vector<std::string> fields;
             for (std::string w; in >> w;) fields.push_back(w);
             if (fields.empty()) continue;
-            const TraceLine where(opt.trace_path + ":" + std::to_string(line) + ": ");
+            const TraceLine where(opt.trace_path + ":" + std::to_string(line) + ": ",
+                                  series_reach_us(net));
             records_.push_back(read_record(fields, where, net.nodes()));
             payload_ += static_cast<double>(records_.back().bytes);
         }

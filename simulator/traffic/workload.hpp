@@ -81,6 +81,12 @@ class Workload : public TransferClient, public MessageListener {
     std::unique_ptr<MessageLayer> layer_;
 };
 
+// The NICs' outstanding-request series keeps a bin per --series-bin-us of simulated time, so
+// a workload whose recorded times reach far (trace, replay) is bounded by this many bins.
+constexpr double kMaxSeriesBins = 1e7;
+// The latest time (us) such a workload may reach on this network.
+double series_reach_us(const Network &net);
+
 // Every ordered pair of distinct nodes among 0..nodes-1.
 void all_pairs(int nodes, const std::function<void(int, int)> &visit);
 

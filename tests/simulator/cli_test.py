@@ -197,7 +197,8 @@ for args, why in [(["--time-limit-us", "0"], "--time-limit-us: must be positive"
                   (["--time-limit-us", "nan"], "'nan' is not a finite number"),
                   (["--warmup", "1e300"], "--warmup: 1e300 is above the limit"),
                   (["--workload", "phase3b", "--rate", "1e300"], "--rate: 1e300 is above"),
-                  (["--link-mbps", "1e-300"], "--link-mbps: 1e-300 is below 0.001")]:
+                  (["--link-mbps", "1e-300"], "--link-mbps: 1e-300 is below 0.001"),
+                  (["--series-bin-us", "1e-9"], "--series-bin-us: at least 0.1")]:
     r = run("--topology", "crossbar:4", *args)
     expect(r.returncode == 2 and why in r.stderr, f"{' '.join(args)} is refused: '{why}'", r)
 
@@ -210,7 +211,9 @@ with tempfile.TemporaryDirectory() as tmp:
                       ("0 0 1 1125899906842624 send", "bytes 1125899906842624 is above the limit"),
                       ("0 0 9 64 write", "dst 9 is above the limit of 3"),
                       ("0 0 1 64 write now", "expected 5 fields"),
-                      ("5 1 1 64 read", "src and dst are both node 1")]:
+                      ("5 1 1 64 read", "src and dst are both node 1"),
+                      ("1e11 0 1 64 write", "time_us 1e11 is past the 1000000000 us that 10^7 "
+                       "bins of the NICs' time series reach: raise --series-bin-us")]:
         with open(path, "w") as f:
             f.write(f"# a comment\n0 0 1 64 write\n{line}\n")
         r = run("--topology", "crossbar:4", "--workload", "trace", "--trace", path)
