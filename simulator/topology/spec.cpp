@@ -36,7 +36,7 @@ Topology make_topology(const std::string &spec, int fabrics) {
         if (a.size() < lo || a.size() > hi)
             throw TopologyError("topology '" + spec + "': usage " + usage);
     };
-    // Arguments the generator would refuse are left to it; sizes are checked before it runs.
+    // Sizes first, from the arguments alone: the generator allocates as it builds.
     check_footprint(spec, generator_size(name, a, name == "dual" ? 2 : fabrics));
     if (name == "crossbar") {
         need(1, 1, "crossbar:NODES");
