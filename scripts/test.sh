@@ -69,7 +69,7 @@ stage() {
     times+=("$name|$((SECONDS - t0))|-")
     echo "=== $name: BUILD FAILED ==="
     print_times
-    echo "test.sh: FAILED $name: build"
+    for s in ${failed_stages[@]+"${failed_stages[@]}"} "$name: build"; do echo "test.sh: FAILED $s"; done
     exit 1
   fi
   build_s=$((SECONDS - t0))
