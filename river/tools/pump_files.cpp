@@ -11,7 +11,9 @@
 #include <cerrno>
 #include <cstring>
 
+#include "viaduct/path.hpp"
 #include "viaduct/reserve.hpp"
+#include "viaduct/safe_file.hpp"
 
 namespace pump {
 
@@ -93,6 +95,12 @@ bool PendingOutput::create(const std::string &path, uint32_t mode, bool direct, 
     const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
     const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
     std::string name = (slash == std::string::npos ? "" : dir) + "." + base + ".datapump-XXXXXX";
+    std::string unsafe;
+    if (!viaduct::open_checked_dir(viaduct::path_dir(path), viaduct::DirTrust::shared, unsafe)
+             .valid()) {
+        *why = "not writing " + path + ": " + unsafe;
+        return false;
+    }
     // No stopping signal between the file's creation and the handler knowing its name.
     sigset_t stopping, old;
     sigemptyset(&stopping);
@@ -145,6 +153,15 @@ bool PendingOutput::commit(std::string *why) {
         return false;
     }
     committed_ = true;
+    // The copy is done only once the rename is durable (a power loss can otherwise undo it);
+    // an output that may not survive is not left looking like a good one.
+    const std::string dir = viaduct::path_dir(path_);
+    if (const int err = viaduct::fsync_dir(dir)) {
+        *why = errno_text("syncing the directory " + dir + " after renaming " + path_, err);
+        unlink(path_.c_str());
+        g_armed.store(false);
+        return false;
+    }
     g_armed.store(false);
     return true;
 }

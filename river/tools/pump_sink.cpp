@@ -14,6 +14,7 @@
 #include "pump_files.hpp"
 #include "pump_io.hpp"
 #include "viaduct/clock.hpp"
+#include "viaduct/safe_file.hpp"
 
 namespace pump {
 
@@ -116,10 +117,7 @@ int drop_all(river_t *r) {
 void hold_for_test() {
     const char *path = std::getenv("VIADUCT_DATAPUMP_HOLD");
     if (path == nullptr || *path == '\0') return;
-    if (FILE *f = std::fopen(path, "w")) {
-        std::fprintf(f, "%d\n", static_cast<int>(getpid()));
-        std::fclose(f);
-    }
+    viaduct::write_file_atomically(path, std::to_string(getpid()) + "\n");
     for (;;) pause();
 }
 

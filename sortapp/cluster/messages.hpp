@@ -64,6 +64,12 @@ struct NodeCheck {
     double disk_read_mb_s = 0, disk_write_mb_s = 0;  // measured or cached
     double disk_mixed_mb_s = 0;                      // reading and writing at once
     std::string disk;  // host and device of the scratch disk: nodes sharing one split it
+    // Bytes free on the scratch disk and the output's, as statvfs says; kUnknownFree where the
+    // node cannot tell (then that disk is not checked).
+    static constexpr uint64_t kUnknownFree = ~uint64_t(0);
+    uint64_t scratch_free = kUnknownFree;
+    std::string output_disk;  // host and device of the output's directory
+    uint64_t output_free = kUnknownFree;
 };
 
 struct LocalDone {
@@ -109,7 +115,8 @@ void fields(wire::Is<PhaseFigures> auto &p, auto &f) {
       p.bytes_sent, p.bytes_received, p.resource);
 }
 void fields(wire::Is<NodeCheck> auto &c, auto &f) {
-    f(c.records, c.disk_read_mb_s, c.disk_write_mb_s, c.disk_mixed_mb_s, c.disk);
+    f(c.records, c.disk_read_mb_s, c.disk_write_mb_s, c.disk_mixed_mb_s, c.disk, c.scratch_free,
+      c.output_disk, c.output_free);
 }
 void fields(wire::Is<LocalDone> auto &d, auto &f) {
     f(d.records, d.handle, d.phases);

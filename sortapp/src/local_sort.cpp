@@ -14,9 +14,12 @@
 
 #include "sortapp/cleanup.hpp"
 #include "sortapp/expectation.hpp"
+#include "sortapp/input_identity.hpp"
 #include "sortapp/merger.hpp"
 #include "sortapp/pending_file.hpp"
 #include "sortapp/run_former.hpp"
+#include "sortapp/space_check.hpp"
+#include "viaduct/path.hpp"
 
 namespace sortapp {
 
@@ -91,19 +94,10 @@ void report_phase(LocalSortResult &result, const DiskBandwidth &disk,
     if (on_phase) on_phase(r);
 }
 
-}  // namespace
-
-Status local_sort(const SortOptions &options_in, const std::string &input,
-                  const std::string &output, const DiskBandwidth &disk, LocalSortResult &result,
-                  const std::function<void(const PhaseReport &)> &on_phase) {
-    result = LocalSortResult();
-    SortOptions o = options_in;
-    o.threads = std::max(1u, o.threads);
-    SORTAPP_TRY(o.format.validate());
-    const std::size_t rs = o.format.record_size;
-
-    struct stat in_st {
-    }, out_st{};
+// The input is a regular file of whole records, and the output is not the input.
+Status check_paths(const std::string &input, const std::string &output, std::size_t rs,
+                   struct stat &in_st) {
+    struct stat out_st {};
     if (::stat(input.c_str(), &in_st) != 0) {
         return Status::from_errno("cannot read input " + input, errno);
     }
@@ -118,6 +112,34 @@ Status local_sort(const SortOptions &options_in, const std::string &input,
                              " bytes is not a multiple of the record size (" + std::to_string(rs) +
                              " bytes)");
     }
+    return Status::ok();
+}
+
+// Before any work: the output, and the runs when there are any, fit where they go.
+Status check_local_space(const SortOptions &o, const std::string &output, std::uint64_t bytes,
+                         bool one_pass) {
+    std::vector<SpaceNeed> needs;
+    const std::string outdir = viaduct::path_dir(output);
+    SpaceNeed out{"", "the output in " + outdir, bytes, 0};
+    if (disk_space(outdir, out.disk, out.free)) needs.push_back(out);
+    SpaceNeed runs{"", "the runs in " + o.scratch_dir, bytes, 0};
+    if (!one_pass && disk_space(o.scratch_dir, runs.disk, runs.free)) needs.push_back(runs);
+    return check_space(needs);
+}
+
+}  // namespace
+
+Status local_sort(const SortOptions &options_in, const std::string &input,
+                  const std::string &output, const DiskBandwidth &disk, LocalSortResult &result,
+                  const std::function<void(const PhaseReport &)> &on_phase) {
+    result = LocalSortResult();
+    SortOptions o = options_in;
+    o.threads = std::max(1u, o.threads);
+    SORTAPP_TRY(o.format.validate());
+    const std::size_t rs = o.format.record_size;
+
+    struct stat in_st {};
+    SORTAPP_TRY(check_paths(input, output, rs, in_st));
     // Direct I/O needs runs that start on block boundaries.
     const bool aligned_runs = records_per_io_unit(o.format) * rs % io_alignment == 0;
     File in;
@@ -127,6 +149,8 @@ Status local_sort(const SortOptions &options_in, const std::string &input,
     result.records = records;
     SORTAPP_TRY(plan_memory(o, records, result.memory));
     if (!aligned_runs) o.direct_io = false;
+    if (o.check_space)
+        SORTAPP_TRY(check_local_space(o, output, bytes, result.memory.one_pass || records == 0));
 
     PendingFile out;
     SORTAPP_TRY(out.create(output, o.direct_io));
@@ -166,6 +190,7 @@ Status local_sort(const SortOptions &options_in, const std::string &input,
                                              expected(merge_volume(bytes, merge.passes)), note));
         report_phase(result, disk, on_phase);
     }
+    SORTAPP_TRY(check_input_unchanged(input, identity_of(in_st)));
     SORTAPP_TRY(out.commit());
     if (result.figure_stale) {
         result.stale_note = refresh_stale_figure(disk, result.remeasured);

@@ -10,65 +10,45 @@
 #include "sortapp/cleanup.hpp"
 #include "sortapp/disk_probe.hpp"
 #include "sortapp/sort_options.hpp"
+#include "viaduct/cli.hpp"
 
 namespace sortapp {
 
 namespace {
 
-const char probe_usage[] =
-    "usage: sortapp probe [options]\n"
-    "  Measures the scratch disk the way the sort uses it and updates the cache of figures\n"
-    "  the sorts' expectations come from.\n"
-    "  --scratch DIR          directory on the disk to measure (default: .); a probe file is\n"
-    "                         written there and removed\n"
-    "  --io-size SIZE         bytes per request (default: the sort's, 2M)\n"
-    "  --io-depth N           requests outstanding (default: the sort's, 15)\n"
-    "  --probe-size SIZE      bytes each sweep moves at most (default 256M)\n"
-    "  --max-seconds S        each sweep stops after this long (default 5)\n"
-    "  --disk-cache PATH      where figures are kept (default ~/.cache/viaduct/sortapp-disk.json)\n"
-    "  --no-cache             measure and print only\n"
-    "  --json                 print the figures as one JSON object\n";
-
-// Fills the options; -1 when the probe goes on, else the exit status.
+// Fills the options; -1 when the probe goes on, else the exit status (0 after --help or
+// --version, 2 after a bad command line).
 int parse_probe(int argc, char **argv, DiskProbeOptions &o, bool &json) {
-    const std::string tool = "sortapp probe";
     const SortOptions sort;
     o.dir = ".";
     o.io_size = sort.io_size;
     o.io_depth = sort.io_depth;
     o.cache_path = default_disk_cache_path();
     o.remeasure = true;
-    for (int i = 1; i < argc; ++i) {
-        std::string arg = argv[i], v;
-        if (arg == "-h" || arg == "--help") {
-            std::fputs(probe_usage, stdout);
-            return 0;
-        } else if (cli::option(tool, argc, argv, i, "--scratch", v)) {
-            o.dir = v;
-        } else if (cli::option(tool, argc, argv, i, "--io-size", v)) {
-            o.io_size = std::size_t(cli::size_value(tool, "--io-size", v));
-        } else if (cli::option(tool, argc, argv, i, "--io-depth", v)) {
-            o.io_depth = unsigned(cli::size_value(tool, "--io-depth", v));
-            if (o.io_depth == 0 || o.io_depth > 1024) cli::fail(tool, "--io-depth: 1 to 1024");
-        } else if (cli::option(tool, argc, argv, i, "--probe-size", v)) {
-            o.bytes = cli::size_value(tool, "--probe-size", v);
-        } else if (cli::option(tool, argc, argv, i, "--max-seconds", v)) {
-            char *end = nullptr;
-            o.max_seconds = std::strtod(v.c_str(), &end);
-            if (v.empty() || *end != '\0' || !(o.max_seconds > 0) || o.max_seconds > 3600)
-                cli::fail(tool,
-                          "--max-seconds: '" + v + "' is not a number of seconds in (0, 3600]");
-        } else if (cli::option(tool, argc, argv, i, "--disk-cache", v)) {
-            o.cache_path = v;
-        } else if (arg == "--no-cache") {
-            o.cache_path.clear();
-        } else if (arg == "--json") {
-            json = true;
-        } else {
-            cli::fail(tool, "unknown argument " + arg + "\n" + probe_usage);
-        }
-    }
-    return -1;
+    CLI::App app;
+    viaduct::cli::setup(app, "sortapp probe");
+    app.description(
+        "Measures the scratch disk the way the sort uses it (read, write, and both at once) and\n"
+        "updates the cache of figures the sorts' expectations come from.");
+    app.add_option("--scratch", o.dir,
+                   "directory on the disk to measure (default: .); a probe file is written "
+                   "there and removed")
+        ->type_name("DIR");
+    using viaduct::cli::add_size;
+    add_size(app, "--io-size", o.io_size, "bytes per request (default: the sort's, 2M)", 1);
+    app.add_option("--io-depth", o.io_depth, "requests outstanding (default: the sort's, 15)")
+        ->check(CLI::Range(1u, 1024u));
+    add_size(app, "--probe-size", o.bytes, "bytes each sweep moves at most (default 256M)", 1);
+    app.add_option("--max-seconds", o.max_seconds, "each sweep stops after this long (default 5)")
+        ->type_name("SECONDS")
+        ->check(CLI::Range(0.001, 3600.0));
+    app.add_option("--disk-cache", o.cache_path,
+                   "where figures are kept (default ~/.cache/viaduct/sortapp-disk.json)")
+        ->type_name("PATH");
+    app.add_flag_function(
+        "--no-cache", [&o](std::int64_t) { o.cache_path.clear(); }, "measure and print only");
+    app.add_flag("--json", json, "print the figures as one JSON object");
+    return viaduct::cli::parse(app, argc, argv);
 }
 
 void print_text(const DiskBandwidth &b, const DiskProbeOptions &o) {

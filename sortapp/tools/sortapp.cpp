@@ -19,6 +19,7 @@
 #include "sortapp/local_sort.hpp"
 #include "sortapp/memory_budget.hpp"
 #include "sortapp/test_hold.hpp"
+#include "viaduct/fatal.hpp"
 #include "viaduct/path.hpp"
 
 using namespace sortapp;
@@ -51,6 +52,10 @@ void add_local_io_options(CLI::App &app, LocalArgs &a) {
     app.add_flag_function(
         "--no-direct", [&a](std::int64_t) { a.o.direct_io = false; },
         "buffered I/O instead of O_DIRECT");
+    app.add_flag_function(
+        "--no-space-check", [&a](std::int64_t) { a.o.check_space = false; },
+        "start even when the runs and the output seem not to fit the free space (for file "
+        "systems whose free space statvfs does not tell)");
 }
 
 void add_local_disk_options(CLI::App &app, LocalArgs &a) {
@@ -278,6 +283,8 @@ int parse_command(int argc, char **argv, int &command_at) {
 }  // namespace
 
 int main(int argc, char **argv) {
+    viaduct::install_fatal_handler(
+        "sortapp", [](const std::string &m) { cleanup::abort_process(cli::exit_error, m); });
     // A file size limit then fails the write with EFBIG, reported like any write error,
     // instead of killing the process before it can remove its temporary files.
     std::signal(SIGXFSZ, SIG_IGN);

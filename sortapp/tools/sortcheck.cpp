@@ -12,7 +12,9 @@
 #include "cli.hpp"
 #include "sortapp/validator.hpp"
 #include "viaduct/cli.hpp"
+#include "viaduct/fatal.hpp"
 #include "viaduct/progress.hpp"
+#include "viaduct/safe_file.hpp"
 
 using namespace sortapp;
 
@@ -65,7 +67,10 @@ std::string expectation_problems(const std::string &tool, const Summary &total,
                         want.hex() + "\n";
     }
     if (!expect_records.empty()) {
-        std::uint64_t want = cli::size_value(tool, "--expect-records", expect_records);
+        unsigned long long want = 0;
+        if (!viaduct::env::parse_count(expect_records.c_str(), &want))
+            cli::usage_fail(tool, "--expect-records: '" + expect_records +
+                                      "' is not a count (e.g. 5000, 10k, 1M, 4Ki)");
         if (want != total.records)
             problems +=
                 std::to_string(total.records) + " records, expected " + std::to_string(want) + "\n";
@@ -111,15 +116,17 @@ void add_options(CLI::App &app, Options &o) {
     app.add_option("--expect-checksum", o.expect_checksum,
                    "fail unless the checksum is HEX (what sortgen printed)")
         ->type_name("HEX");
-    app.add_option("--expect-records", o.expect_records, "fail unless there are N records")
-        ->type_name("SIZE");
+    app.add_option("--expect-records", o.expect_records,
+                   "fail unless there are this many records (1M = 10^6)")
+        ->type_name("COUNT");
     app.add_flag("-q,--quiet", o.quiet, "no progress line on stderr");
-    app.footer(viaduct::cli::size_syntax);
+    app.footer(std::string(viaduct::cli::count_syntax) + viaduct::cli::size_syntax);
 }
 
 }  // namespace
 
 int main(int argc, char **argv) {
+    viaduct::install_fatal_handler("sortcheck");
     const std::string tool = "sortcheck";
     Options o;
     CLI::App app;
@@ -130,9 +137,8 @@ int main(int argc, char **argv) {
     if (!s) cli::usage_fail(tool, s.message());
     Summary total = summarise(tool, o.format, o.files, o.combine, !o.json && !o.quiet);
     if (!o.summary_out.empty()) {
-        std::ofstream out(o.summary_out);
-        out << total.to_text();
-        if (!out) cli::fail(tool, "cannot write " + o.summary_out);
+        const std::string why = viaduct::write_file_atomically(o.summary_out, total.to_text());
+        if (!why.empty()) cli::fail(tool, why);
     }
     std::string problems = expectation_problems(tool, total, o.expect_checksum, o.expect_records);
     bool ok = total.sorted() && problems.empty();

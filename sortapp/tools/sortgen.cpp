@@ -6,8 +6,10 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "sortapp/cleanup.hpp"
 #include "sortapp/generator.hpp"
 #include "viaduct/cli.hpp"
+#include "viaduct/fatal.hpp"
 #include "viaduct/progress.hpp"
 
 using namespace sortapp;
@@ -27,26 +29,30 @@ void add_options(CLI::App &app, Options &o) {
         "Writes RECORDS records to OUTPUT (or to OUTPUT.0 .. OUTPUT.P-1 with --partitions P).\n"
         "Record i depends only on (seed, i): partitions made apart equal the whole made at "
         "once.");
-    viaduct::cli::add_size(app, "RECORDS", o.records, "how many records (a SIZE: 1M = 2^20)")
+    viaduct::cli::add_count(app, "RECORDS", o.records, "how many records (a COUNT: 1M = 10^6)")
         ->required();
     app.add_option("OUTPUT", o.output, "the file to write (the prefix with --partitions)")
         ->required();
     app.add_option("-d,--distribution", o.distribution,
                    "uniform (default), skewed, equal, few, sorted, reverse");
     viaduct::cli::add_size(app, "-s,--seed", o.spec.seed, "random seed (default 0)");
-    viaduct::cli::add_size(app, "--first", o.first,
-                           "number of the first record (default 0), to make one node's share");
-    viaduct::cli::add_size(app, "-p,--partitions", o.partitions,
-                           "split the records evenly over P files", 1);
+    viaduct::cli::add_count(app, "--first", o.first,
+                            "number of the first record (default 0), to make one node's share");
+    viaduct::cli::add_count(app, "-p,--partitions", o.partitions,
+                            "split the records evenly over P files", 1);
     sortapp::cli::add_format_options(app, o.spec.format);
     app.add_flag("--json", o.json, "print the result as JSON");
     app.add_flag("-q,--quiet", o.quiet, "no progress line on stderr");
-    app.footer(viaduct::cli::size_syntax);
+    app.footer(std::string(viaduct::cli::count_syntax) + viaduct::cli::size_syntax);
 }
 
 }  // namespace
 
 int main(int argc, char **argv) {
+    viaduct::install_fatal_handler("sortgen",
+                                   [](const std::string &m) { cleanup::abort_process(2, m); });
+    // An interrupted generation leaves no half-written file, not even under its temporary name.
+    cleanup::install_signal_cleanup([] { return std::string("sortgen"); });
     const std::string tool = "sortgen";
     Options o;
     CLI::App app;

@@ -66,10 +66,11 @@ def sortgen_and_sortcheck(d):
     r = run("sortgen", "--json", "-p2", "--record-size=100", "--key-size", "10", "4K", out)
     j = json_of(r, "sortgen --json")
     if j is not None:
-        check(j["records"] == 4096 and [p["path"] for p in j["partitions"]] ==
+        check(j["records"] == 4000 and [p["path"] for p in j["partitions"]] ==
               [out + ".0", out + ".1"], f"sortgen --json: {j}")
         check(r.stderr == "", f"sortgen: stderr without a terminal: {r.stderr!r}")
-    for size, records in [("4KiB", 4096), ("4k", 4096), ("2", 2)]:
+    # Records are counted as people count them: 4k is 4000, 4Ki is 4096.
+    for size, records in [("4Ki", 4096), ("4k", 4000), ("2k", 2000), ("2", 2)]:
         r = run("sortgen", "--json", size, os.path.join(d, "s"))
         j = json_of(r, f"sortgen {size}")
         check(j is not None and j["records"] == records, f"sortgen {size}: {j}")
@@ -82,16 +83,27 @@ def sortgen_and_sortcheck(d):
     check(usage_error(r, "RECORDS", "4Q"), f"sortgen bad RECORDS: {r.stderr!r}")
     r = run("sortcheck", "--json", "--record-size=100", out + ".0", out + ".1")
     j = json_of(r, "sortcheck --json")
-    check(j is not None and r.returncode == 1 and j["records"] == 4096,
+    check(j is not None and r.returncode == 1 and j["records"] == 4000,
           f"sortcheck --json: {r.returncode} {j}")
     r = run("sortcheck", "--expect-records", "4K", "-q", out + ".0", out + ".1")
     check(r.returncode == 1 and "differs" not in r.stderr and "expected" not in r.stderr,
           f"sortcheck --expect-records 4K: {r.returncode} {r.stderr!r}")
+    r = run("sortcheck", "--expect-records", "4Ki", "-q", out + ".0", out + ".1")
+    check(r.returncode == 1 and "4000 records, expected 4096" in r.stderr,
+          f"sortcheck --expect-records 4Ki: {r.returncode} {r.stderr!r}")
 
 
 def sortapp(d):
-    for command in ["local", "run", "job"]:
+    for command in ["local", "run", "job", "probe"]:
         common_conventions("sortapp", (command,))
+    r = run("sortapp", "probe", "--io-size", "4Q")
+    check(usage_error(r, "--io-size", "4Q"), f"sortapp probe --io-size 4Q: {r.stderr!r}")
+    r = run("sortapp", "probe", "--io-depth=0")
+    check(usage_error(r, "--io-depth"), f"sortapp probe --io-depth=0: {r.stderr!r}")
+    r = run("sortapp", "probe", "--scratch", d, "--probe-size=4M", "--max-seconds", "1",
+            "--no-cache", "--json")
+    j = json_of(r, "sortapp probe --json")
+    check(j is not None and j.get("read_mb_s", 0) > 0, f"sortapp probe --json: {j}")
     r = run("sortapp", "--help")
     check(all(c in r.stdout for c in ["local", "run", "job"]), "sortapp --help lists commands")
     r = run("sortapp", "frobnicate")

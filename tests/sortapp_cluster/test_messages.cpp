@@ -140,12 +140,27 @@ TEST_CASE("a node's check on the wire; rates that are not rates are refused", "[
     c.disk_write_mb_s = 60;
     c.disk_mixed_mb_s = 70;
     c.disk = "host:2049";
-    check_wire(c, Bytes().u64(1000).f64(80).f64(60).f64(70).str("host:2049"));
+    c.scratch_free = 5000;
+    c.output_disk = "host:2050";
+    c.output_free = 6000;
+    check_wire(c, Bytes()
+                      .u64(1000)
+                      .f64(80)
+                      .f64(60)
+                      .f64(70)
+                      .str("host:2049")
+                      .u64(5000)
+                      .str("host:2050")
+                      .u64(6000));
+    cl::NodeCheck unknown;
+    CHECK(unknown.scratch_free == cl::NodeCheck::kUnknownFree);  // a disk not sized: not checked
     cl::NodeCheck back;
-    CHECK_FALSE(decodes(Bytes().u64(1).f64(-1).f64(60).f64(1).str("").get(), back));
-    CHECK_FALSE(decodes(Bytes().u64(1).f64(80).f64(kNaN).f64(1).str("").get(), back));
-    CHECK_FALSE(decodes(Bytes().u64(1).f64(kInf).f64(60).f64(1).str("").get(), back));
-    CHECK_FALSE(decodes(Bytes().u64(1).f64(80).f64(60).f64(-5).str("").get(), back));
+    auto tail = [](Bytes b) { return b.str("").u64(0).str("").u64(0).get(); };
+    REQUIRE(decodes(tail(Bytes().u64(1).f64(80).f64(60).f64(1)), back));
+    CHECK_FALSE(decodes(tail(Bytes().u64(1).f64(-1).f64(60).f64(1)), back));
+    CHECK_FALSE(decodes(tail(Bytes().u64(1).f64(80).f64(kNaN).f64(1)), back));
+    CHECK_FALSE(decodes(tail(Bytes().u64(1).f64(kInf).f64(60).f64(1)), back));
+    CHECK_FALSE(decodes(tail(Bytes().u64(1).f64(80).f64(60).f64(-5)), back));
     CHECK_FALSE(
         decodes(Bytes().u64(1).f64(80).f64(60).f64(1).u64(100).get(), back));  // string too long
 }

@@ -125,6 +125,31 @@ CLI::Option *add_size(CLI::App &app, const std::string &names, T &target,
     return app.add_option_function<std::string>(names, set, description)->type_name("SIZE");
 }
 
+// What every --help with a COUNT option says about it.
+inline constexpr const char *count_syntax =
+    "COUNT: a whole number with an optional decimal suffix: k (1000), M (10^6), G, T; Ki, Mi,\n"
+    "Gi, Ti for powers of 2 (4k = 4000, 4Ki = 4096).\n";
+
+// A COUNT option or argument (records, not bytes: env::parse_count, 1M = 10^6); a bad value
+// is a usage error naming it.
+template <typename T>
+CLI::Option *add_count(CLI::App &app, const std::string &names, T &target,
+                       const std::string &description, unsigned long long lo = 0,
+                       unsigned long long hi = std::numeric_limits<T>::max()) {
+    std::string shown = names.substr(names.rfind(',') + 1);
+    auto set = [&target, shown, lo, hi](const std::string &text) {
+        unsigned long long v = 0;
+        if (!env::parse_count(text.c_str(), &v))
+            throw CLI::ValidationError(shown + ": '" + text +
+                                       "' is not a count (e.g. 5000, 10k, 1M, 4Ki)");
+        if (v < lo || v > hi)
+            throw CLI::ValidationError(shown + ": " + text + " is outside " + std::to_string(lo) +
+                                       " to " + std::to_string(hi));
+        target = static_cast<T>(v);
+    };
+    return app.add_option_function<std::string>(names, set, description)->type_name("COUNT");
+}
+
 // Whether progress lines belong on stderr: a terminal that a person watches.
 inline bool stderr_is_terminal() {
     return isatty(STDERR_FILENO) == 1;

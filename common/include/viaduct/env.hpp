@@ -39,6 +39,29 @@ inline bool parse_size(const char *text, unsigned long long *out) {
     return true;
 }
 
+// A count of things (records, not bytes): a non-negative integer with an optional decimal
+// suffix, k, M, G or T (either case) for 10^3, 10^6, 10^9, 10^12, as people count records
+// ("1M records" is a million); Ki, Mi, Gi, Ti for the powers of 2. "4000", "4k", "4Ki".
+inline bool parse_count(const char *text, unsigned long long *out) {
+    if (text == nullptr || *text < '0' || *text > '9') return false;
+    errno = 0;
+    char *end = nullptr;
+    unsigned long long v = std::strtoull(text, &end, 10);
+    if (errno != 0 || end == text) return false;
+    unsigned long long mult = 1;
+    const char *units = "kmgt";
+    if (const char *unit = *end != '\0' ? std::strchr(units, *end | 0x20) : nullptr) {
+        const int power = int(unit - units) + 1;
+        ++end;
+        const bool binary = *end == 'i';
+        if (binary) ++end;
+        for (int i = 0; i < power; ++i) mult *= binary ? 1024 : 1000;
+    }
+    if (*end != '\0' || v > ~0ull / mult) return false;
+    *out = v * mult;
+    return true;
+}
+
 // On/off: "0" is off, any other text on.
 inline bool parse_bool(const char *text) {
     return std::strcmp(text, "0") != 0;

@@ -19,11 +19,14 @@
 
 #include <cstdio>
 #include <ctime>
+#include <new>
+#include <string>
 
 #include "common/log.hpp"
 #include "msg/msg.h"
 #include "protocol/long_protocol.hpp"
 #include "protocol/request.hpp"
+#include "viaduct/safe_file.hpp"
 
 namespace msg {
 namespace {
@@ -91,29 +94,37 @@ bool MessageTrace::finish() {
     std::lock_guard<std::mutex> lk(mu_);
     if (finished_) return true;
     finished_ = true;
-    const std::string tmp = path_ + ".tmp" + std::to_string(getpid());
-    FILE *f = std::fopen(tmp.c_str(), "w");
-    if (f == nullptr) {
-        log_error("trace: cannot create %s", tmp.c_str());
+    // Built whole, then written under a fresh name and renamed into place (never through a
+    // planted link, never half a trace under the final name).
+    std::string text;
+    try {
+        text.reserve(128 * (records_.size() + 4));
+    } catch (const std::bad_alloc &) {
+        log_error("trace: no memory to write %s", path_.c_str());
         return false;
     }
-    std::fprintf(f,
-                 "# viaduct-trace 1\n# rank %d size %d clock_monotonic_ns %llu "
-                 "clock_realtime_ns %llu\n",
-                 rank_, size_, static_cast<unsigned long long>(mono0_ns_),
-                 static_cast<unsigned long long>(wall0_ns_));
-    std::fputs("rank,kind,peer,tag,bytes,protocol,post_ns,done_ns,status\n", f);
-    for (const Record &x : records_)
-        std::fprintf(f, "%d,%s,%d,%d,%llu,%s,%llu,%llu,%d\n", rank_, x.is_send ? "send" : "recv",
-                     x.peer, x.tag, static_cast<unsigned long long>(x.bytes),
-                     protocol_name(x.protocol), static_cast<unsigned long long>(x.post_ns),
-                     static_cast<unsigned long long>(x.done_ns), x.status);
-    std::fprintf(f, "# end records %zu dropped %llu\n", records_.size(),
-                 static_cast<unsigned long long>(dropped_));
-    const bool ok = std::fflush(f) == 0 && fsync(fileno(f)) == 0;
-    if (std::fclose(f) != 0 || !ok || std::rename(tmp.c_str(), path_.c_str()) != 0) {
-        log_error("trace: cannot write %s", path_.c_str());
-        std::remove(tmp.c_str());
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "# viaduct-trace 1\n# rank %d size %d clock_monotonic_ns %llu "
+                  "clock_realtime_ns %llu\n",
+                  rank_, size_, static_cast<unsigned long long>(mono0_ns_),
+                  static_cast<unsigned long long>(wall0_ns_));
+    text += line;
+    text += "rank,kind,peer,tag,bytes,protocol,post_ns,done_ns,status\n";
+    for (const Record &x : records_) {
+        std::snprintf(line, sizeof line, "%d,%s,%d,%d,%llu,%s,%llu,%llu,%d\n", rank_,
+                      x.is_send ? "send" : "recv", x.peer, x.tag,
+                      static_cast<unsigned long long>(x.bytes), protocol_name(x.protocol),
+                      static_cast<unsigned long long>(x.post_ns),
+                      static_cast<unsigned long long>(x.done_ns), x.status);
+        text += line;
+    }
+    std::snprintf(line, sizeof line, "# end records %zu dropped %llu\n", records_.size(),
+                  static_cast<unsigned long long>(dropped_));
+    text += line;
+    const std::string why = viaduct::write_file_atomically(path_, text);
+    if (!why.empty()) {
+        log_error("trace: %s", why.c_str());
         return false;
     }
     return true;

@@ -4,6 +4,7 @@
 // from those answers, and the errors that name the node that failed a step.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <memory>
@@ -87,6 +88,7 @@ int Monitor::send_orders(Round &r, uint32_t command, int target,
     r.requests.resize(n);
     int outstanding = 0;
     const double t0 = now_seconds();
+    heard_.resize(n, t0);
     for (size_t i = 0; i < n; ++i) {
         Pending &o = r.orders[i];
         o.round = round_;
@@ -127,6 +129,7 @@ void Monitor::wait_for_orders(Round &r, int outstanding, bool show) {
             p->outstanding = false;
             const auto k = static_cast<size_t>(p->node);
             r.pings[k].asked = t;  // heard from: the next question is due a period from now
+            if (c.status != MSG_ERR_PEER_FAILED) heard_[k] = t;
             if (p->is_ping) {
                 if (c.status == MSG_ERR_PEER_FAILED && !r.orders[k].settled)
                     r.settle(k, c.status, outstanding);
@@ -183,28 +186,41 @@ void Monitor::watch_node(Round &r, size_t i, double now, int &outstanding) {
         r.settle(i, rc, outstanding);
 }
 
-// One line on the terminal: each node's phase, percent and MB/s since the last look.
+// One line on the terminal: each node's phase, percent and MB/s. The rate is taken between
+// two answers that moved the count (the line is drawn more often than nodes answer, so a rate
+// between draws would read 0 most of the time), and shown as 0 once a node has not moved for
+// two seconds.
 void Monitor::draw_progress() {
     const double t = now_seconds();
     std::string line;
-    last_done_.resize(static_cast<size_t>(n_), 0);
-    last_phase_.resize(static_cast<size_t>(n_));
-    for (int i = 0; i < n_; ++i) {
-        const auto k = static_cast<size_t>(i);
+    const auto n = static_cast<size_t>(n_);
+    last_done_.resize(n, 0);
+    last_phase_.resize(n);
+    last_change_.resize(n, t);
+    shown_mb_s_.resize(n, 0);
+    for (size_t k = 0; k < n; ++k) {
         const PhaseFigures &f = seen_[k];
         char part[96];
-        if (f.bytes_written > 0) {
-            const bool same =
-                last_draw_ > 0 && last_phase_[k] == f.phase && f.bytes_read >= last_done_[k];
-            double mbps = same ? (f.bytes_read - last_done_[k]) / (t - last_draw_) / 1e6 : 0;
-            last_done_[k] = f.bytes_read;
+        if (last_phase_[k] != f.phase || f.bytes_read < last_done_[k]) {
             last_phase_[k] = f.phase;
-            std::snprintf(part, sizeof part, "n%d %s %3.0f%% %5.0f MB/s", i, f.phase.c_str(),
-                          100.0 * f.bytes_read / f.bytes_written, mbps);
-        } else {
-            std::snprintf(part, sizeof part, "n%d %s", i, f.phase.empty() ? "?" : f.phase.c_str());
+            last_done_[k] = f.bytes_read;
+            last_change_[k] = t;
+            shown_mb_s_[k] = 0;
+        } else if (f.bytes_read > last_done_[k]) {
+            shown_mb_s_[k] =
+                (f.bytes_read - last_done_[k]) / std::max(t - last_change_[k], 1e-3) / 1e6;
+            last_done_[k] = f.bytes_read;
+            last_change_[k] = t;
+        } else if (t - last_change_[k] > 2) {
+            shown_mb_s_[k] = 0;
         }
-        line += (i ? " | " : "") + std::string(part);
+        if (f.bytes_written > 0)
+            std::snprintf(part, sizeof part, "n%zu %s %3.0f%% %5.0f MB/s", k, f.phase.c_str(),
+                          100.0 * f.bytes_read / f.bytes_written, shown_mb_s_[k]);
+        else
+            std::snprintf(part, sizeof part, "n%zu %s", k,
+                          f.phase.empty() ? "starting" : f.phase.c_str());
+        line += (k ? " | " : "") + std::string(part);
     }
     last_draw_ = t;
     std::fprintf(stderr, "\r\033[K%s", line.c_str());
@@ -223,11 +239,29 @@ Status Monitor::failure(const std::vector<Answer> &answers, const char *step) co
     if (first == answers.size()) return Status::ok();
     const Answer &a = answers[first];
     std::string why = a.status == kNodeError            ? std::string(a.data.begin(), a.data.end())
-                      : a.status == MSG_ERR_PEER_FAILED ? "the sort process exited or was killed"
-                      : a.status == kStalled ? "the sort process stopped answering for " +
-                                                   std::to_string(o_.stall_ms / 1000) + " s"
-                                             : rio_strerror(a.status);
+                      : a.status == MSG_ERR_PEER_FAILED ? peer_failed_cause(first)
+                      : a.status == kStalled
+                          ? "the sort process, its host or its link stopped answering for " +
+                                std::to_string(o_.stall_ms / 1000) + " s"
+                          : rio_strerror(a.status);
     return Status::error("node " + std::to_string(first) + ", " + step + ": " + why);
+}
+
+std::string Monitor::peer_failed_cause(size_t node) const {
+    const double silent = node < heard_.size() ? now_seconds() - heard_[node] : 0;
+    // A process that exits closes its connections and is declared failed within a ping period
+    // of its last answer; a host that vanishes (or its link) is declared failed only once its
+    // heartbeats are missed, after seconds of silence.
+    if (silent <= std::max(3 * ping_period_s_, 2.5)) return "the sort process exited or was killed";
+    std::string host;
+    if (node < job.checks.size())
+        host = job.checks[node].disk.substr(0, job.checks[node].disk.rfind(':'));
+    char text[200];
+    std::snprintf(text, sizeof text,
+                  "the host%s%s or its link stopped answering (no word for %.0f s before it was "
+                  "declared failed)",
+                  host.empty() ? "" : " ", host.c_str(), silent);
+    return text;
 }
 
 Status malformed(size_t node, const char *step, const std::string &cause) {

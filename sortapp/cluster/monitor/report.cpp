@@ -278,7 +278,7 @@ void print_text(const JobOptions &o, int nodes, const JobFigures &job, const Rep
             nodes, job.network_mb_s, r.disk_write);
     } else {
         std::printf(
-            "phases 1+2 %.3f s | phase 3a %.4f s in %u rounds | phase 3b %.3f s | "
+            "phases 1+2 %.3f s | phase 3a %.3f s in %u rounds | phase 3b %.3f s | "
             "network %.1f MB/s per node (measured), disk write %.1f MB/s per node (median "
             "share)\n",
             job.local_s, job.select_s, job.rounds, job.merge_s, job.network_mb_s, r.disk_write);

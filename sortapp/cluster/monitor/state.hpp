@@ -79,6 +79,9 @@ class Monitor {
     // last one went unanswered for the stall timeout.
     void watch_node(Round &r, size_t node, double now, int &outstanding);
     void draw_progress();
+    // Why node i failed, as far as the monitor can tell: a process that exits is declared
+    // failed at once; a host or link that goes away only after a silence.
+    std::string peer_failed_cause(size_t node) const;
 
     const JobOptions &o_;
     msg_context_t *msg_;
@@ -90,9 +93,12 @@ class Monitor {
     unsigned round_ = 0;
     std::vector<PhaseFigures> seen_;  // each node's last progress answer
     std::vector<bool> dead_;          // nodes known to have exited or stopped
+    std::vector<double> heard_;       // when each node last answered anything
     double last_draw_ = 0;
     std::vector<uint64_t> last_done_;
     std::vector<std::string> last_phase_;
+    std::vector<double> last_change_, shown_mb_s_;  // per node: when its count last moved, and
+                                                    // the rate it moved at since the one before
 };
 
 // "node N, STEP: a malformed answer (CAUSE)".

@@ -21,6 +21,7 @@
 #include "parallel_select.hpp"
 #include "sortapp/cleanup.hpp"
 #include "sortapp/disk_probe.hpp"
+#include "sortapp/input_identity.hpp"
 #include "sortapp/memory_budget.hpp"
 #include "sortapp/record_format.hpp"
 #include "sortapp/status.hpp"
@@ -45,6 +46,7 @@ struct Node {
     JobParams params;
     RecordFormat format;
     std::string input, output, scratch;
+    InputIdentity input_at_start;  // taken at the check, compared before the commit
     std::string job_id;
     std::string job_dir;  // in scratch, this job's own: the work file and the runs
     std::string work;

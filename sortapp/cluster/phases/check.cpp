@@ -12,14 +12,16 @@
 #include "node/state.hpp"
 #include "paths.hpp"
 #include "phases/phases.hpp"
+#include "sortapp/space_check.hpp"
 
 namespace sortapp::cluster {
 
 namespace {
 
-Status check_input(const Node &n) {
+Status check_input(Node &n) {
     struct stat st;
     if (stat(n.input.c_str(), &st) != 0) return Status::from_errno("input " + n.input, errno);
+    n.input_at_start = identity_of(st);
     if (!S_ISREG(st.st_mode)) return Status::error("input " + n.input + " is not a regular file");
     if (access(n.input.c_str(), R_OK) != 0) return Status::from_errno("input " + n.input, errno);
     if (static_cast<uint64_t>(st.st_size) % n.format.record_size != 0)
@@ -53,7 +55,19 @@ Status check_paths(Node &n) {
     return Status::ok();
 }
 
-// The input's records, the scratch disk's bandwidth and which disk it is.
+// "host:device" of the directory, and the bytes free there for this user (kUnknownFree where
+// the directory cannot be examined or its file system does not know its size).
+std::string disk_of(const std::string &dir, uint64_t &free_bytes) {
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    std::string disk;
+    if (!disk_space(dir, disk, free_bytes)) free_bytes = NodeCheck::kUnknownFree;
+    struct stat sd;
+    return std::string(host) + ":" +
+           (stat(dir.c_str(), &sd) == 0 ? std::to_string(sd.st_dev) : "?");
+}
+
+// The input's records, the scratch disk's bandwidth and which disks it and the output are on.
 NodeCheck measure(Node &n) {
     NodeCheck chk;
     struct stat st;
@@ -73,12 +87,34 @@ NodeCheck measure(Node &n) {
         chk.disk_write_mb_s = n.disk.write_mb_s;
         chk.disk_mixed_mb_s = n.disk.mixed_mb_s;
     }
-    char host[256] = {};
-    gethostname(host, sizeof host - 1);
-    struct stat sd;
-    chk.disk = std::string(host) + ":" +
-               (stat(n.scratch.c_str(), &sd) == 0 ? std::to_string(sd.st_dev) : "?");
+    chk.disk = disk_of(n.scratch, chk.scratch_free);
+    chk.output_disk = disk_of(split_path(n.output).dir, chk.output_free);
     return chk;
+}
+
+// What the job will write on each disk, summed over the nodes that share it: the three-phase
+// sort's work file (and its runs, unless the input fits the memory budget) in scratch; the
+// river sort's runs when two passes are asked for; every node's share of the output.
+Status check_job_space(const JobParams &p, const std::vector<NodeCheck> &checks) {
+    uint64_t total = 0;
+    for (const NodeCheck &c : checks) total += c.records;
+    if (checks.empty() || total == 0) return Status::ok();
+    const uint64_t share = (total / checks.size() + 1) * p.record_size;
+    std::vector<SpaceNeed> needs;
+    for (size_t i = 0; i < checks.size(); ++i) {
+        const NodeCheck &c = checks[i];
+        const uint64_t in = c.records * p.record_size;
+        const bool runs = p.memory_budget == 0 || in > p.memory_budget;
+        const uint64_t scratch =
+            p.algorithm == kThreePhase ? in * (runs ? 2 : 1) : (p.passes == 2 ? share : 0);
+        const std::string node = "node " + std::to_string(i) + "'s ";
+        // A disk a node could not size is not checked (its writes still name a full disk).
+        if (c.scratch_free != NodeCheck::kUnknownFree)
+            needs.push_back({c.disk, node + "work files", scratch, c.scratch_free});
+        if (c.output_free != NodeCheck::kUnknownFree)
+            needs.push_back({c.output_disk, node + "output", share, c.output_free});
+    }
+    return check_space(needs);
 }
 
 }  // namespace
@@ -103,7 +139,8 @@ void node_check(Node &n, const Order &o) {
 Status monitor_check(Monitor &m) {
     auto answers = m.ask_all(
         kCmdCheck, RIO_TARGET_WORKER, [&](int) { return encode(m.opts().params); }, 4096);
-    return decode_answers(m, answers, "checking", m.job.checks);
+    SORTAPP_TRY(decode_answers(m, answers, "checking", m.job.checks));
+    return check_job_space(m.opts().params, m.job.checks);
 }
 
 }  // namespace sortapp::cluster

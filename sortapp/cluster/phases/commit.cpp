@@ -12,8 +12,11 @@ namespace sortapp::cluster {
 
 void node_commit(Node &n, const Order &o) {
     n.set_progress("commit", 0, 0);
+    // An input changed since the check fails the job here, before any output is in place
+    // (the monitor then aborts, and outputs other nodes renamed are removed with the rest).
     Status s = n.pending_output.empty() ? Status::error("nothing to commit: no merged output")
-                                        : cleanup::commit(n.pending_output, n.output);
+                                        : check_input_unchanged(n.input, n.input_at_start);
+    if (s) s = cleanup::commit(n.pending_output, n.output);
     if (!s) {
         reply_error(n.rio, o.in, s.message());
         return;

@@ -22,8 +22,9 @@ Status create(const std::function<Status(std::string &path)> &make);
 void untrack(const std::string &path);
 // Removes a tracked path now and stops tracking it.
 void remove(const std::string &path);
-// Renames `from` to `to` unless the process is being torn down; `to` stays tracked (an
-// abort still removes it) until untrack(to).
+// Renames `from` to `to` unless the process is being torn down, then syncs `to`'s directory
+// (the rename is durable when this returns); `to` stays tracked (an abort still removes it)
+// until untrack(to).
 Status commit(const std::string &from, const std::string &to);
 // Removes everything tracked (also what another thread is about to commit), prints `message`
 // to stderr and ends the process with `code`. Safe from any thread.

@@ -83,7 +83,8 @@ void warn_stale_figure(const std::string &phase, double actual, double expected,
 // entry stale. Returns a note for the report. Figures given by hand are left alone.
 std::string refresh_stale_figure(const DiskBandwidth &used, DiskBandwidth &fresh);
 
-// ${XDG_CACHE_HOME:-$HOME/.cache}/viaduct/sortapp-disk.json
+// ${XDG_CACHE_HOME:-$HOME/.cache}/viaduct/sortapp-disk.json, HOME from the password database
+// when unset; "" (no cache) when there is no home. Only absolute directories count.
 std::string default_disk_cache_path();
 
 }  // namespace sortapp

@@ -28,7 +28,8 @@ class File {
     // Opens for reading; tries O_DIRECT first when `direct`, falls back to buffered I/O where
     // the file system refuses it.
     static Status open_read(const std::string &path, bool direct, File &out);
-    // Creates (exclusively unless `truncate`) for writing, O_DIRECT where possible.
+    // Creates (exclusively unless `truncate`) for writing, O_DIRECT where possible; never
+    // through a symbolic link. A new file is private (0600): runs and work files are scratch.
     static Status create(const std::string &path, bool direct, bool truncate, File &out);
 
     int fd() const { return fd_; }

@@ -17,10 +17,12 @@ class PendingFile {
     PendingFile &operator=(const PendingFile &) = delete;
     ~PendingFile();
 
-    // Creates the temporary (mode 0644) and opens it in `file`, O_DIRECT where possible when
-    // `direct`.
+    // Creates the temporary (mode 0666 less the umask) and opens it in `file`, O_DIRECT where
+    // possible when `direct`. Refuses a directory another user owns or may change
+    // (viaduct::DirTrust::shared).
     Status create(const std::string &final_path, bool direct, const std::string &tag = {});
-    // Complete: renamed to the final name now (cleanup::commit). The final name stays tracked;
+    // Complete: renamed to the final name now and its directory synced (cleanup::commit). The
+    // final name stays tracked;
     // the caller untracks it once nothing can fail any more.
     Status commit();
     // Complete, but renamed later by the caller (cleanup::commit): left in place under its

@@ -24,7 +24,8 @@ struct SortOptions {
     unsigned merge_depth = 4;                   // prefetch buffers per run (2: double buffering)
     std::size_t min_merge_buffer = 128u << 10;  // below this, merge in more passes instead
     unsigned threads = 2;
-    bool direct_io = true;  // O_DIRECT where the file system allows it
+    bool direct_io = true;    // O_DIRECT where the file system allows it
+    bool check_space = true;  // refuse a sort whose runs and output exceed the free space
     ProgressFn progress;
 };
 

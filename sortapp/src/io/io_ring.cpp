@@ -58,14 +58,15 @@ Status File::open_read(const std::string &path, bool direct, File &out) {
 Status File::create(const std::string &path, bool direct, bool truncate, File &out) {
     File f;
     f.path_ = path;
-    int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : O_EXCL);
+    // Never through a symbolic link: what is written is the file named, or nothing.
+    int flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (truncate ? O_TRUNC : O_EXCL);
     if (direct) {
-        f.fd_ = ::open(path.c_str(), flags | O_DIRECT, 0644);
+        f.fd_ = ::open(path.c_str(), flags | O_DIRECT, 0600);
         f.direct_ = f.fd_ >= 0;
         // The file may exist now even though O_DIRECT was refused: do not fail on O_EXCL.
         if (f.fd_ < 0 && errno == EINVAL) flags &= ~O_EXCL;
     }
-    if (f.fd_ < 0) f.fd_ = ::open(path.c_str(), flags, 0644);
+    if (f.fd_ < 0) f.fd_ = ::open(path.c_str(), flags, 0600);
     if (f.fd_ < 0) return Status::from_errno("cannot create " + path, errno);
     out = std::move(f);
     return Status::ok();

@@ -1,6 +1,7 @@
 // A file that appears only when complete (see pending_file.hpp).
 #include "sortapp/pending_file.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 
 #include "sortapp/cleanup.hpp"
 #include "viaduct/path.hpp"
+#include "viaduct/safe_file.hpp"
 
 namespace sortapp {
 
@@ -22,6 +24,12 @@ Status PendingFile::create(const std::string &final_path, bool direct, const std
     final_ = final_path;
     const viaduct::PathParts where = viaduct::split_path(final_path);
     const std::string &dir = where.dir;
+    // A directory that cannot be opened is named by mkstemp below; one that can must be safe.
+    viaduct::UniqueFd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    const std::string why =
+        dir_fd.valid() ? viaduct::dir_unsafe_reason(dir_fd.get(), dir, viaduct::DirTrust::shared)
+                       : "";
+    if (!why.empty()) return Status::error("not writing " + final_path + ": " + why);
     std::string templ =
         dir + "/." + where.base + ".sortapp-" + (tag.empty() ? "" : tag + "-") + "XXXXXX";
     SORTAPP_TRY(cleanup::create([&](std::string &path) {
@@ -29,7 +37,9 @@ Status PendingFile::create(const std::string &final_path, bool direct, const std
         name.push_back('\0');
         int fd = ::mkstemp(name.data());
         if (fd < 0) return Status::from_errno("cannot create the output in " + dir, errno);
-        ::fchmod(fd, 0644);  // mkstemp's 0600 is for the name, not for the sorted file
+        // mkstemp's 0600 is for the name; the sorted file gets what the umask allows, from the
+        // start (a 0600 input under umask 077 never has a readable output, not even for a while).
+        ::fchmod(fd, viaduct::umask_mode(0666));
         ::close(fd);
         path = temp_ = name.data();
         return Status::ok();

@@ -12,6 +12,9 @@
 #include <thread>
 #include <vector>
 
+#include "sortapp/cleanup.hpp"
+#include "sortapp/pending_file.hpp"
+
 namespace sortapp {
 
 const Distribution all_distributions[6] = {Distribution::uniform, Distribution::skewed,
@@ -181,8 +184,11 @@ Checksum generate_records(const GeneratorSpec &spec, std::uint64_t first, std::u
 Status generate_file(const GeneratorSpec &spec, const std::string &path, std::uint64_t first,
                      std::uint64_t count, Checksum &checksum, const GenerateProgress &progress) {
     SORTAPP_TRY(spec.format.validate());
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return Status::from_errno("cannot create " + path, errno);
+    // Written under a temporary name and renamed into place when complete: a half-generated
+    // file never looks like an input, and nothing is written through a planted link.
+    PendingFile out;
+    SORTAPP_TRY(out.create(path, false, "gen"));
+    const int fd = out.file.fd();
     const std::size_t rs = spec.format.record_size;
     const std::uint64_t chunk_records = std::max<std::uint64_t>(1, (8u << 20) / rs);
     std::vector<std::uint8_t> buffer(chunk_records * rs);
@@ -216,8 +222,9 @@ Status generate_file(const GeneratorSpec &spec, const std::string &path, std::ui
         done += n;
         if (progress) progress(done);
     }
-    if (::close(fd) != 0 && status) status = Status::from_errno("closing " + path, errno);
-    if (!status) ::unlink(path.c_str());
+    if (status && ::fdatasync(fd) != 0) status = Status::from_errno("flushing " + path, errno);
+    if (status) status = out.commit();
+    if (status) cleanup::untrack(path);
     return status;
 }
 

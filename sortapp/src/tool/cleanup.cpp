@@ -13,6 +13,9 @@
 #include <set>
 #include <thread>
 
+#include "viaduct/path.hpp"
+#include "viaduct/safe_file.hpp"
+
 namespace sortapp::cleanup {
 
 namespace {
@@ -82,6 +85,12 @@ Status commit(const std::string &from, const std::string &to) {
         return Status::from_errno("cannot rename " + from + " to " + to, errno);
     r.paths.erase(from);
     r.paths.insert(to);
+    // Not done until the rename is durable: without the directory's fsync a power loss can
+    // leave no output after the job said it was sorted.
+    const std::string dir = viaduct::path_dir(to);
+    if (const int err = viaduct::fsync_dir(dir))
+        return Status::from_errno("cannot sync the directory " + dir + " after renaming " + to,
+                                  err);
     return Status::ok();
 }
 

@@ -10,14 +10,14 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
+#include <cstring>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <thread>
 
 #include "sortapp/disk_probe.hpp"
 #include "sortapp/io_ring.hpp"
 #include "viaduct/path.hpp"
+#include "viaduct/safe_file.hpp"
 
 namespace sortapp {
 
@@ -94,17 +94,65 @@ bool parse_entry(const json &e, DiskBandwidth &out, std::string &why) {
     return true;
 }
 
-// The whole cache: an empty object when there is no file; false (and `why`) when the file
-// is there but is not one of ours.
-bool load(const std::string &path, json &doc, std::string &why) {
-    doc = json{{"format", cache_format}, {"version", cache_version}, {"devices", json::object()}};
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return true;
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (text.size() > max_cache_bytes) {
-        why = "disk cache " + path + " is too large";
+// The cache's directory, opened once and checked (private to this user): the cache, its lock
+// and its temporaries are opened relative to it, never through a link, so a directory another
+// user made or can write (a shared /tmp/.cache) is refused rather than written into.
+struct CacheDir {
+    viaduct::UniqueFd fd;
+    std::string dir, name;  // the directory's path (for messages) and the cache's file name
+};
+
+// False, with `why`, when the directory cannot be used; with `create`, a missing one is made
+// (0700). A missing directory without `create` is an empty cache: true with an invalid fd.
+bool open_cache_dir(const std::string &path, bool create, CacheDir &out, std::string &why) {
+    const viaduct::PathParts where = viaduct::split_path(path);
+    out.dir = where.dir;
+    out.name = where.base;
+    struct stat st {};
+    if (!create && ::stat(out.dir.c_str(), &st) != 0 && errno == ENOENT) return true;
+    out.fd = create ? viaduct::make_private_dir(out.dir, why)
+                    : viaduct::open_checked_dir(out.dir, viaduct::DirTrust::private_to_user, why);
+    if (!out.fd.valid()) why = "disk cache not used: " + why;
+    return out.fd.valid();
+}
+
+// The cache file's text: "" when there is none; false (and `why`) when it cannot be read or is
+// not a regular file of a sane size.
+bool read_text(const CacheDir &d, std::string &text, std::string &why) {
+    text.clear();
+    if (!d.fd.valid()) return true;
+    viaduct::UniqueFd fd(::openat(d.fd.get(), d.name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    const std::string path = d.dir + "/" + d.name;
+    if (!fd.valid()) {
+        if (errno == ENOENT) return true;
+        why = "cannot read the disk cache " + path + ": " + std::strerror(errno);
         return false;
     }
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
+        std::uint64_t(st.st_size) > max_cache_bytes) {
+        why = "disk cache " + path + " is not a regular file or is too large";
+        return false;
+    }
+    text.resize(std::size_t(st.st_size));
+    std::size_t got = 0;
+    while (got < text.size()) {
+        const ssize_t n = ::read(fd.get(), text.data() + got, text.size() - got);
+        if (n <= 0) break;
+        got += std::size_t(n);
+    }
+    text.resize(got);
+    return true;
+}
+
+// The whole cache: an empty object when there is no file; false (and `why`) when the file
+// is there but is not one of ours.
+bool load(const CacheDir &d, json &doc, std::string &why) {
+    doc = json{{"format", cache_format}, {"version", cache_version}, {"devices", json::object()}};
+    std::string text;
+    if (!read_text(d, text, why)) return false;
+    if (text.empty()) return true;
+    const std::string path = d.dir + "/" + d.name;
     json parsed = json::parse(text, nullptr, false);
     if (parsed.is_discarded() || !parsed.is_object() ||
         parsed.value("format", "") != cache_format || !parsed.contains("version") ||
@@ -118,30 +166,27 @@ bool load(const std::string &path, json &doc, std::string &why) {
     return true;
 }
 
-void make_parents(const std::string &path) {
-    const std::string dir = viaduct::path_dir(path);
-    if (dir == "." || dir == "/") return;
-    for (std::size_t p = 1; p <= dir.size(); ++p)
-        if (p == dir.size() || dir[p] == '/') ::mkdir(dir.substr(0, p).c_str(), 0755);
-}
-
-// Written beside the old file and renamed over it: a reader never sees half a cache.
-Status store(const std::string &path, const json &doc) {
-    make_parents(path);
-    const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        out << doc.dump(2) << "\n";
-        out.flush();
-        if (!out) {
-            ::unlink(tmp.c_str());
-            return Status::error("cannot write the disk cache " + tmp);
-        }
+// Written beside the old file under a fresh name and renamed over it, then the directory
+// synced: a reader never sees half a cache, and a power loss does not undo it.
+Status store(const CacheDir &d, const json &doc) {
+    std::string tmp;
+    viaduct::UniqueFd fd(viaduct::create_temp_at(d.fd.get(), "." + d.name + ".", 0600, tmp));
+    if (!fd.valid()) return Status::from_errno("cannot create a temporary file in " + d.dir, errno);
+    const std::string text = doc.dump(2) + "\n";
+    bool ok = true;
+    for (std::size_t put = 0; ok && put < text.size();) {
+        const ssize_t n = ::write(fd.get(), text.data() + put, text.size() - put);
+        ok = n > 0;
+        put += ok ? std::size_t(n) : 0;
     }
-    if (::rename(tmp.c_str(), path.c_str()) != 0) {
-        Status s = Status::from_errno("cannot rename the disk cache to " + path, errno);
-        ::unlink(tmp.c_str());
+    if (!ok || ::fdatasync(fd.get()) != 0) {
+        Status s = Status::from_errno("cannot write the disk cache in " + d.dir, errno);
+        ::unlinkat(d.fd.get(), tmp.c_str(), 0);
         return s;
+    }
+    if (const int err = viaduct::publish_at(d.fd.get(), tmp, d.name)) {
+        ::unlinkat(d.fd.get(), tmp.c_str(), 0);
+        return Status::from_errno("cannot rename the disk cache to " + d.dir + "/" + d.name, err);
     }
     return Status::ok();
 }
@@ -151,16 +196,17 @@ Status store(const std::string &path, const json &doc) {
 // wrong. Bounded: a holder that never lets go delays the others, never stops them.
 class CacheLock {
   public:
-    CacheLock(const std::string &cache_path, double timeout_s) {
-        make_parents(cache_path);
-        const std::string path = cache_path + ".lock";
-        fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    CacheLock(const CacheDir &d, double timeout_s) {
+        const std::string name = d.name + ".lock";
+        if (d.fd.valid())
+            fd_ =
+                ::openat(d.fd.get(), name.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
         const auto until = std::chrono::steady_clock::now() +
                            std::chrono::milliseconds(std::int64_t(timeout_s * 1000));
         while (fd_ >= 0 && ::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
             if (errno != EWOULDBLOCK || std::chrono::steady_clock::now() > until) {
-                std::fprintf(stderr, "sortapp: warning: measuring without the lock %s\n",
-                             path.c_str());
+                std::fprintf(stderr, "sortapp: warning: measuring without the lock %s/%s\n",
+                             d.dir.c_str(), name.c_str());
                 ::close(fd_);
                 fd_ = -1;
                 return;
@@ -177,6 +223,17 @@ class CacheLock {
   private:
     int fd_ = -1;
 };
+
+// Replaces the device's entry; a malformed cache is replaced whole.
+Status write_entry(const CacheDir &dir, const DiskBandwidth &figure) {
+    json doc;
+    std::string why;
+    if (!load(dir, doc, why))
+        doc =
+            json{{"format", cache_format}, {"version", cache_version}, {"devices", json::object()}};
+    doc["devices"][figure.conditions.device] = figure_json(figure);
+    return store(dir, doc);
+}
 
 // The cached figure when it fits this sort: the same request size and depth, and, when a
 // fresh one is asked for, a measurement that ended after `fresh_after` (by a process that
@@ -215,8 +272,14 @@ Status probe_disk(const DiskProbeOptions &o, DiskBandwidth &out) {
     if (o.cache_path.empty()) return measure_disk(o, out);
     const std::string device = std::to_string(std::uint64_t(st.st_dev));
     const double asked = epoch_now();
+    CacheDir dir;
+    std::string why;
+    if (!open_cache_dir(o.cache_path, true, dir, why)) {
+        std::fprintf(stderr, "sortapp: warning: %s; measuring the disk without it\n", why.c_str());
+        return measure_disk(o, out);
+    }
     // Three sweeps each bounded by max_seconds, and the probe file's setup, per waiting turn.
-    CacheLock lock(o.cache_path, 4 * (3 * o.max_seconds + 5));
+    CacheLock lock(dir, 4 * (3 * o.max_seconds + 5));
     if (usable(o, device, asked, out)) return Status::ok();
     SORTAPP_TRY(measure_disk(o, out));
     // Kept all the same (the conditions say why it may be low): a phase that beats it later
@@ -227,7 +290,7 @@ Status probe_disk(const DiskProbeOptions &o, DiskBandwidth &out) {
                      "sortapp: warning: the disk was measured at load average %.2f on %ld CPUs: "
                      "the figure may be too low\n",
                      out.conditions.load_average, cpus);
-    Status s = write_disk_cache(o.cache_path, out);
+    Status s = write_entry(dir, out);
     if (!s) std::fprintf(stderr, "sortapp: warning: %s\n", s.message().c_str());
     return Status::ok();
 }
@@ -235,8 +298,9 @@ Status probe_disk(const DiskProbeOptions &o, DiskBandwidth &out) {
 bool read_disk_cache(const std::string &path, const std::string &device, DiskBandwidth &out,
                      std::string &warning) {
     warning.clear();
+    CacheDir dir;
     json doc;
-    if (!load(path, doc, warning)) return false;
+    if (!open_cache_dir(path, false, dir, warning) || !load(dir, doc, warning)) return false;
     const json &e = field(doc["devices"], device.c_str());
     if (e.is_null() || field(e, "stale") == true) return false;
     std::string why;
@@ -250,24 +314,22 @@ bool read_disk_cache(const std::string &path, const std::string &device, DiskBan
 }
 
 Status write_disk_cache(const std::string &path, const DiskBandwidth &figure) {
-    json doc;
+    CacheDir dir;
     std::string why;
-    load(path, doc, why);  // a malformed cache is replaced whole
-    if (!why.empty())
-        doc =
-            json{{"format", cache_format}, {"version", cache_version}, {"devices", json::object()}};
-    doc["devices"][figure.conditions.device] = figure_json(figure);
-    return store(path, doc);
+    if (!open_cache_dir(path, true, dir, why)) return Status::error(why);
+    return write_entry(dir, figure);
 }
 
 Status mark_disk_cache_stale(const std::string &path, const std::string &device) {
+    CacheDir dir;
     json doc;
     std::string why;
-    if (!load(path, doc, why)) return Status::error(why);
+    if (!open_cache_dir(path, false, dir, why) || !load(dir, doc, why)) return Status::error(why);
+    if (!dir.fd.valid()) return Status::ok();
     json &devices = doc["devices"];
     if (!devices.contains(device) || !devices[device].is_object()) return Status::ok();
     devices[device]["stale"] = true;
-    return store(path, doc);
+    return store(dir, doc);
 }
 
 std::string disk_figure_json(const DiskBandwidth &figure) {

@@ -5,6 +5,7 @@
 #include "sortapp/disk_probe.hpp"
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -188,8 +189,23 @@ Status measure_disk(const DiskProbeOptions &o, DiskBandwidth &out) {
 }
 
 std::string default_disk_cache_path() {
-    const std::string base =
-        viaduct::env::text("XDG_CACHE_HOME", viaduct::env::text("HOME", "/tmp") + "/.cache");
+    // Only absolute directories count (as the XDG spec says); with HOME unset (cron, systemd,
+    // env -i) the password database names the home. Never a shared directory such as /tmp.
+    std::string base = viaduct::env::text("XDG_CACHE_HOME");
+    if (base.empty() || base[0] != '/') {
+        std::string home = viaduct::env::text("HOME");
+        if (home.empty() || home[0] != '/') {
+            struct passwd pw {
+            }, *found = nullptr;
+            std::vector<char> buf(16384);
+            home = ::getpwuid_r(::geteuid(), &pw, buf.data(), buf.size(), &found) == 0 && found &&
+                           pw.pw_dir != nullptr && pw.pw_dir[0] == '/'
+                       ? pw.pw_dir
+                       : "";
+        }
+        if (home.empty()) return "";  // no cache: the disk is measured at every run
+        base = home + "/.cache";
+    }
     return base + "/viaduct/sortapp-disk.json";
 }
 

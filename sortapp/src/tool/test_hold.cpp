@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <thread>
 
+#include "viaduct/safe_file.hpp"
+
 namespace sortapp {
 
 void test_hold(const std::string &who, const std::string &phase) {
@@ -18,12 +20,8 @@ void test_hold(const std::string &who, const std::string &phase) {
     const auto b = a == std::string::npos ? a : s.find('|', a + 1);
     if (b == std::string::npos || s.substr(0, a) != who || s.substr(a + 1, b - a - 1) != phase)
         return;
-    const std::string file = s.substr(b + 1), tmp = file + ".tmp";
-    FILE *f = std::fopen(tmp.c_str(), "w");
-    if (f == nullptr) return;
-    std::fprintf(f, "%d\n", static_cast<int>(getpid()));
-    std::fclose(f);
-    std::rename(tmp.c_str(), file.c_str());
+    const std::string file = s.substr(b + 1);
+    if (!viaduct::write_file_atomically(file, std::to_string(getpid()) + "\n").empty()) return;
     while (access(file.c_str(), F_OK) == 0)
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
