@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "bench_util.hpp"
+#include "viaduct/fatal.hpp"
 
 namespace {
 
@@ -137,6 +138,7 @@ int run(const Options &o) {
 }  // namespace
 
 int main(int argc, char **argv) {
+    viaduct::install_fatal_handler("memcpy-bw");
     Options options;
     int rc = parse_command_line("memcpy-bw", kDescription, argc, argv, options, add_options, true);
     if (rc >= 0) return rc;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "msg_session.hpp"
+#include "viaduct/fatal.hpp"
 
 namespace {
 
@@ -43,13 +44,17 @@ void add_options(CLI::App &app, Options &o) {
     add_long(app, "--repeat", o.repeats, 1, 10000,
              "measure R times in this job and report the median repeat (by per-rank mean; "
              "default 1): a short run on a noisy machine is one sample, not a figure");
-    app.add_flag("--rotate,!--reuse", o.rotate,
+    app.add_flag("--rotate", o.rotate,
                  "move through a region larger than the caches (DRAM) instead of reusing one "
-                 "buffer per operation (--reuse, the default)");
+                 "buffer per operation");
+    app.add_flag_function(
+        "--reuse", [&o](std::int64_t) { o.rotate = false; },
+        "reuse one buffer per operation (the default)");
     viaduct::cli::add_size(app, "--region", o.region_bytes,
                            "with --rotate: region per direction (default 128M)");
     add_long(app, "--timeout", o.timeout_s, 1, 86400,
-             "give up if no operation completes for S seconds (default 120)");
+             "give up if no operation completes for this many seconds (default 120)")
+        ->type_name("SECONDS");
     app.add_flag("--json", o.json, "print one JSON object instead of a table");
 }
 
@@ -375,6 +380,7 @@ int run(const Options &o, int &rank) {
 }  // namespace
 
 int main(int argc, char **argv) {
+    viaduct::install_fatal_handler("msg-alltoall");
     return viaduct::bench::benchmark_main("msg-alltoall", kDescription, argc, argv, add_options,
                                           run);
 }

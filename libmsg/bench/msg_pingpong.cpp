@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "msg_session.hpp"
+#include "viaduct/fatal.hpp"
 
 namespace {
 
@@ -44,7 +45,8 @@ void add_options(CLI::App &app, Options &o) {
     add_long(app, "--warmup", o.warmup, 0, 1000000000,
              "untimed round trips before each size, scaled the same way (default 10)");
     add_long(app, "--timeout", o.timeout_s, 1, 86400,
-             "give up if a message has not arrived after S seconds (default 60)");
+             "give up if a message has not arrived after this many seconds (default 60)")
+        ->type_name("SECONDS");
     app.add_flag("--json", o.json, "print one JSON object instead of a table");
 }
 
@@ -298,6 +300,7 @@ int run(const Options &o, int &rank) {
 }  // namespace
 
 int main(int argc, char **argv) {
+    viaduct::install_fatal_handler("msg-pingpong");
     return viaduct::bench::benchmark_main("msg-pingpong", kDescription, argc, argv, add_options,
                                           run);
 }

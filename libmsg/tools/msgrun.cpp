@@ -21,6 +21,7 @@
 #include "msg/msg.h"
 #include "supervise.hpp"
 #include "viaduct/cli.hpp"
+#include "viaduct/fatal.hpp"
 #include "viaduct/host_memory.hpp"
 
 namespace {
@@ -292,6 +293,7 @@ int run_local_job(const Options &o, char **argv, msg::boot::Coordinator &coord,
 }  // namespace
 
 int main(int argc, char **argv) {
+    viaduct::install_fatal_handler("msgrun");
     Options o;
     int rc = parse_options(argc, argv, o);
     if (rc < 0) rc = check_options(o, argc);

@@ -16,6 +16,7 @@
 
 #include "msg_session.hpp"
 #include "viaduct/env.hpp"
+#include "viaduct/fatal.hpp"
 
 namespace {
 
@@ -417,5 +418,6 @@ int run(const Options &o, int &rank_out) {
 }  // namespace
 
 int main(int argc, char **argv) {
+    viaduct::install_fatal_handler("rio-bench");
     return benchmark_main("rio-bench", kDescription, argc, argv, add_options, run);
 }

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "pump.hpp"
+#include "viaduct/fatal.hpp"
 
 namespace {
 
@@ -37,6 +38,7 @@ int run(msg_context_t *ctx, const pump::Options &o) {
 }  // namespace
 
 int main(int argc, char **argv) {
+    viaduct::install_fatal_handler("datapump");
     pump::Options o;
     const int parsed = pump::parse_options(argc, argv, speaks(), &o);
     if (parsed == 1) return 0;

@@ -9,12 +9,14 @@
 #include "sortapp/generator.hpp"
 #include "sortapp/key_sort.hpp"
 #include "viaduct/clock.hpp"
+#include "viaduct/fatal.hpp"
 
 using namespace sortapp;
 
 using viaduct::seconds_since;
 
 int main(int argc, char **argv) {
+    viaduct::install_fatal_handler("incore-sort");
     std::uint64_t n = argc > 1 ? std::stoull(argv[1]) : 10'000'000;
     std::string dist = argc > 2 ? argv[2] : "uniform";
     GeneratorSpec spec;

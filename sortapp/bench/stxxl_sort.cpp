@@ -12,6 +12,8 @@
 #include <stxxl/sort>
 #include <stxxl/vector>
 
+#include "viaduct/fatal.hpp"
+
 template <std::size_t R, std::size_t K>
 struct Record {
     unsigned char bytes[R];
@@ -59,6 +61,7 @@ int sort_file(const char *path, std::size_t memory) {
 }
 
 int main(int argc, char **argv) {
+    viaduct::install_fatal_handler("stxxl-sort");
     if (argc < 5) {
         std::fprintf(stderr,
                      "usage: stxxl_sort FILE MEMORY_MIB RECORD_SIZE KEY_SIZE [SCRATCH_FILE]\n");
