@@ -85,6 +85,14 @@ TEST_CASE("malformed traces are refused naming the line", "[replay]") {
     CHECK(parse_error(kHead0 + "0,send,5,7,100,eager,2000,2500,0\n").find("t:4: peer 5 out") == 0);
     CHECK(parse_error(kHead0 + "0,send,1,7,1x0,eager,2000,2500,0\n")
               .find("t:4: bytes '1x0' is not a number") == 0);
+    CHECK(parse_error(kHead0 + "0,send,1,7,1000000000000000,eager,2000,2500,0\n")
+              .find("t:4: bytes 1000000000000000 out of range") == 0);  // 1 PB
+    CHECK(parse_error(kHead0 + "0,send,1,7,100,eager,1e300,2500,0\n")
+              .find("t:4: post_ns '1e300' is not a number") == 0);
+    CHECK(parse_error(kHead0 + "0,send,1,7,100,eager,nan,2500,0\n")
+              .find("t:4: post_ns 'nan' is not a number") == 0);
+    CHECK(parse_error(kHead0 + "0,send,1,7,100,eager,500,2500,0\n")
+              .find("t:4: post_ns 500 out of range") == 0);  // before the file's start
     CHECK(parse_error(kHead0 + "0,send,1,7,100,carrier,2000,2500,0\n")
               .find("t:4: unknown protocol 'carrier'") == 0);
     CHECK(parse_error(kHead0 + "0,send,1,7,100,eager,2000,1500,0\n")
