@@ -58,6 +58,24 @@ def interrupted(d, phase, sig):
     check(leftovers(d) == [], f"{phase} {name}: left {leftovers(d)}")
 
 
+def address_space_limit(d):
+    """`sortapp run` (msgrun, the nodes and the monitor) under a 200 MB address-space limit,
+    too low to start its threads: each process names the failure and exits non-zero, none
+    aborts, and nothing is left."""
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (200_000 << 10, 200_000 << 10))
+    r = subprocess.run([SORTAPP, "run", "-n", "2", "--same-input", "--input", f"{d}/in", "--output",
+                        f"{d}/out.{{rank}}", "--timeout", "120"], capture_output=True, text=True,
+                       preexec_fn=limit, timeout=300)
+    check(r.returncode > 0, f"sortapp run under RLIMIT_AS: exit {r.returncode}")
+    check("terminate called" not in r.stderr and "core dumped" not in r.stderr and
+          "signal 6" not in r.stderr and "SIGABRT" not in r.stderr,
+          f"sortapp run under RLIMIT_AS: a process aborted: {r.stderr[-600:]!r}")
+    check("out of memory" in r.stderr or "was refused" in r.stderr,
+          f"sortapp run under RLIMIT_AS: the failure is not named: {r.stderr[-600:]!r}")
+    check(leftovers(d) == [], f"sortapp run under RLIMIT_AS: left {leftovers(d)}")
+
+
 def main():
     d = tempfile.mkdtemp(prefix="sortapp-local-faults-")
     try:
@@ -81,6 +99,7 @@ def main():
             check(r.returncode > 0, f"--memory 1T under a 40 MiB limit: exit {r.returncode}")
             check("out of memory" in r.stderr, f"--memory 1T: message {r.stderr[-300:]!r}")
             check(leftovers(d) == [], f"--memory 1T: left {leftovers(d)}")
+            address_space_limit(d)
         check(sha(f"{d}/in") == before, "the input changed")
     finally:
         shutil.rmtree(d)
