@@ -1,5 +1,6 @@
 // sansim: the command line. Runs one simulation or a sweep over node counts and protocols, as
 // app/options.cpp parsed them, and prints text or JSON (CSV files and plots on request).
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -9,7 +10,7 @@
 
 #include "app/options.hpp"
 #include "app/run.hpp"
-#include "viaduct/progress.hpp"
+#include "app/sweep_progress.hpp"
 
 namespace {
 
@@ -32,7 +33,7 @@ std::vector<int> sweep_counts(const std::string &sweep, const Topology &topo) {
     return counts;
 }
 
-// A sweep's progress line (runs done, runs/s) belongs to a person at a terminal.
+// A sweep's progress line (runs done, the pace) belongs to a person at a terminal.
 bool show_progress(const CommandLine &cl) {
     return !cl.json && !cl.quiet;
 }
@@ -62,7 +63,7 @@ int run_sweep(const Topology &topo, CommandLine &cl, const std::vector<int> &cou
               const std::vector<bool> &modes, Time limit) {
     std::vector<Results> rows;
     bool deadlock = false;
-    viaduct::Progress progress("sansim", "runs", counts.size() * modes.size(), show_progress(cl));
+    SweepProgress progress(counts.size() * modes.size(), show_progress(cl));
     for (int n : counts)
         for (bool restricted : modes) {
             cl.workload.nodes = n;
@@ -107,7 +108,7 @@ int run_load_sweep(const Topology &topo, CommandLine &cl, Time limit) {
     std::vector<Results> rows;
     bool stopped = false;
     const std::vector<double> loads = sweep_loads(cl.sweep_load);
-    viaduct::Progress progress("sansim", "runs", loads.size(), show_progress(cl));
+    SweepProgress progress(loads.size(), show_progress(cl));
     for (double load : loads) {
         cl.workload.load = load;
         rows.push_back(run_simulation(topo, cl.params, cl.workload, limit, cl.measure));
@@ -128,7 +129,8 @@ int run_load_sweep(const Topology &topo, CommandLine &cl, Time limit) {
 int simulate(CommandLine &cl) {
     Topology topo = make_topology(cl.topology, cl.fabrics);
     apply_topology_settings(topo, cl);
-    const Time limit = cl.time_limit_us > 0 ? from_us(cl.time_limit_us) : 0;
+    // At least a picosecond: a limit that rounds to 0 would mean none.
+    const Time limit = cl.time_limit_us > 0 ? std::max<Time>(1, from_us(cl.time_limit_us)) : 0;
     const std::vector<bool> modes = protocol_modes(cl.protocol);
 
     for (const std::string &dir : {cl.csv_dir, cl.plot_dir})

@@ -2,6 +2,7 @@
 // checks between options. Every problem is reported as "sansim: ..." with exit status 2.
 #include "app/options.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <set>
@@ -12,6 +13,12 @@
 
 namespace sansim {
 namespace {
+
+std::string fmt_figure(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
+}
 
 const char *kHelp = R"(usage: sansim [options]
 
@@ -173,15 +180,29 @@ double to_double(const std::string &flag, const std::string &v) {
     try {
         std::size_t used = 0;
         const double d = std::stod(v, &used);
-        if (used == v.size()) return d;
+        if (used == v.size() && std::isfinite(d)) return d;
     } catch (const std::exception &) {
     }
-    usage_die(flag + ": '" + v + "' is not a number");
+    usage_die(flag + ": '" + v + "' is not a finite number");
 }
 
-double nonneg(const std::string &flag, const std::string &v) {
+// Every figure is bounded: simulated time is int64 picoseconds (about 106 days), so times and
+// rates past these would wrap round rather than mean anything.
+constexpr double kMaxFigure = 1e12;
+
+double nonneg(const std::string &flag, const std::string &v, double hi = kMaxFigure) {
     const double d = to_double(flag, v);
     if (d < 0) usage_die(flag + ": must not be negative");
+    if (d > hi) usage_die(flag + ": " + v + " is above the limit of " + fmt_figure(hi));
+    return d;
+}
+
+// A rate in MB/s (or MHz): 0 where `zero` says what 0 means, else at least 0.001 (a byte a
+// millisecond), as a topology file's links; slower rates overflow the picoseconds per byte.
+double rate(const std::string &flag, const std::string &v, bool zero_allowed) {
+    const double d = nonneg(flag, v, 1e9);
+    if (d < 0.001 && !(zero_allowed && d == 0))
+        usage_die(flag + ": " + v + " is below 0.001" + (zero_allowed ? " (and not 0)" : ""));
     return d;
 }
 
@@ -263,7 +284,7 @@ struct Parser {
         else if (flag == "--read-fraction")
             w.read_fraction = nonneg(flag, v);
         else if (flag == "--rate")
-            w.requests_per_s = nonneg(flag, v);
+            w.requests_per_s = nonneg(flag, v, 1e9);  // one request per ns per node
         else if (flag == "--trace")
             w.trace_path = v;
         else if (flag == "--replay")
@@ -275,9 +296,10 @@ struct Parser {
         else if (flag == "--seed")
             w.seed = cl.params.route_seed =
                 static_cast<std::uint64_t>(to_long(flag, v, 0, 1L << 62));
-        else if (flag == "--time-limit-us")
+        else if (flag == "--time-limit-us") {
             cl.time_limit_us = nonneg(flag, v);
-        else if (flag == "--sweep-nodes")
+            if (cl.time_limit_us <= 0) usage_die(flag + ": must be positive");
+        } else if (flag == "--sweep-nodes")
             cl.sweep = v;
         else
             return false;
@@ -287,11 +309,11 @@ struct Parser {
     bool link_and_router_option(const std::string &flag, const std::string &v) {
         Params &p = cl.params;
         if (flag == "--symbol-mhz")
-            p.symbol_mhz = nonneg(flag, v);
+            p.symbol_mhz = rate(flag, v, false);
         else if (flag == "--link-mbps")
-            p.link_mbps = nonneg(flag, v);
+            p.link_mbps = rate(flag, v, true);
         else if (flag == "--link-gbps")
-            p.link_mbps = nonneg(flag, v) * 125;
+            p.link_mbps = rate(flag, v, true) * 125;
         else if (flag == "--link-delay-ns")
             p.link_delay_ns = nonneg(flag, v);
         else if (flag == "--hop-latency-ns")
@@ -323,19 +345,21 @@ struct Parser {
         else if (flag == "--turnaround-ns")
             p.nic_turnaround_ns = nonneg(flag, v);
         else if (flag == "--pci-mbps")
-            p.pci_mbps = nonneg(flag, v);
+            p.pci_mbps = rate(flag, v, true);
         else if (flag == "--pci-read-latency-ns")
             p.pci_read_latency_ns = nonneg(flag, v);
         else if (flag == "--pci-write-ns")
             p.pci_write_overhead_ns = nonneg(flag, v);
         else if (flag == "--disk-mbps") {
-            p.disk_mbps = nonneg(flag, v);
+            p.disk_mbps = rate(flag, v, true);
             disk_set = true;
         } else if (flag == "--disk-burst-bytes")
             p.disk_burst_bytes = to_size_int(flag, v, 1, 1 << 30);
         else if (flag == "--series-bin-us") {
-            p.series_bin_us = to_double(flag, v);
-            if (p.series_bin_us <= 0) usage_die(flag + ": must be positive");
+            // A bin per this much simulated time: finer than 0.1 us, a run of milliseconds
+            // would keep tens of millions of them.
+            p.series_bin_us = nonneg(flag, v);
+            if (p.series_bin_us < 0.1) usage_die(flag + ": at least 0.1");
         } else
             return false;
         return true;
@@ -344,7 +368,7 @@ struct Parser {
     bool open_loop_option(const std::string &flag, const std::string &v) {
         WorkloadOptions &w = cl.workload;
         if (flag == "--load") {
-            w.load = to_double(flag, v);
+            w.load = nonneg(flag, v, 100);
             if (!(w.load > 0)) usage_die(flag + ": must be positive");
         } else if (flag == "--injection") {
             if (v != "bernoulli" && v != "poisson") usage_die(flag + ": bernoulli or poisson");

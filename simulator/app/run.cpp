@@ -2,6 +2,7 @@
 #include "app/run.hpp"
 
 #include <chrono>
+#include <cstdio>
 
 namespace sansim {
 namespace {
@@ -14,6 +15,30 @@ void check_pairs(const Network &net, const Workload &work) {
         const std::string why = unreachable_pair(net.topology(), net.routing(), src, dst, back);
         if (!why.empty()) throw TopologyError(why);
     });
+}
+
+// A run with no time limit and no window's end must end by itself, and soon enough: past this
+// many packets (some 10^10 events, hours of simulation) only a part of the work is sensible.
+constexpr double kMaxUnboundedPackets = 1e9;
+
+void check_bounded(const Network &net, const Workload &work, const std::string &kind, Time limit) {
+    if (limit > 0) return;
+    if (work.open_loop())
+        throw std::invalid_argument(kind +
+                                    " traffic never ends by itself: give --time-limit-us or "
+                                    "--measure");
+    const double bytes = work.total_bytes(), packets = bytes / net.params().max_payload;
+    if (packets <= kMaxUnboundedPackets) return;
+    char figures[160];
+    std::snprintf(figures, sizeof figures, "%.3g bytes in %d-byte packets, %.3g packets", bytes,
+                  net.params().max_payload, packets);
+    const bool recorded = kind == "trace" || kind == "replay";
+    throw std::invalid_argument(
+        kind + " would move " + figures +
+        ", more than sansim simulates in reasonable time (1e9 packets): give --time-limit-us to "
+        "simulate a part" +
+        (recorded ? std::string()
+                  : ", or ask for fewer bytes (--message-bytes, --rounds, --nodes)"));
 }
 
 // Sets the window; returns the time limit the run needs (0: none).
@@ -34,6 +59,7 @@ Results run_simulation(const Topology &topo, const Params &params, const Workloa
     auto wl = make_workload(work, net);
     check_pairs(net, *wl);
     const Time limit = apply_window(net, measure, time_limit);
+    check_bounded(net, *wl, work.kind, limit);
     const auto t0 = std::chrono::steady_clock::now();
     wl->start(net);
     net.run(limit > 0 ? limit : kForever);

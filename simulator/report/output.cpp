@@ -56,7 +56,8 @@ nlohmann::json measurement_json(const Results &r) {
             {"request_limited_mbps", r.request_limited_mbps},
             {"offered_load", r.offered_load},
             {"zero_load_latency_us", r.zero_load_latency_us},
-            {"acks", r.acks}};
+            {"acks", r.acks},
+            {"verdict", verdict(r)}};
 }
 
 // Predicted over recorded time (0 when nothing was recorded).
@@ -185,8 +186,14 @@ std::string rates_text(const Results &r) {
           << fmt("%.3f", r.injected_fraction) << ", accepted " << fmt("%.3f", r.throughput_fraction)
           << " of injection capacity; zero-load transfer "
           << "latency " << fmt("%.3f", r.zero_load_latency_us) << " us, measured mean "
-          << fmt("%.3f", r.transfer_latency.mean_us) << " us\n";
-    if (!r.steady_known) {
+          << (r.transfer_latency.count > 0 ? fmt("%.3f", r.transfer_latency.mean_us) + " us"
+                                           : std::string("n/a (none finished)"))
+          << "\n";
+    if (!r.open_loop && !r.window_given) {
+        // Halves of a run to completion differ as senders finish: no steady state to find.
+        o << "steady state: not checked (a workload run to its end; open loops with --measure "
+             "have one)\n";
+    } else if (!r.steady_known) {
         o << "steady state: unknown (a half of the span delivered or queued nothing)\n";
     } else {
         const bool lat = !std::isnan(r.latency_drift);
@@ -206,7 +213,9 @@ std::string to_text(const Results &r) {
     o << "sansim: " << r.workload << " on " << r.topology << " (" << r.nodes << " nodes, "
       << r.fabrics << " fabric" << (r.fabrics > 1 ? "s" : "") << ", "
       << (r.restricted ? "restricted" : "unrestricted") << ")\n";
-    o << ending_text(r);
+    // A saturated run's one line says more than the note on how it ended.
+    const std::string v = verdict(r);
+    o << (v.empty() ? ending_text(r) : v);
     o << replay_text(r);
     if (r.lanes_reported)
         o << "flow control " << r.flow_control << ", " << r.vls << " virtual lane"
@@ -225,12 +234,15 @@ std::string to_text(const Results &r) {
     o << rates_text(r);
     o << "outstanding-request exhausted: " << fmt("%.1f", 100 * r.mean_or_exhausted)
       << "% of NIC time\n";
-    o << dist_text("packet RTT", r.packet_rtt);
+    if (r.packet_rtt.count == 0 && r.acks == "none")
+        o << "packet RTT: none (writes get no response under --acks none)\n";
+    else
+        o << dist_text("packet RTT", r.packet_rtt);
     if (r.request_rtt.count > 0)
         o << dist_text("request RTT (slot held, the BTE's PCI read included)", r.request_rtt)
           << "request-limited bandwidth (outstanding x payload / mean request RTT): "
           << fmt("%.2f", r.request_limited_mbps) << " MB/s\n";
-    o << dist_text("message latency", r.message_latency);
+    if (r.uses_messages) o << dist_text("message latency", r.message_latency);
     o << dist_text("transfer latency", r.transfer_latency);
     double max_util = 0;
     for (const LinkResult &l : r.links) max_util = std::max(max_util, l.utilization);

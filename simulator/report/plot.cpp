@@ -132,10 +132,17 @@ std::string link_script(const Results &r, const std::vector<LinkGroup> &groups) 
     return s + (groups.empty() ? "1/0 notitle\n" : "\n");
 }
 
-std::string or_script() {
-    return "set title 'Outstanding-request exhaustion over time'\nset xlabel 'time (us)'\n"
-           "set ylabel 'fraction of NIC time exhausted'\n"
-           "plot 'or_series.csv' using 1:2 every ::1 with steps notitle\n";
+// A fraction, so the axis is fixed: a run that never ran out of requests (all zeros) would
+// otherwise leave gnuplot an empty range to complain about.
+std::string or_script(const Results &r) {
+    const std::string s =
+        "set title 'Outstanding-request exhaustion over time'\nset xlabel 'time (us)'\n"
+        "set ylabel 'fraction of NIC time exhausted'\nset yrange [0:1.05]\n";
+    if (r.or_series.size() < 2)  // a run shorter than one bin: no time axis to draw
+        return s +
+               "set label 'no time series' at graph 0.5, 0.5 center\nset xrange [0:1]\n"
+               "plot 1/0 notitle\n";
+    return s + "plot 'or_series.csv' using 1:2 every ::1 with steps notitle\n";
 }
 
 bool powers_of_two(const std::vector<Results> &rows) {
@@ -149,7 +156,10 @@ bool powers_of_two(const std::vector<Results> &rows) {
 std::string sweep_script(const std::vector<Results> &rows, std::pair<bool, bool> ran, bool paper) {
     std::string s = "set title 'Per-node bidirectional bandwidth vs node count (Figure 5)'\n";
     s += "set xlabel 'nodes'\nset ylabel 'MB/s per node (bidirectional)'\n";
-    s += "set key bottom left\nset yrange [0:*]\n";
+    double top = 0;
+    for (const Results &r : rows) top = std::max(top, r.mean_bidir_mbps);
+    // Nothing delivered would leave an empty range [0:0].
+    s += std::string("set key bottom left\nset yrange [0:") + (top > 0 ? "*" : "1") + "]\n";
     int lo = rows.empty() ? 1 : rows[0].nodes, hi = lo;
     for (const Results &r : rows) lo = std::min(lo, r.nodes), hi = std::max(hi, r.nodes);
     if (paper)
@@ -194,7 +204,7 @@ std::string plot_run(const Results &r, const std::string &dir) {
     for (const auto &[name, body] :
          {std::pair<std::string, std::string>{"rtt_histogram", rtt_script(r)},
           {"link_utilization", link_script(r, groups)},
-          {"or_series", or_script()}}) {
+          {"or_series", or_script(r)}}) {
         const std::string err = render(dir, name, body);
         if (!err.empty()) return err;
     }
@@ -215,6 +225,12 @@ std::string plot_load_sweep(const std::vector<Results> &rows, const std::string 
     std::string s = "set title 'Transfer latency against offered load'\n";
     s += "set xlabel 'offered load (fraction of injection capacity)'\nset ylabel 'latency (us)'\n";
     s += "set logscale y\nset key top left\n";
+    // One load alone would be an empty x range: the axis spans the loads with a margin.
+    double lo = rows.empty() ? 0 : rows.front().offered_load, hi = lo;
+    for (const Results &r : rows)
+        lo = std::min(lo, r.offered_load), hi = std::max(hi, r.offered_load);
+    const double margin = std::max(0.05, 0.05 * (hi - lo));
+    s += "set xrange [" + num(std::max(0.0, lo - margin)) + ":" + num(hi + margin) + "]\n";
     s += "plot 'load_sweep.csv' using 1:4 every ::1 with linespoints pt 7 title 'mean', \\\n";
     s += "     'load_sweep.csv' using 1:6 every ::1 with linespoints pt 5 title 'p99', \\\n";
     s += "     'load_sweep.csv' using 1:7 every ::1 with lines dt 2 title 'zero load'\n";

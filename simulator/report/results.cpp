@@ -105,6 +105,8 @@ void fill_run(Results &r, const Network &net, const Workload &work, double wall_
     r.offered_load = work.offered_load();
     r.replayed = work.replay_summary(&r.replay);
     r.acks = ack_path_name(net.params().acks);
+    r.pci_mbps = net.params().pci_mbps;
+    r.uses_messages = work.messages() != nullptr;
     fill_lanes(r, net);
     const Window &w = net.window();
     r.window_given = w.given;

@@ -64,7 +64,9 @@ struct Results {
     // Transfer latency with no other traffic, over the pairs that carried traffic, for
     // one-packet transfers (0 otherwise); at the default link figures.
     double zero_load_latency_us = 0;
-    std::string acks;  // inband, separate or none
+    std::string acks;            // inband, separate or none
+    double pci_mbps = 0;         // 0: ideal endpoints
+    bool uses_messages = false;  // the workload sends messages (message latency applies)
     // Link-level flow control, reported when a run asks for credits, lanes, a lane rule or
     // Valiant routing (lanes_reported); overflows and the peak are counted under credits only.
     bool lanes_reported = false;
@@ -114,6 +116,9 @@ struct Results {
 Results collect(const Network &net, const Workload &work, int nodes, double wall_s);
 
 std::string to_text(const Results &r);
+// Whether the run's figures mean what they seem to (report/verdict.cpp): empty when they do,
+// else one line that says why not and what to change ("SATURATED: ...").
+std::string verdict(const Results &r);
 std::string to_json(const Results &r, bool full);
 std::string sweep_json(const std::vector<Results> &rows);
 // Writes nodes.csv, links.csv, rtt_histogram.csv and or_series.csv into `dir`.

@@ -1,15 +1,26 @@
 // Topology specs on the command line: "NAME:ARGS" for a generator, anything else is a file.
+// Either is refused, naming the figures, when its model would not fit in memory.
 #include <sstream>
 
 #include "topology/topology.hpp"
 
 namespace sansim {
 
+namespace {
+
+Topology checked_file(const std::string &spec, const std::string &path) {
+    Topology t = read_topology_file(path);
+    check_footprint(spec, topology_size(t));
+    return t;
+}
+
+}  // namespace
+
 Topology make_topology(const std::string &spec, int fabrics) {
     const auto colon = spec.find(':');
-    if (colon == std::string::npos) return read_topology_file(spec);
+    if (colon == std::string::npos) return checked_file(spec, spec);
     const std::string name = spec.substr(0, colon);
-    if (name == "file") return read_topology_file(spec.substr(colon + 1));
+    if (name == "file") return checked_file(spec, spec.substr(colon + 1));
     std::vector<int> a;
     std::stringstream ss(spec.substr(colon + 1));
     for (std::string item; std::getline(ss, item, ',');) {
@@ -25,6 +36,8 @@ Topology make_topology(const std::string &spec, int fabrics) {
         if (a.size() < lo || a.size() > hi)
             throw TopologyError("topology '" + spec + "': usage " + usage);
     };
+    // Sizes first, from the arguments alone: the generator allocates as it builds.
+    check_footprint(spec, generator_size(name, a, name == "dual" ? 2 : fabrics));
     if (name == "crossbar") {
         need(1, 1, "crossbar:NODES");
         return make_crossbar(a[0], fabrics);

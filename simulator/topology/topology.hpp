@@ -125,6 +125,26 @@ Topology read_topology_file(const std::string &path);
 Topology parse_topology(const std::string &text, const std::string &origin);
 
 // Builds a generator from a spec such as "fattree:4,3" or "torus:8,8,1" or a file path.
+// Refuses (TopologyError) a topology whose model would not fit in memory, before building it.
 Topology make_topology(const std::string &spec, int fabrics);
+
+// What a topology holds, counted without building it (topology/footprint.cpp).
+struct TopologySize {
+    double nodes = 0, routers = 0;
+    double ports = 0;      // router ports, summed
+    double max_ports = 0;  // the widest router's
+    double links = 0;
+    double fabrics = 1;
+};
+// A generator's counts from its arguments (zeros for an unknown name).
+TopologySize generator_size(const std::string &name, const std::vector<int> &args, int fabrics);
+TopologySize topology_size(const Topology &t);
+// Bytes the description, routing tables and network of such a topology take, about.
+double model_bytes(const TopologySize &s);
+// The memory a run may use: physical memory, or a lower cgroup or ulimit figure; *what
+// names it ("this machine has 23 GiB").
+double memory_limit(std::string *what);
+// Throws TopologyError naming both figures when model_bytes exceeds half of memory_limit.
+void check_footprint(const std::string &spec, const TopologySize &s);
 
 }  // namespace sansim

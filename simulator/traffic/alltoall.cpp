@@ -33,6 +33,10 @@ class AllToAll : public Workload {
         if (sent_[static_cast<std::size_t>(m.src * n_ + m.dst)] < opt_.rounds) post(m.src, m.dst);
     }
     bool finished() const override { return remaining_ == 0; }
+    double total_bytes() const override {
+        return static_cast<double>(n_) * (n_ - 1) * opt_.rounds *
+               static_cast<double>(opt_.message_bytes);
+    }
     void each_pair(const std::function<void(int, int)> &visit) const override {
         all_pairs(n_, visit);
     }

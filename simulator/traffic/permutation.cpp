@@ -36,6 +36,9 @@ class Permutation : public Workload {
         if (left_[static_cast<std::size_t>(m.src)] > 0) post(m.src);
     }
     bool finished() const override { return remaining_ == 0; }
+    double total_bytes() const override {
+        return static_cast<double>(n_) * opt_.rounds * static_cast<double>(opt_.message_bytes);
+    }
     void each_pair(const std::function<void(int, int)> &visit) const override {
         if (hotspot_) {
             all_pairs(n_, visit);

@@ -20,6 +20,9 @@ class PingPong : public Workload {
         layer_->send(m.dst, m.src, opt_.message_bytes, 0);
     }
     bool finished() const override { return remaining_ == 0; }
+    double total_bytes() const override {
+        return 2.0 * opt_.rounds * static_cast<double>(opt_.message_bytes);
+    }
     void each_pair(const std::function<void(int, int)> &visit) const override {
         visit(0, 1);
         visit(1, 0);

@@ -50,7 +50,7 @@ class Replay : public Workload {
             node_.push_back(opt.replay_map == "identity"
                                 ? r
                                 : static_cast<int>(static_cast<long>(r) * nodes / ranks_));
-        take_ops(traces);
+        take_ops(traces, series_reach_us(net));
         match_receives();
         order_ranks();
         layer_ = std::make_unique<MessageLayer>(net, opt.messages, this);
@@ -78,6 +78,7 @@ class Replay : public Workload {
         if (--remaining_ == 0) net.stop();
     }
     bool finished() const override { return remaining_ == 0; }
+    double total_bytes() const override { return static_cast<double>(bytes_); }
     void each_pair(const std::function<void(int, int)> &visit) const override {
         std::set<std::pair<int, int>> seen;
         for (const Op &o : ops_)
@@ -97,7 +98,7 @@ class Replay : public Workload {
     }
 
   private:
-    void take_ops(const std::vector<RankTrace> &traces);
+    void take_ops(const std::vector<RankTrace> &traces, double reach_us);
     void match_receives();
     void order_ranks();
     void advance(Network &net, int rank);
@@ -112,7 +113,7 @@ class Replay : public Workload {
     Time recorded_ = 0, predicted_ = 0;
 };
 
-void Replay::take_ops(const std::vector<RankTrace> &traces) {
+void Replay::take_ops(const std::vector<RankTrace> &traces, double reach_us) {
     std::int64_t t0 = INT64_MAX, end = INT64_MIN;
     for (const RankTrace &t : traces) {
         dropped_ += t.dropped;
@@ -126,6 +127,10 @@ void Replay::take_ops(const std::vector<RankTrace> &traces) {
     if (t0 == INT64_MAX) return;
     if (end - t0 > std::int64_t{1} << 42)
         throw TraceError("replay: the traces span more than an hour; are they one job's?");
+    if (static_cast<double>(end - t0) / 1e3 > reach_us)
+        throw TraceError("replay: the traces span " + std::to_string((end - t0) / 1000000) +
+                         " ms, past what 10^7 bins of the NICs' time series reach: raise "
+                         "--series-bin-us");
     for (const RankTrace &t : traces)
         for (const TraceOp &o : t.ops) {
             if ((o.status != 0 && o.status != -3) || o.peer == t.rank ||

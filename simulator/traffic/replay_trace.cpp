@@ -105,7 +105,23 @@ TraceProtocol protocol_of(const Reader &in, std::string_view s) {
             "' (eager, self, send_recv, rdma_read, rdma_write)");
 }
 
-TraceOp read_record(const Reader &in, std::string_view line, const Header &h) {
+// libmsg writes a receive that never matched a message (withdrawn at finalize, or failed
+// for lack of a sender) with the wildcards it was posted with: peer -1 (any source) and
+// perhaps tag -1 (any tag). Such a record is no message, so the reader checks and skips it.
+bool withdrawn_receive(const Reader &in, const std::vector<std::string_view> &f) {
+    const bool wildcard = f[2] == "-1" || f[3] == "-1";
+    if (!wildcard) return false;
+    if (f[1] != "recv")
+        in.fail("a send to peer " + std::string(f[2]) + " tag " + std::string(f[3]) +
+                ": only a receive can name a wildcard (-1)");
+    if (in.number<int>(f[8], "status", -1000, 0) == 0)
+        in.fail("a completed receive with peer " + std::string(f[2]) + " tag " + std::string(f[3]) +
+                ": a completed receive names its sender and tag");
+    return true;
+}
+
+// Fills *op from one record line; false for a receive that never matched a message.
+bool read_record(const Reader &in, std::string_view line, const Header &h, TraceOp *out) {
     const auto f = split(line, ',');
     if (f.size() != 9)
         in.fail("expected 9 comma-separated fields, found " + std::to_string(f.size()));
@@ -114,17 +130,19 @@ TraceOp read_record(const Reader &in, std::string_view line, const Header &h) {
                 std::to_string(h.rank));
     TraceOp op;
     if (f[1] != "send" && f[1] != "recv") in.fail("kind must be send or recv");
+    const bool withdrawn = withdrawn_receive(in, f);
     op.send = f[1] == "send";
-    op.peer = in.number<int>(f[2], "peer", 0, h.size - 1);
-    op.tag = in.number<int>(f[3], "tag", 0, INT32_MAX);
-    op.bytes = in.number<std::uint64_t>(f[4], "bytes", 0, std::uint64_t{1} << 40);
+    op.peer = in.number<int>(f[2], "peer", withdrawn ? -1 : 0, h.size - 1);
+    op.tag = in.number<int>(f[3], "tag", withdrawn ? -1 : 0, INT32_MAX);
+    op.bytes = in.number<std::uint64_t>(f[4], "bytes", 0, kTraceMaxBytes);
     op.protocol = protocol_of(in, f[5]);
     const auto post = in.number<std::int64_t>(f[6], "post_ns", h.mono0, h.mono0 + kMaxSpanNs);
     const auto done = in.number<std::int64_t>(f[7], "done_ns", post, h.mono0 + kMaxSpanNs);
     op.status = in.number<int>(f[8], "status", -1000, 0);
     op.post_ns = h.wall0 + (post - h.mono0);
     op.done_ns = h.wall0 + (done - h.mono0);
-    return op;
+    *out = op;
+    return !withdrawn;
 }
 
 }  // namespace
@@ -163,15 +181,20 @@ RankTrace parse_rank_trace(std::string_view text, const std::string &name) {
             const auto w = split(line, ' ');
             if (w.size() != 6 || w[2] != "records" || w[4] != "dropped")
                 in.fail("expected '# end records K dropped D'");
-            if (in.number<std::uint64_t>(w[3], "records", 0, kTraceMaxRecords) != t.ops.size())
+            const std::uint64_t records = t.ops.size() + t.withdrawn;
+            if (in.number<std::uint64_t>(w[3], "records", 0, kTraceMaxRecords) != records)
                 in.fail("the end line counts " + std::string(w[3]) + " records, the file has " +
-                        std::to_string(t.ops.size()));
+                        std::to_string(records));
             t.dropped = in.number<std::uint64_t>(w[5], "dropped", 0, UINT64_MAX);
             ended = true;
             continue;
         }
-        if (t.ops.size() >= kTraceMaxRecords) in.fail("more than 50000000 records");
-        t.ops.push_back(read_record(in, line, h));
+        if (t.ops.size() + t.withdrawn >= kTraceMaxRecords) in.fail("more than 50000000 records");
+        TraceOp op;
+        if (read_record(in, line, h, &op))
+            t.ops.push_back(op);
+        else
+            ++t.withdrawn;
     }
     if (!ended) in.fail("truncated: no '# end records' line");
     return t;
@@ -179,15 +202,42 @@ RankTrace parse_rank_trace(std::string_view text, const std::string &name) {
 
 namespace {
 
+// Whether a file starts as a viaduct trace does ("# viaduct-trace "): a directory of a job's
+// traces often holds its inputs, outputs and logs too.
+bool looks_like_trace(const std::filesystem::path &path) {
+    constexpr std::string_view kMagic = "# viaduct-trace ";
+    std::ifstream f(path, std::ios::binary);
+    char head[kMagic.size()] = {};
+    f.read(head, static_cast<std::streamsize>(sizeof head));
+    return f.gcount() == static_cast<std::streamsize>(sizeof head) &&
+           std::string_view(head, sizeof head) == kMagic;
+}
+
+// A directory's trace files; others are left out, and so are the writer's temporaries (hidden
+// ".NAME.XXXXXX", or "NAME.tmpPID" from older writers), which may be cut short.
+std::vector<std::string> directory_traces(const std::string &dir) {
+    std::vector<std::string> files, others;
+    std::error_code ec;
+    for (const auto &e : std::filesystem::directory_iterator(dir, ec)) {
+        const std::string name = e.path().filename().string();
+        if (!e.is_regular_file() || name.front() == '.' || name.find(".tmp") != std::string::npos)
+            continue;
+        (looks_like_trace(e.path()) ? files : others).push_back(e.path().string());
+    }
+    if (ec) throw TraceError(dir + ": cannot list: " + ec.message());
+    if (files.empty() && !others.empty()) {
+        std::sort(others.begin(), others.end());
+        throw TraceError(dir + ": no viaduct trace among its " + std::to_string(others.size()) +
+                         " files (" + others.front() + ", ...: a trace starts '# viaduct-trace')");
+    }
+    return files;
+}
+
 std::vector<std::string> trace_files(const std::string &spec) {
     std::vector<std::string> files;
     std::error_code ec;
     if (std::filesystem::is_directory(spec, ec)) {
-        for (const auto &e : std::filesystem::directory_iterator(spec, ec))
-            if (e.is_regular_file() &&
-                e.path().filename().string().find(".tmp") == std::string::npos)
-                files.push_back(e.path().string());
-        if (ec) throw TraceError(spec + ": cannot list: " + ec.message());
+        files = directory_traces(spec);
     } else {
         glob_t g{};
         const int rc = glob(spec.c_str(), 0, nullptr, &g);

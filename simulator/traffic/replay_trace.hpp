@@ -29,19 +29,22 @@ struct TraceOp {
 struct RankTrace {
     std::string name;  // the file, for messages
     int rank = 0, size = 0;
-    std::uint64_t dropped = 0;  // records the writer's cap left out
-    std::vector<TraceOp> ops;   // in file order
+    std::uint64_t dropped = 0;    // records the writer's cap left out
+    std::uint64_t withdrawn = 0;  // receives that matched no message (peer or tag -1): skipped
+    std::vector<TraceOp> ops;     // in file order
 };
 
 // Limits on what a trace may hold (a file past them is refused, not truncated).
 constexpr std::size_t kTraceMaxLine = 4096;
 constexpr std::size_t kTraceMaxRecords = 50'000'000;
 constexpr int kTraceMaxRanks = 1 << 16;
+constexpr std::uint64_t kTraceMaxBytes = std::uint64_t{1} << 40;  // one message: 1 TiB
 
 // One file's text; `name` prefixes every error ("name:line: problem").
 RankTrace parse_rank_trace(std::string_view text, const std::string &name);
 
-// spec: a directory (every regular file in it whose name has no ".tmp"), or a path or glob
+// spec: a directory (its regular files that start "# viaduct-trace "; other files, hidden
+// ones and names with ".tmp", the writer's temporaries, are ignored), or a path or glob
 // pattern. The files must be one job's: the same size, each rank once, every rank present.
 std::vector<RankTrace> load_traces(const std::string &spec);
 

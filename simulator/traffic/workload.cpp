@@ -5,6 +5,10 @@
 
 namespace sansim {
 
+double series_reach_us(const Network &net) {
+    return kMaxSeriesBins * net.params().series_bin_us;
+}
+
 void all_pairs(int nodes, const std::function<void(int, int)> &visit) {
     for (int s = 0; s < nodes; ++s)
         for (int d = 0; d < nodes; ++d)

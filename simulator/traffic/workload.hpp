@@ -64,6 +64,9 @@ class Workload : public TransferClient, public MessageListener {
     virtual void each_pair(const std::function<void(int, int)> &visit) const = 0;
     // Whether it issues reads (whose data returns on the fabric whatever the acknowledgements).
     virtual bool reads() const { return false; }
+    // The payload it moves in all, known before it starts (so a run too big to simulate
+    // without a time limit can be refused); < 0 for sources that never stop.
+    virtual double total_bytes() const { return -1; }
     // Open-loop sources: the offered load as a fraction of injection capacity; else < 0.
     virtual double offered_load() const { return -1; }
     // The size of the transfers it issues, when they all have one; else 0.
@@ -77,6 +80,12 @@ class Workload : public TransferClient, public MessageListener {
   protected:
     std::unique_ptr<MessageLayer> layer_;
 };
+
+// The NICs' outstanding-request series keeps a bin per --series-bin-us of simulated time, so
+// a workload whose recorded times reach far (trace, replay) is bounded by this many bins.
+constexpr double kMaxSeriesBins = 1e7;
+// The latest time (us) such a workload may reach on this network.
+double series_reach_us(const Network &net);
 
 // Every ordered pair of distinct nodes among 0..nodes-1.
 void all_pairs(int nodes, const std::function<void(int, int)> &visit);
