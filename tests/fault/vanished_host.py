@@ -115,9 +115,9 @@ def main():
         check(all(c not in (None, 0) for c in codes), f"a process exited 0: {codes}")
         check("node 1" in text[ranks - 1],
               f"the monitor does not name node 1: {text[ranks - 1][-800:]!r}")
-        check("stopped answering" in text[ranks - 1] and "exited or was killed" not in
-              text[ranks - 1], f"the monitor does not say node 1's host stopped answering: "
-              f"{text[ranks - 1][-800:]!r}")
+        check("or its link stopped answering" in text[ranks - 1] and "exited or was killed"
+              not in text[ranks - 1], f"the monitor does not say node 1's host or link stopped "
+              f"answering: {text[ranks - 1][-800:]!r}")
         check("monitor" in text[1], f"the isolated node does not name the monitor: "
               f"{text[1][-800:]!r}")
         left = sorted(n for n in os.listdir(d) if not n.startswith("in.") and
