@@ -9,16 +9,6 @@
 
 namespace sortapp::cluster {
 
-int compare(const Element &a, const Element &b) {
-    size_t n = std::min(a.key.size(), b.key.size());
-    int c = std::memcmp(a.key.data(), b.key.data(), n);
-    if (c != 0) return c;
-    if (a.key.size() != b.key.size()) return a.key.size() < b.key.size() ? -1 : 1;
-    if (a.node != b.node) return a.node < b.node ? -1 : 1;
-    if (a.pos != b.pos) return a.pos < b.pos ? -1 : 1;
-    return 0;
-}
-
 namespace {
 
 bool less(const Element &a, const Element &b) {

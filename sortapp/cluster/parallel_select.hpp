@@ -18,19 +18,10 @@
 #include <string>
 #include <vector>
 
+#include "global_order.hpp"
 #include "sortapp/status.hpp"
 
 namespace sortapp::cluster {
-
-// One record's place in the global order.
-struct Element {
-    std::string key;
-    uint32_t node = 0;
-    uint64_t pos = 0;
-};
-
-// <0, 0, >0: by key bytes (unsigned), then node, then position.
-int compare(const Element &a, const Element &b);
 
 struct Window {
     uint64_t lo = 0, hi = 0;  // the boundary lies in [lo, hi]

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "parallel_select.hpp"
+#include "global_order.hpp"
 #include "sortapp/status.hpp"
 
 namespace sortapp::cluster {

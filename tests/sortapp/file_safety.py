@@ -164,21 +164,36 @@ def umask_modes():
             shutil.rmtree(d, ignore_errors=True)
 
 
+def strace_calls(trace):
+    """The calls of an `strace -f` log, one string each ("name(args) = result"), with the
+    halves of a call another thread interrupted ("<unfinished ...>", "<... resumed>") joined."""
+    pending, calls = {}, []
+    for line in open(trace).read().splitlines():
+        pid, _, call = line.partition(" ")
+        call = call.strip()
+        if call.endswith("<unfinished ...>"):
+            pending[pid] = call[: -len("<unfinished ...>")].rstrip()
+        elif call.startswith("<..."):
+            calls.append(pending.pop(pid, "") + call.split("resumed>", 1)[-1])
+        else:
+            calls.append(call)
+    return calls
+
+
 def directory_synced_after_rename(trace, final):
     """True when the strace log shows an fsync of the final name's directory after the
     rename onto it."""
-    lines = open(trace).read().splitlines()
-    renamed = [i for i, l in enumerate(lines)
-               if "rename" in l and f'"{final}"' in l and "= 0" in l]
+    calls = strace_calls(trace)
+    renamed = [i for i, c in enumerate(calls)
+               if c.startswith("rename") and f'"{final}"' in c and c.endswith("= 0")]
     if not renamed:
         return False
     d = os.path.dirname(final)
-    dir_fds = {}
-    for l in lines[renamed[0]:]:
-        call = l.split(" ", 1)[-1]
-        if call.startswith("openat(") and f'"{d}"' in call and "O_DIRECTORY" in call:
-            dir_fds[call.rsplit("= ", 1)[-1].strip()] = True
-        if call.startswith("fsync(") and call[6:].split(")")[0] in dir_fds:
+    dir_fds = set()
+    for c in calls[renamed[0]:]:
+        if c.startswith("openat(") and f'"{d}"' in c and "O_DIRECTORY" in c:
+            dir_fds.add(c.rsplit("= ", 1)[-1].strip())
+        if c.startswith("fsync(") and c[6:].split(")")[0] in dir_fds:
             return True
     return False
 
@@ -194,13 +209,15 @@ def durability():
                  f"{d}/in"])
         check(r.returncode == 0, f"sortgen under strace: {r.stderr[-300:]}")
         check(directory_synced_after_rename(f"{d}/gen.trace", f"{d}/in"),
-              "sortgen: no fsync of the directory after renaming the input into place")
+              "sortgen: no fsync of the directory after renaming the input into place: " +
+              " | ".join(strace_calls(f"{d}/gen.trace")[-12:]))
         r = run(["strace", "-f", "-qq", "-o", f"{d}/sort.trace", "-e",
                  "trace=openat,rename,renameat,renameat2,fsync", SORTAPP, "local",
                  "--no-measure", "--no-direct", "--no-progress", f"{d}/in", f"{d}/out"])
         check(r.returncode == 0, f"sortapp local under strace: {r.stderr[-300:]}")
         check(directory_synced_after_rename(f"{d}/sort.trace", f"{d}/out"),
-              "sortapp local: no fsync of the directory after renaming the output into place")
+              "sortapp local: no fsync of the directory after renaming the output into place: " +
+              " | ".join(strace_calls(f"{d}/sort.trace")[-12:]))
     finally:
         shutil.rmtree(d, ignore_errors=True)
 

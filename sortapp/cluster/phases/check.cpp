@@ -1,7 +1,9 @@
-// The check, before any work: the monitor sends the job's parameters; every node checks its
-// record format, its input (a regular, readable file of whole records), its output (never
-// the input) and directories, creates its job directory, and measures (or reads its cached
-// measurement of) its scratch disk. Any problem stops the job, naming the node.
+// The check, before any work (before phases 1 and 2, or the river sort): the monitor sends the
+// job's parameters; every node checks its record format, its input (a regular, readable file
+// of whole records, whose identity is kept for the commit), its output (never the input) and
+// directories, creates its job directory, measures (or reads its cached measurement of) its
+// scratch disk and reports the free space of its disks, which the monitor sums per disk. Any
+// problem stops the job, naming the node.
 #include <sys/stat.h>
 #include <unistd.h>
 

@@ -1,6 +1,7 @@
-// The commit: every output is complete under a temporary name, so each node renames its own
-// into place. The outputs stay tracked, so an abort still removes them, until the monitor's
-// final word (phases/finish.cpp).
+// The commit, after phase 3b (or the river sort): every output is complete under a temporary
+// name, so each node checks that its input is as it was at the check and renames its output
+// into place, then syncs the directory. The outputs stay tracked, so an abort still removes them,
+// until the monitor's final word (phases/finish.cpp).
 #include <chrono>
 #include <mutex>
 

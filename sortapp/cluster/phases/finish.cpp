@@ -1,6 +1,6 @@
-// The monitor's final word: keep your output (every node committed) or remove everything.
-// While the monitor says it, and while a node waits for it after its commit, a signal waits
-// (bounded) so that the outputs are kept or lost together.
+// The monitor's final word, after the commit (the last step of either algorithm): keep your output
+// (every node committed) or remove everything. While the monitor says it, and while a node waits
+// for it after its commit, a signal waits (bounded) so that the outputs are kept or lost together.
 #include <chrono>
 #include <condition_variable>
 #include <cstring>

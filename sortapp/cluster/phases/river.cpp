@@ -13,9 +13,9 @@
 
 #include "monitor/state.hpp"
 #include "node/state.hpp"
-#include "phase1/parallel.hpp"
 #include "phases/phases.hpp"
 #include "river_sort.hpp"
+#include "sortapp/parallel.hpp"
 #include "splitters.hpp"
 
 namespace sortapp::cluster {

@@ -1,4 +1,5 @@
-// Runs fn(t) for t in [0, threads) on that many threads (the caller's being one of them).
+// Runs fn(t) for t in [0, threads) on that many threads (the caller's being one of them): the
+// sort's one way to split work over cores, in phase 1 and in the river sort alike.
 #pragma once
 
 #include <thread>

@@ -10,7 +10,7 @@
 #include <numeric>
 #include <vector>
 
-#include "phase1/parallel.hpp"
+#include "sortapp/parallel.hpp"
 
 namespace sortapp {
 

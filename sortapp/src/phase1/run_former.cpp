@@ -11,7 +11,7 @@
 #include <mutex>
 #include <thread>
 
-#include "phase1/parallel.hpp"
+#include "sortapp/parallel.hpp"
 #include "sortapp/key_sort.hpp"
 #include "sortapp/sorted_run.hpp"
 #include "viaduct/clock.hpp"

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <thread>
 
-#include "phase1/parallel.hpp"
+#include "sortapp/parallel.hpp"
 #include "sortapp/sequential_writer.hpp"
 #include "viaduct/clock.hpp"
 
