@@ -39,7 +39,7 @@ LongProtocol *ProtocolSet::front(ProtocolHost &host, LongProtocol *bare, bool re
 }
 
 LongProtocol &ProtocolSet::for_offer(uint32_t flags, uint64_t accepted) {
-    if ((flags & kFlagRdma) != 0) return *read_;
+    if ((flags & kFlagRdmaRead) != 0) return *read_;
     // Nothing to write (truncated to zero bytes): a plain CTS, as send/recv.
     if ((flags & kFlagRdmaWrite) != 0 && accepted > 0 && transport_ != nullptr &&
         transport_->supports_rdma_write())

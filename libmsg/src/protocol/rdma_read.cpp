@@ -12,7 +12,7 @@ int RdmaReadProtocol::start_send(Request &r) {
     if (t.register_memory(r.sbuf, r.len, kLocal | kRemoteRead, &r.mr) != 0)
         return MSG_ERR_TRANSPORT;
     WireHeader h = rts_fields(r);
-    h.flags = kFlagRdma;
+    h.flags = kFlagRdmaRead;
     h.offset = r.mr->remote_address(r.sbuf);
     h.key = r.mr->remote_key();
     host_.send_control(r.peer, h);

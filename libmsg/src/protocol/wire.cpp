@@ -32,7 +32,7 @@ const char *validate_header(const WireHeader &h, size_t bytes, int size, int sel
     // One protocol per packet: a read offer or a write offer, never both.
     switch (h.type) {
         case PacketType::Rts:
-            if (h.flags != 0 && h.flags != kFlagRdma && h.flags != kFlagRdmaWrite)
+            if (h.flags != 0 && h.flags != kFlagRdmaRead && h.flags != kFlagRdmaWrite)
                 return "unknown flags";
             break;
         case PacketType::Cts:

@@ -23,7 +23,7 @@ enum class PacketType : uint8_t {
     Credit = 8,  // returns receive buffers; consumes none itself
 };
 
-constexpr uint32_t kFlagRdma = 1;  // Rts: the payload may be read at (offset, key)
+constexpr uint32_t kFlagRdmaRead = 1;  // Rts: the payload may be read at (offset, key)
 // Rts: the sender can write the payload; Cts: write it at (offset, key);
 // Fin: it has been written.
 constexpr uint32_t kFlagRdmaWrite = 2;
@@ -40,9 +40,9 @@ struct WireHeader {
     uint64_t len;      // Eager: payload bytes; Rts: message bytes; Cts: accepted bytes
     uint64_t send_id;  // sender's request id (Rts, Cts, Fin)
     uint64_t recv_id;  // receiver's request id (Cts, Chunk, Go)
-    uint64_t offset;   // Chunk: offset in the message; Rts with kFlagRdma, Cts with
+    uint64_t offset;   // Chunk: offset in the message; Rts with kFlagRdmaRead, Cts with
                        // kFlagRdmaWrite: remote address
-    uint64_t key;      // Rts with kFlagRdma, Cts with kFlagRdmaWrite: remote key
+    uint64_t key;      // Rts with kFlagRdmaRead, Cts with kFlagRdmaWrite: remote key
 };
 static_assert(sizeof(WireHeader) == 64);
 

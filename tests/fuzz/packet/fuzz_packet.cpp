@@ -58,7 +58,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             broken("an unknown packet type accepted");
     }
     if (h.type == PacketType::Rts && h.tag < 0) broken("a negative tag accepted");
-    if ((h.flags & msg::kFlagRdma) && (h.flags & msg::kFlagRdmaWrite))
+    if ((h.flags & msg::kFlagRdmaRead) && (h.flags & msg::kFlagRdmaWrite))
         broken("a packet offering two protocols accepted");
     return 0;
 }

@@ -41,7 +41,7 @@ TEST_CASE("the FIN of an RDMA read receive cannot be sent", "[lost_peer]") {
     const auto data = pattern(1000, 1);
     std::vector<char> buf(data.size());
     REQUIRE(job.engine.irecv(1, kTag, buf.data(), buf.size(), &job.sink, nullptr) == MSG_OK);
-    t.deliver(rts(1, 20, data.size(), msg::kFlagRdma, data.data()));
+    t.deliver(rts(1, 20, data.size(), msg::kFlagRdmaRead, data.data()));
     settle(job.engine);
     REQUIRE(t.reads.size() == 1);
     t.refuse_sends_to = 1;

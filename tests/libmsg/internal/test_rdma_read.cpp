@@ -43,7 +43,7 @@ TEST_CASE("a sender offers its registered buffer in the RTS and completes on FIN
     auto offers = t.of_type(PacketType::Rts);
     REQUIRE(offers.size() == 1);
     const msg::WireHeader &o = offers[0].hdr;
-    CHECK(o.flags == msg::kFlagRdma);
+    CHECK(o.flags == msg::kFlagRdmaRead);
     CHECK(o.len == len);
     CHECK(o.tag == kTag);
     CHECK(o.offset == reinterpret_cast<uint64_t>(data.data()));
@@ -82,7 +82,7 @@ TEST_CASE("a receiver reads the accepted bytes in pieces, a few at a time, then 
     const auto data = pattern(len, 2);
     std::vector<char> buf(len, 0);
     REQUIRE(job.engine.irecv(1, kTag, buf.data(), len, &job.sink, nullptr) == MSG_OK);
-    t.deliver(rts(1, 500, len, msg::kFlagRdma, data.data()));
+    t.deliver(rts(1, 500, len, msg::kFlagRdmaRead, data.data()));
     settle(job.engine);
     CHECK(t.of_type(PacketType::Cts).empty());  // no grant: it reads at once
     CHECK(t.reads_in_flight() == static_cast<size_t>(msg::kRmaInFlight));
@@ -129,7 +129,7 @@ TEST_CASE("a read receive takes no chunk, GO or write FIN, and truncates to its 
     std::vector<char> buf(capacity + 32, 'z');
     REQUIRE(job.engine.irecv(1, kTag, buf.data(), capacity, &job.sink, nullptr) == MSG_OK);
     // The RTS arrives after the receive was posted and before any other packet.
-    t.deliver(rts(1, 600, len, msg::kFlagRdma, data.data()));
+    t.deliver(rts(1, 600, len, msg::kFlagRdmaRead, data.data()));
     settle(job.engine);
     REQUIRE(t.reads.size() == 2);
     const uint64_t recv_id = 1;  // the engine's first request (a read receive sends no CTS)
@@ -165,7 +165,7 @@ TEST_CASE("a read receive of no bytes sends FIN at once; an early RTS waits for 
     ReadJob job;
     auto &t = job.transport;
     const auto data = pattern(4000, 4);
-    t.deliver(rts(1, 700, data.size(), msg::kFlagRdma, data.data()));
+    t.deliver(rts(1, 700, data.size(), msg::kFlagRdmaRead, data.data()));
     settle(job.engine);
     CHECK(t.reads.empty());
     CHECK(job.engine.unexpected_count(1) == 1);
@@ -192,8 +192,8 @@ void restricted_receives(ReadJob &job) {
     std::vector<char> b1(len), b2(len);
     REQUIRE(job.engine.irecv(1, kTag, b1.data(), len, &job.sink, nullptr) == MSG_OK);
     REQUIRE(job.engine.irecv(2, kTag, b2.data(), len, &job.sink, nullptr) == MSG_OK);
-    t.deliver(rts(1, 10, len, msg::kFlagRdma, d1.data()));
-    t.deliver(rts(2, 20, len, msg::kFlagRdma, d2.data()));
+    t.deliver(rts(1, 10, len, msg::kFlagRdmaRead, d1.data()));
+    t.deliver(rts(2, 20, len, msg::kFlagRdmaRead, d2.data()));
     settle(job.engine);
     auto grants = t.of_type(PacketType::Cts);
     REQUIRE(grants.size() == 1);  // one receive at a time
@@ -299,7 +299,7 @@ TEST_CASE("a failed read or a lost peer ends both sides with MSG_ERR_PEER_FAILED
     std::vector<char> buf(len);
     REQUIRE(job.engine.isend(2, kTag, data.data(), len, &job.sink, nullptr) == MSG_OK);
     REQUIRE(job.engine.irecv(1, kTag, buf.data(), len, &job.sink, nullptr) == MSG_OK);
-    t.deliver(rts(1, 40, len, msg::kFlagRdma, data.data()));
+    t.deliver(rts(1, 40, len, msg::kFlagRdmaRead, data.data()));
     settle(job.engine);
     REQUIRE(t.reads.size() == 3);
 

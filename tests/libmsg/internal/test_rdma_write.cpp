@@ -158,7 +158,7 @@ TEST_CASE("a CTS whose length, range, flags or request do not fit is dropped and
         {"a write target for no bytes", cts(1, send_id, 1, 0, target.data())},
         {"both protocols' flags", cts(1, send_id, 1, len, target.data())},
     };
-    cases[4].h.flags = msg::kFlagRdmaWrite | msg::kFlagRdma;
+    cases[4].h.flags = msg::kFlagRdmaWrite | msg::kFlagRdmaRead;
     uint64_t bad = 0;
     for (size_t i = 0; i < cases.size(); ++i) {
         INFO(cases[i].what);

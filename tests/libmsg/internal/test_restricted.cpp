@@ -32,9 +32,9 @@ TEST_CASE("one receive slot serves every protocol, in the order the RTS packets 
     REQUIRE(job.engine.irecv(1, kTag, b1.data(), len, &job.sink, nullptr) == MSG_OK);
     REQUIRE(job.engine.irecv(2, kTag, b2.data(), len, &job.sink, nullptr) == MSG_OK);
     REQUIRE(job.engine.irecv(3, kTag, b3.data(), len, &job.sink, nullptr) == MSG_OK);
-    t.deliver(rts(1, 10, len, msg::kFlagRdmaWrite));        // RDMA write
-    t.deliver(rts(2, 20, len));                             // send/recv
-    t.deliver(rts(3, 30, len, msg::kFlagRdma, d3.data()));  // RDMA read
+    t.deliver(rts(1, 10, len, msg::kFlagRdmaWrite));            // RDMA write
+    t.deliver(rts(2, 20, len));                                 // send/recv
+    t.deliver(rts(3, 30, len, msg::kFlagRdmaRead, d3.data()));  // RDMA read
     settle(job.engine);
     auto grants = t.of_type(PacketType::Cts);
     REQUIRE(grants.size() == 1);

@@ -86,12 +86,12 @@ TEST_CASE("negative tags on messages are refused", "[wire]") {
 
 TEST_CASE("each packet type carries only its own protocol flags", "[wire]") {
     auto rts = good(msg::PacketType::Rts, 1 << 20);
-    for (uint32_t flags : {0u, msg::kFlagRdma, msg::kFlagRdmaWrite}) {
+    for (uint32_t flags : {0u, msg::kFlagRdmaRead, msg::kFlagRdmaWrite}) {
         rts.flags = flags;
         CHECK(msg::validate_header(rts, kHdr, kSize, kSelf) == nullptr);
     }
     // A request to send offers one protocol, not two, and nothing unknown.
-    rts.flags = msg::kFlagRdma | msg::kFlagRdmaWrite;
+    rts.flags = msg::kFlagRdmaRead | msg::kFlagRdmaWrite;
     CHECK(msg::validate_header(rts, kHdr, kSize, kSelf) != nullptr);
     rts.flags = 4;
     CHECK(msg::validate_header(rts, kHdr, kSize, kSelf) != nullptr);
@@ -100,7 +100,7 @@ TEST_CASE("each packet type carries only its own protocol flags", "[wire]") {
         auto h = good(t, 100);
         h.flags = msg::kFlagRdmaWrite;
         CHECK(msg::validate_header(h, kHdr, kSize, kSelf) == nullptr);
-        h.flags = msg::kFlagRdma;
+        h.flags = msg::kFlagRdmaRead;
         CHECK(msg::validate_header(h, kHdr, kSize, kSelf) != nullptr);
     }
     for (auto t : {msg::PacketType::Hello, msg::PacketType::Go, msg::PacketType::Credit}) {

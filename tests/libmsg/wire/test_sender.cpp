@@ -149,7 +149,7 @@ TEST_CASE("an RDMA read send takes no CTS unless restricted, and a receive reads
         std::vector<char> buf(3 * t.piece);
         REQUIRE(job.engine.irecv(1, kTag, buf.data(), buf.size(), &job.sink, nullptr) == MSG_OK);
         msg::WireHeader rts = header(PacketType::Rts, 1);
-        rts.flags = msg::kFlagRdma;
+        rts.flags = msg::kFlagRdmaRead;
         rts.tag = kTag;
         rts.send_id = 31;
         rts.len = buf.size();
