@@ -125,11 +125,19 @@ def errors(d):
          "cannot create a temporary file"),
         ("output is a directory", ["--from", f"0:{src}", "--to", f"1:{d}"], "is a directory"),
         ("input is a directory", ["--from", f"0:{d}", "--to", f"1:{d}/out"], "not a regular file"),
+        # Anyone could swap the file in a directory every user may write without the sticky
+        # bit: refused before anything is written there.
+        ("output directory writable by all", ["--from", f"0:{src}", "--to", f"1:{d}/open/out"],
+         "writable by every user and not sticky"),
     ]
+    os.mkdir(f"{d}/open")
+    os.chmod(f"{d}/open", 0o777)
     for name, args, message in cases:
         rc, so, se = pump(2, args)
         check(rc == 1 and message in se, f"{name}: exit {rc}, {se[-300:]!r}")
-        check(leftovers(d, ["in"]) == [], f"{name}: left {leftovers(d, ['in'])}")
+        check(leftovers(d, ["in", "open"]) == [], f"{name}: left {leftovers(d, ['in', 'open'])}")
+    check(os.listdir(f"{d}/open") == [], f"open directory: left {os.listdir(f'{d}/open')}")
+    os.rmdir(f"{d}/open")
     rc, so, se = pump(1, ["--from", f"0:{src}", "--to", f"1:{d}/out"])
     check(rc == 2 and "need 2 ranks" in se, f"too few ranks: exit {rc}, {se[-300:]!r}")
 

@@ -2,12 +2,13 @@
 """What sortapp and sortgen create, and how: never through another user's links, under the
 umask, durable when they say done, and never from an input that changed under them.
 
-1. Links planted by another user. In a private mount namespace with its own /tmp and home, a
+1. Links planted by another user, and directories others may change. In a private mount namespace with its own /tmp and home, a
    user (nobody) makes /tmp/.cache/viaduct and plants symbolic links where the disk cache, its
    lock and its temporary would go, pointing at root's files. A root-run `sortapp local
    --remeasure` with HOME unset (env -i, as cron and systemd run it), then with
    XDG_CACHE_HOME pointing into that directory, must neither change nor create a root file,
-   and must say why it does not use that directory.
+   and must say why it does not use that directory. An output directory every user may write
+   (not sticky), or that another user owns, is refused.
 2. The umask: under umask 077 the output of a 0600 input, and its temporary while the sort
    runs, are 0600; under 022, 0644.
 3. Durability: after the rename that publishes the output (sortapp local, sortgen), the
@@ -114,6 +115,35 @@ def planted_links():
                       f"{label}: the cache did not go to root's home: {r.stdout[-600:]}")
         finally:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def unsafe_directories():
+    """An output directory every user may write without the sticky bit, or one another user
+    owns: someone else could swap the file between its writing and its rename. Refused,
+    naming the directory, with nothing written there."""
+    d = tempfile.mkdtemp(prefix="viaduct-dirs-")
+    try:
+        gen(f"{d}/in", 2000)
+        os.mkdir(f"{d}/open")
+        os.chmod(f"{d}/open", 0o777)
+        cases = [("open", "writable by every user and not sticky")]
+        if os.geteuid() == 0:
+            os.mkdir(f"{d}/theirs")
+            os.chown(f"{d}/theirs", 65534, 65534)
+            cases.append(("theirs", "owned by another user"))
+        else:
+            skipped.append("a directory another user owns (not root)")
+        for sub, message in cases:
+            r = run([SORTAPP, "local", "--no-measure", "--no-progress", f"{d}/in",
+                     f"{d}/{sub}/out"])
+            check(r.returncode != 0 and message in r.stderr and f"{d}/{sub}" in r.stderr,
+                  f"{sub}: exit {r.returncode}, {r.stderr[-300:]!r}")
+            check(os.listdir(f"{d}/{sub}") == [], f"{sub}: left {os.listdir(f'{d}/{sub}')}")
+        os.chmod(f"{d}/open", 0o1777)  # sticky, as /tmp: others cannot touch this user's files
+        r = run([SORTAPP, "local", "--no-measure", "--no-progress", f"{d}/in", f"{d}/open/out"])
+        check(r.returncode == 0, f"a sticky directory: exit {r.returncode}, {r.stderr[-300:]!r}")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def held_sort(d, phase, input_path, output, umask=None, extra=()):
@@ -282,6 +312,7 @@ def free_space():
 
 
 planted_links()
+unsafe_directories()
 umask_modes()
 durability()
 changed_input()
