@@ -159,6 +159,17 @@ def datapump():
     check(usage_error(r, "--block", "1x"), f"datapump bad size: {r.stderr!r}")
 
 
+def help_reads_plainly():
+    """--help shows no option in CLI11's raw notation ("--a,--b{false}") and every option's
+    value has a name its description uses."""
+    for name in PROGRAMS:
+        r = run(name, "--help")
+        check("{false}" not in r.stdout and "{true}" not in r.stdout,
+              f"{name} --help shows a raw flag: {r.stdout[:2000]!r}")
+        check(" S seconds" not in r.stdout and "N:INT" not in r.stdout.split("--timeout", 1)[-1]
+              .split("\n", 1)[0], f"{name} --help: --timeout's value and text disagree")
+
+
 def benchmarks():
     if "msg-pingpong" in PROGRAMS:
         r = under_msgrun(2, "msg-pingpong", "--min=1K", "--max", "4k", "--iters=3", "--warmup",
@@ -189,6 +200,7 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         sortgen_and_sortcheck(d)
         sortapp(d)
+        help_reads_plainly()
     sansim()
     msgrun()
     datapump()
