@@ -1,6 +1,7 @@
 // What the statistics need beyond counting: the measurement window's edges (snapshots of the
-// busy times, the stop once the window's work is done), stall detection and the figures a
-// report divides by (injection capacity).
+// busy times, the stop once the window's work is done), the exhaustion time series, closing
+// open intervals at the end, stall detection and the figures a report divides by (injection
+// capacity).
 #include <algorithm>
 
 #include "model/network.hpp"
@@ -34,12 +35,33 @@ Snapshot Network::snapshot() const {
         s.channel_busy.push_back(ch.busy_total + (ch.busy ? now_ - ch.busy_since : 0));
     }
     for (const Nic &nic : nics_) {
-        s.nic_exhausted.push_back(nic.exhausted_total +
-                                  (nic.exhausted_since >= 0 ? now_ - nic.exhausted_since : 0));
-        // The bus is booked ahead (FIFO): what is booked past now has not happened yet.
-        s.nic_pci.push_back(nic.pci_busy - std::max<Time>(0, nic.pci_free - now_));
+        s.nic_exhausted.push_back(nic.exhausted_until(now_));
+        s.nic_pci.push_back(nic.pci_busy_until(now_));
     }
     return s;
+}
+
+// Exhausted NIC-time per bin of the time series, summed over the NICs.
+void Network::add_exhausted(Time from, Time to) {
+    const Time bin = stats_.series_bin;
+    while (from < to) {
+        const auto i = static_cast<std::size_t>(from / bin);
+        if (i >= stats_.or_series.size()) stats_.or_series.resize(i + 1, 0);
+        const Time end = std::min(to, static_cast<Time>(i + 1) * bin);
+        stats_.or_series[i] += end - from;
+        from = end;
+    }
+}
+
+void Network::finish_statistics() {
+    for (Nic &nic : nics_) nic.close_exhaustion();
+    for (Channel &ch : channels_)
+        if (ch.busy) {
+            ch.busy_total += now_ - ch.busy_since;
+            ch.busy_since = now_;
+        }
+    const auto bins = static_cast<std::size_t>((now_ + stats_.series_bin - 1) / stats_.series_bin);
+    if (stats_.or_series.size() < bins) stats_.or_series.resize(bins, 0);
 }
 
 // Packets sitting in router FIFOs while no link moves anything can never move again: every

@@ -118,13 +118,13 @@ void Network::dispatch(const Event &e) {
             tail_out(static_cast<int>(e.a), e.b);
             break;
         case kNicRx:
-            nic_receive(static_cast<int>(e.a), e.b);
+            nics_[e.a].receive(e.b);
             break;
         case kTimer:
             clients_[e.a]->timer(*this, e.b);
             break;
         case kDisk:
-            disk_burst(static_cast<int>(e.a));
+            nics_[e.a].disk_burst();
             break;
         case kWindowEdge:
             window_edge(e.a != 0);
@@ -133,7 +133,7 @@ void Network::dispatch(const Event &e) {
             credit_return(e.a, e.b);
             break;
         default:
-            pci_done(static_cast<int>(e.a), static_cast<PciOp>(e.kind() - kPciDone), e.b);
+            nics_[e.a].pci_done(static_cast<Nic::PciOp>(e.kind() - kPciDone), e.b);
             break;
     }
 }
@@ -157,8 +157,7 @@ void Network::free_packet(std::uint32_t p) {
 inline std::uint32_t Network::head_of(std::uint32_t requester) const {
     if (requester < channels_.size()) return fifo_front(requester);
     const std::uint32_t k = requester - static_cast<std::uint32_t>(channels_.size());
-    const NicPort &p = nics_[k / 2].port[k % 2];
-    return p.resp_head != kNil ? p.resp_head : p.req_head;
+    return nics_[k / 2].port_head(static_cast<int>(k % 2));
 }
 
 // Whether the packet fits in the buffer of its lane at the far end of channel `out`.
@@ -219,14 +218,7 @@ void Network::start(int out, std::uint32_t requester, std::uint32_t pkt) {
     if (requester >= channels_.size()) {
         // NIC ports hand the packet over now; router inputs keep it until its tail leaves.
         const std::uint32_t k = requester - static_cast<std::uint32_t>(channels_.size());
-        NicPort &np = nics_[k / 2].port[k % 2];
-        if (np.resp_head == pkt) {
-            np.resp_head = p.next;
-            if (np.resp_head == kNil) np.resp_tail = kNil;
-        } else {
-            np.req_head = p.next;
-            if (np.req_head == kNil) np.req_tail = kNil;
-        }
+        nics_[k / 2].port_sent(static_cast<int>(k % 2), pkt, p.next);
         p.tail_at = now_;
         ++stats_.packets_sent;
         if (stats_.first_injection < 0) stats_.first_injection = now_;
@@ -267,13 +259,7 @@ void Network::tail_out(int out, std::uint32_t requester) {
         if (!credit_) arbitrate(static_cast<int>(requester & ~lane_mask_));
     } else {
         const std::uint32_t k = requester - static_cast<std::uint32_t>(channels_.size());
-        NicPort &np = nics_[k / 2].port[k % 2];
-        np.requesting = false;
-        arbitrate(out);
-        if (head_of(requester) != kNil) {
-            np.requesting = true;
-            request(out, requester);
-        }
+        nics_[k / 2].port_tail_out(static_cast<int>(k % 2));
     }
 }
 
@@ -352,6 +338,12 @@ std::uint16_t Network::via_port(int router, std::uint32_t pkt) {
     via = -1;
     p.phase = 0;
     return routing_.port(router, 0, p.dst);
+}
+
+// A packet leaving its NIC: its lane under the spread rule, and Valiant's intermediate node.
+void Network::choose_lane_and_via(std::uint32_t pkt) {
+    packets_[pkt].vl = spread_ ? static_cast<std::uint8_t>(packets_[pkt].dst % lanes_) : 0;
+    if (valiant_) pick_via(pkt);
 }
 
 // A random group other than the source's and the destination's, and one of the nodes nearest

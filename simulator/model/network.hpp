@@ -1,10 +1,9 @@
 // The packet-level network: links (one Channel per direction), wormhole routers with input
-// FIFOs and output arbitration, NICs with outstanding-request limits, a block transfer
-// engine (BTE) and a PCI bus. Workloads drive it through transfers and timers.
+// FIFOs and output arbitration, and a NIC per node (model/nic.hpp) that it owns and calls into.
+// Workloads drive it through transfers and timers.
 #pragma once
 #include <algorithm>
 #include <cstdint>
-#include <deque>
 #include <limits>
 #include <string>
 #include <vector>
@@ -13,6 +12,7 @@
 #include "engine/histogram.hpp"
 #include "engine/time.hpp"
 #include "engine/time_series.hpp"
+#include "model/nic.hpp"
 #include "model/params.hpp"
 #include "topology/routing.hpp"
 #include "topology/topology.hpp"
@@ -89,30 +89,6 @@ struct ChannelEnds {
     int from_dev = 0, from_port = 0, to_dev = 0, to_port = 0;
 };
 
-struct NicPort {
-    int out = -1;  // channel
-    std::uint32_t resp_head, resp_tail, req_head, req_tail;
-    bool requesting = false;
-};
-
-struct Nic {
-    NicPort port[2];
-    int outstanding = 0;
-    Time exhausted_since = -1, exhausted_total = 0;
-    std::deque<std::uint32_t> bte_queue;
-    std::vector<std::uint32_t> bte_active;
-    std::uint32_t bte_rr = 0;
-    bool bte_busy = false;
-    Time pci_free = 0, pci_busy = 0;
-    std::uint64_t tx_payload = 0, rx_payload = 0;
-    std::uint64_t requests = 0;
-    // Inside the measurement window: payload delivered from and to this node, the last such
-    // deliveries, and the latency of the transfers it initiated.
-    std::uint64_t tx_window = 0, rx_window = 0;
-    Time last_tx = -1, last_rx = -1;
-    Histogram latency;
-};
-
 constexpr Time kForever = std::numeric_limits<Time>::max();
 
 // Statistics count packets and transfers injected in [begin, end) and deliveries made in it;
@@ -159,6 +135,9 @@ struct NetworkStats {
 class Network {
   public:
     Network(const Topology &topo, const Params &params);
+    // Its NICs keep a pointer to it.
+    Network(const Network &) = delete;
+    Network &operator=(const Network &) = delete;
 
     const Topology &topology() const { return topo_; }
     const Routing &routing() const { return routing_; }
@@ -227,7 +206,10 @@ class Network {
     Time payload_time(int bytes) const;
 
   private:
-    // The end of a PCI transaction is event kind kPciDone + its PciOp.
+    // The NICs' behaviour works on the packets, transfers, events and statistics kept here.
+    friend class Nic;
+
+    // The end of a PCI transaction is event kind kPciDone + its Nic::PciOp.
     enum EventKind : std::uint32_t {
         kHeadReady,
         kTailOut,
@@ -238,18 +220,9 @@ class Network {
         kCredit,
         kPciDone
     };
-    enum PciOp : std::uint32_t {
-        kBteFetch,
-        kTargetWrite,
-        kTargetRead,
-        kInitiatorWrite,
-        kDiskIo,
-        kTurnaround  // not on the bus: a response whose AVT processing time has elapsed
-    };
-    static constexpr std::uint32_t pci_event(PciOp op) {
+    static constexpr std::uint32_t pci_event(Nic::PciOp op) {
         return static_cast<std::uint32_t>(kPciDone) + static_cast<std::uint32_t>(op);
     }
-    static constexpr std::uint32_t kNil = 0xFFFFFFFFu;
 
     static constexpr std::size_t kLookahead = 6;  // events between a prefetch and its use
     void dispatch(const Event &e);
@@ -285,22 +258,15 @@ class Network {
         return out_channel_[first_port_[static_cast<std::size_t>(dev)] +
                             static_cast<std::size_t>(port)];
     }
-    void nic_enqueue(int nic, std::uint32_t pkt, bool response);
-    void nic_receive(int nic, std::uint32_t pkt);
-    void bte_step(int nic);
-    void pci(int nic, Time duration, PciOp op, std::uint32_t pkt);
-    void pci_done(int nic, PciOp op, std::uint32_t pkt);
-    Time pci_read_time(int bytes) const;
-    Time pci_write_time(int bytes) const;
-    void make_response(int nic, std::uint32_t request);
-    void write_arrived(int nic, std::uint32_t request);
-    Time separate_ack_time(const Packet &response) const;
+    // NIC port `fabric` of node `nic` as a requester of its link: numbered after the channels.
+    std::uint32_t nic_requester(int nic, int fabric) const {
+        return static_cast<std::uint32_t>(channels_.size()) + static_cast<std::uint32_t>(nic) * 2 +
+               static_cast<std::uint32_t>(fabric);
+    }
+    void choose_lane_and_via(std::uint32_t pkt);
     void deliver(std::uint32_t pkt);
     void answered(std::uint32_t transfer);
-    void or_acquire(int nic);
-    void or_release(int nic);
     void add_exhausted(Time from, Time to);
-    void disk_burst(int nic);
     void window_edge(bool end);
     void declare_stall();
     void progress() {

@@ -22,15 +22,11 @@ Network::Network(const Topology &topo, const Params &params)
     turnaround_ = from_ns(params_.nic_turnaround_ns);
     setup_lanes();
     build_channels();
-    nics_.resize(static_cast<std::size_t>(topo_.nodes));
-    for (int n = 0; n < topo_.nodes; ++n)
-        for (int f = 0; f < topo_.fabrics; ++f) {
-            NicPort &p = nics_[static_cast<std::size_t>(n)].port[f];
-            p.out = out_channel(n, f);
-            p.resp_head = p.resp_tail = p.req_head = p.req_tail = kNil;
-        }
-    for (Nic &nic : nics_)
-        for (NicPort &p : nic.port) p.resp_head = p.resp_tail = p.req_head = p.req_tail = kNil;
+    nics_.reserve(static_cast<std::size_t>(topo_.nodes));
+    for (int n = 0; n < topo_.nodes; ++n) {
+        Nic &nic = nics_.emplace_back(*this, n);
+        for (int f = 0; f < topo_.fabrics; ++f) nic.attach(f, out_channel(n, f));
+    }
     stats_.series_bin = std::max<Time>(1, from_us(params_.series_bin_us));
     pair_used_.assign(static_cast<std::size_t>(topo_.nodes) * static_cast<std::size_t>(topo_.nodes),
                       0);

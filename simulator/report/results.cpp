@@ -48,8 +48,8 @@ Busy busy_times(const Network &net) {
         for (std::size_t i = 0; i < net.link_channels(); ++i)
             b.channel.push_back(net.link_channel(i).busy_total);
         for (const Nic &nic : net.nics()) {
-            b.exhausted.push_back(nic.exhausted_total);
-            b.pci.push_back(std::min(nic.pci_busy, net.now()));
+            b.exhausted.push_back(nic.stats().exhausted_total);
+            b.pci.push_back(std::min(nic.stats().pci_busy, net.now()));
         }
         b.secs = to_seconds(std::max<Time>(1, net.now()));
         return b;
@@ -132,7 +132,7 @@ double quantile(const std::vector<double> &sorted, double q) {
 }
 
 NodeResult node_result(const Network &net, int n, const Span &span, const Busy &busy) {
-    const Nic &nic = net.nics()[static_cast<std::size_t>(n)];
+    const NicStats &nic = net.nics()[static_cast<std::size_t>(n)].stats();
     NodeResult nr;
     nr.node = n;
     nr.active = nic.tx_window > 0 || nic.rx_window > 0;
@@ -156,7 +156,7 @@ void fill_nodes(Results &r, const Network &net, int nodes, const Span &span, con
     const double secs = span.secs();
     double capacity = 0;
     for (int n = 0; n < nodes; ++n) {
-        const Nic &nic = net.nics()[static_cast<std::size_t>(n)];
+        const NicStats &nic = net.nics()[static_cast<std::size_t>(n)].stats();
         r.senders += nic.tx_window > 0;
         r.receivers += nic.rx_window > 0;
         r.active_nodes += nic.tx_window > 0 || nic.rx_window > 0;
@@ -164,7 +164,7 @@ void fill_nodes(Results &r, const Network &net, int nodes, const Span &span, con
     }
     std::vector<double> bidir;
     for (int n = 0; n < nodes; ++n) {
-        const Nic &nic = net.nics()[static_cast<std::size_t>(n)];
+        const NicStats &nic = net.nics()[static_cast<std::size_t>(n)].stats();
         r.per_node.push_back(node_result(net, n, span, busy));
         const NodeResult &nr = r.per_node.back();
         if (!nr.active) continue;

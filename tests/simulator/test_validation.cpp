@@ -50,8 +50,8 @@ TEST_CASE("one link carries 40.0 MB/s one way and 33.3 MB/s each way", "[validat
         REQUIRE(sink.done == 2);
         const double each_way = mbps(net, 2 * bytes) / 2;
         CHECK(each_way == Approx(100.0 / 3).epsilon(0.002));
-        CHECK(net.nics()[0].rx_payload == bytes);
-        CHECK(net.nics()[1].rx_payload == bytes);
+        CHECK(net.nics()[0].stats().rx_payload == bytes);
+        CHECK(net.nics()[1].stats().rx_payload == bytes);
     }
     {
         // Reads move the payload in responses: the same 40 MB/s toward the reader.
@@ -61,7 +61,7 @@ TEST_CASE("one link carries 40.0 MB/s one way and 33.3 MB/s each way", "[validat
         net.run(kMs * 1000);
         REQUIRE(sink.done == 1);
         CHECK(mbps(net, bytes) == Approx(40.0).epsilon(0.002));
-        CHECK(net.nics()[0].rx_payload == bytes);
+        CHECK(net.nics()[0].stats().rx_payload == bytes);
     }
 }
 
