@@ -85,7 +85,7 @@ msg::boot::CoordinatorLimits coordinator_limits(int *timeout_ms) {
     msg::config_from_environment(&config, false);
     msg::log_set_level(config.debug != 0 ? MSG_LOG_DEBUG : config.log_level);
     msg::boot::CoordinatorLimits limits;
-    limits.heartbeat_ms = msg::boot::heartbeat_ms(config.timeout_ms, config.heartbeat_ms);
+    limits.heartbeat_ms = msg::heartbeat_ms(config.timeout_ms, config.heartbeat_ms);
     *timeout_ms = config.timeout_ms;
     return limits;
 }

@@ -7,7 +7,6 @@
 #include <cstring>
 
 #include "api/core.hpp"
-#include "bootstrap/frame.hpp"
 #include "common/config.hpp"
 #include "common/log.hpp"
 #include "transport/registry.hpp"
@@ -307,7 +306,7 @@ void fill_info(const msg_config_t &cfg, Core &core) {
     info.credits = cfg.credits;
     info.spin_us = core.wait.spin_us;
     info.spin_yield = core.wait.yield;
-    info.heartbeat_ms = boot::heartbeat_ms(cfg.timeout_ms, cfg.heartbeat_ms);
+    info.heartbeat_ms = heartbeat_ms(cfg.timeout_ms, cfg.heartbeat_ms);
     info.unexpected_bytes = cfg.unexpected_bytes;
     info.unexpected_count = cfg.unexpected_count;
     info.shm_cma = cfg.shm_cma != 0;

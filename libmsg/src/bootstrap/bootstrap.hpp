@@ -36,7 +36,7 @@ class Bootstrap {
 struct BootstrapSettings {
     std::string method = "auto";  // auto, tcp, pmix or single
     int timeout_ms = 10000;
-    int heartbeat_ms = 0;  // the coordinator link's; 0: from timeout_ms (frame.hpp)
+    int heartbeat_ms = 0;  // the coordinator link's; 0: from timeout_ms (common/config.hpp)
 };
 
 // Builds the bootstrap settings.method names; auto picks the first that the

@@ -19,6 +19,7 @@
 #include "bootstrap/frame.hpp"
 #include "bootstrap/job_key.hpp"
 #include "bootstrap/messages.hpp"
+#include "common/config.hpp"
 #include "common/log.hpp"
 
 namespace msg::boot {
@@ -483,7 +484,7 @@ void Coordinator::serve() {
     State s;
     s.size = size_;
     s.key = &key_;
-    s.heartbeat_ms = limits_.heartbeat_ms > 0 ? limits_.heartbeat_ms : heartbeat_ms(-1);
+    s.heartbeat_ms = limits_.heartbeat_ms > 0 ? limits_.heartbeat_ms : msg::heartbeat_ms(-1);
     const auto beat_every = std::chrono::milliseconds(std::max(s.heartbeat_ms / 4, 25));
     auto next_beat = std::chrono::steady_clock::now() + beat_every;
     s.rank_fd.assign(static_cast<size_t>(size_), -1);

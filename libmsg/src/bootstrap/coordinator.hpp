@@ -23,8 +23,8 @@ struct CoordinatorLimits {
     // Time a new connection has to join before it is closed.
     int hello_timeout_ms = 5000;
     // A rank that sends heartbeats and then nothing for this long (or for the
-    // silence it announced, if longer) has failed; 0: heartbeat_ms(-1)
-    // (frame.hpp), 10 s.
+    // silence it announced, if longer) has failed; 0: msg::heartbeat_ms(-1)
+    // (common/config.hpp), 10 s.
     int heartbeat_ms = 0;
 };
 

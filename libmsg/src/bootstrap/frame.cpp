@@ -8,7 +8,6 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -104,11 +103,6 @@ void set_send_timeout(int fd, int timeout_ms) {
     tv.tv_sec = timeout_ms / 1000;
     tv.tv_usec = (timeout_ms % 1000) * 1000;
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-}
-
-int heartbeat_ms(int timeout_ms, int heartbeat_setting) {
-    if (heartbeat_setting > 0) return std::max(heartbeat_setting, 100);
-    return std::max(timeout_ms, 10000);
 }
 
 int connect_with_retry(const std::string &host, const std::string &port, int timeout_ms,

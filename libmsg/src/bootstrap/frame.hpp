@@ -68,11 +68,6 @@ void set_socket_liveness(int fd, int timeout_ms);
 // Sends on fd give up after timeout_ms without progress, so a peer that stopped
 // reading cannot block the writer for ever.
 void set_send_timeout(int fd, int timeout_ms);
-// The silence after which the other end of a coordinator link counts as gone:
-// heartbeat_setting (msg_config_t.heartbeat_ms) when positive, at least
-// 100 ms; else the larger of timeout_ms and 10 s, so a loaded host is not
-// taken for a dead one.
-int heartbeat_ms(int timeout_ms, int heartbeat_setting = 0);
 // Connects to host:port, retrying until timeout_ms has passed. -1 on failure.
 int connect_with_retry(const std::string &host, const std::string &port, int timeout_ms,
                        std::string *error);

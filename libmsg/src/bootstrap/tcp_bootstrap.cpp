@@ -18,6 +18,7 @@
 #include "bootstrap/frame.hpp"
 #include "bootstrap/job_key.hpp"
 #include "bootstrap/messages.hpp"
+#include "common/config.hpp"
 #include "common/log.hpp"
 #include "msg/msg.h"
 
@@ -45,7 +46,7 @@ class TcpBootstrap final : public Bootstrap {
 
     int start(const std::string &host, const std::string &port, bool host_coordinator,
               const boot::JobKey &key, int timeout_ms, int heartbeat_setting, std::string *error) {
-        heartbeat_ms_ = boot::heartbeat_ms(timeout_ms, heartbeat_setting);
+        heartbeat_ms_ = msg::heartbeat_ms(timeout_ms, heartbeat_setting);
         if (host_coordinator && rank_ == 0) {
             // The coordinator we serve watches the ranks as we watch it.
             boot::CoordinatorLimits limits;

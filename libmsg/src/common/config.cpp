@@ -17,6 +17,7 @@
 //     set by the PMIx server for the process it starts.
 #include "common/config.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -24,7 +25,6 @@
 #include <limits>
 
 #include "common/log.hpp"
-#include "protocol/wire.hpp"
 #include "viaduct/env.hpp"
 
 namespace {
@@ -196,9 +196,9 @@ int check_messaging(const msg_config_t &c, std::string *why) {
             "MSG_PROTOCOL_RDMA_WRITE";
     else if (c.buffer_size < 1024 || c.buffer_size > (64u << 20))
         *why = "buffer_size must be between 1 KiB and 64 MiB";
-    else if (c.eager_max > c.buffer_size - sizeof(WireHeader))
+    else if (c.eager_max > c.buffer_size - kPacketHeaderBytes)
         *why = "eager_max must fit in a buffer: at most buffer_size - " +
-               std::to_string(sizeof(WireHeader));
+               std::to_string(kPacketHeaderBytes);
     else if (c.credits < 1 || c.credits > 1024)
         *why = "credits must be between 1 and 1024";
     else if (c.active_peers < 0)
@@ -212,6 +212,11 @@ int check_messaging(const msg_config_t &c, std::string *why) {
 
 int active_peers(const msg_config_t &c) {
     return c.active_peers > 0 ? c.active_peers : 16;
+}
+
+int heartbeat_ms(int timeout_ms, int heartbeat_setting) {
+    if (heartbeat_setting > 0) return std::max(heartbeat_setting, 100);
+    return std::max(timeout_ms, 10000);
 }
 
 }  // namespace msg

@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "common/config.hpp"
+
 namespace msg {
 
 constexpr uint16_t kWireMagic = 0x5644;  // "VD"
@@ -44,7 +46,7 @@ struct WireHeader {
                        // kFlagRdmaWrite: remote address
     uint64_t key;      // Rts with kFlagRdmaRead, Cts with kFlagRdmaWrite: remote key
 };
-static_assert(sizeof(WireHeader) == 64);
+static_assert(sizeof(WireHeader) == kPacketHeaderBytes);
 
 // Checks a received packet of `bytes` bytes from a job of `size` ranks.
 // Returns nullptr if it may be trusted, else the reason.
