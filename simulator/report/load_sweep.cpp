@@ -1,9 +1,8 @@
 // A load sweep's renderings: the latency-versus-offered-load table (text, CSV, JSON), its plot
 // and the saturation point, where accepted throughput stops keeping up with the offered load.
 #include <cstdio>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <stdexcept>
+#include <sstream>
 
 #include "report/results.hpp"
 
@@ -96,8 +95,7 @@ std::string load_sweep_json(const std::vector<Results> &rows) {
 }
 
 void write_load_sweep_csv(const std::vector<Results> &rows, const std::string &path) {
-    std::ofstream f(path);
-    if (!f) throw std::runtime_error(path + ": cannot write");
+    std::ostringstream f;
     f << "offered,injected,accepted,latency_mean_us,latency_p50_us,latency_p99_us,"
          "zero_load_latency_us,steady,complete\n";
     for (const Results &r : rows)
@@ -105,6 +103,7 @@ void write_load_sweep_csv(const std::vector<Results> &rows, const std::string &p
           << r.transfer_latency.mean_us << ',' << r.transfer_latency.p50_us << ','
           << r.transfer_latency.p99_us << ',' << r.zero_load_latency_us << ',' << (r.steady ? 1 : 0)
           << ',' << (r.complete ? 1 : 0) << '\n';
+    write_file(path, f.str());
 }
 
 }  // namespace sansim

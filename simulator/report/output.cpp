@@ -1,12 +1,13 @@
-// Renderings of Results: a text summary, JSON (nlohmann/json), CSV files.
+// Renderings of Results: a text summary, JSON (nlohmann/json), CSV files; and the one way
+// sansim writes a file.
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 
 #include "report/results.hpp"
+#include "viaduct/safe_file.hpp"
 
 namespace sansim {
 namespace {
@@ -133,12 +134,6 @@ nlohmann::json summary_json(const Results &r) {
                              {"buffer_overflows", r.buffer_overflows},
                              {"peak_buffer_bytes", r.peak_buffer_bytes}};
     return j;
-}
-
-std::ofstream open_out(const std::string &path) {
-    std::ofstream f(path);
-    if (!f) throw std::runtime_error(path + ": cannot write");
-    return f;
 }
 
 // Why the run ended when it did not simply finish.
@@ -292,15 +287,21 @@ std::string sweep_json(const std::vector<Results> &rows) {
     return j.dump(2) + "\n";
 }
 
+void write_file(const std::string &path, const std::string &text) {
+    const std::string why = viaduct::write_file_atomically(path, text);
+    if (!why.empty()) throw std::runtime_error(why);
+}
+
 void write_csv(const Results &r, const std::string &dir) {
-    auto nodes = open_out(dir + "/nodes.csv");
+    std::ostringstream nodes;
     nodes << "node,tx_mbps,rx_mbps,bidir_mbps,or_exhausted_fraction,pci_utilization,active,"
              "latency_p50_us,latency_p99_us\n";
     for (const NodeResult &n : r.per_node)
         nodes << n.node << ',' << n.tx_mbps << ',' << n.rx_mbps << ',' << n.bidir_mbps << ','
               << n.or_exhausted_fraction << ',' << n.pci_utilization << ',' << (n.active ? 1 : 0)
               << ',' << n.latency_p50_us << ',' << n.latency_p99_us << '\n';
-    auto links = open_out(dir + "/links.csv");
+    write_file(dir + "/nodes.csv", nodes.str());
+    std::ostringstream links;
     links << "index,from,to,router_port,utilization,packets,name,fabric,kind\n";
     for (std::size_t i = 0; i < r.links.size(); ++i) {
         const LinkResult &l = r.links[i];
@@ -310,24 +311,28 @@ void write_csv(const Results &r, const std::string &dir) {
     }
     // Buckets are as wide as the histogram made them (doubling at each power of two), so the
     // density, not the count, is what compares across the axis; digits enough to recompute it.
-    auto hist = open_out(dir + "/rtt_histogram.csv");
+    write_file(dir + "/links.csv", links.str());
+    std::ostringstream hist;
     hist << "rtt_us,width_us,count,density_per_us\n";
     hist.precision(12);
     for (const RttBucket &b : r.rtt_histogram)
         hist << b.lower_us << ',' << b.width_us << ',' << b.count << ',' << b.density() << '\n';
-    auto series = open_out(dir + "/or_series.csv");
+    write_file(dir + "/rtt_histogram.csv", hist.str());
+    std::ostringstream series;
     series << "time_us,or_exhausted_fraction\n";
     for (std::size_t i = 0; i < r.or_series.size(); ++i)
         series << static_cast<double>(i) * r.series_bin_us << ',' << r.or_series[i] << '\n';
+    write_file(dir + "/or_series.csv", series.str());
 }
 
 void write_sweep_csv(const std::vector<Results> &rows, const std::string &path) {
-    auto f = open_out(path);
+    std::ostringstream f;
     f << "nodes,protocol,bidir_mbps,tx_mbps,rx_mbps,or_exhausted,packet_rtt_mean_us,sim_time_us\n";
     for (const Results &r : rows)
         f << r.nodes << ',' << (r.restricted ? "restricted" : "unrestricted") << ','
           << r.mean_bidir_mbps << ',' << r.mean_tx_mbps << ',' << r.mean_rx_mbps << ','
           << r.mean_or_exhausted << ',' << r.packet_rtt.mean_us << ',' << r.sim_time_us << '\n';
+    write_file(path, f.str());
 }
 
 }  // namespace sansim

@@ -9,11 +9,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
+#include <stdexcept>
 #include <string>
 
 #include "report/plot_data.hpp"
 #include "report/results.hpp"
+#include "viaduct/safe_file.hpp"
 
 extern char **environ;
 
@@ -36,14 +37,15 @@ std::string num(double v) {
     return buf;
 }
 
-// Runs `gnuplot NAME.gp` in `dir`, its output on our stderr (stdout may carry JSON).
-std::string run_gnuplot(const std::string &dir, const std::string &gp) {
+// Runs `gnuplot -e "png='PNG'" NAME.gp` in `dir`, its output on our stderr (stdout may carry
+// JSON).
+std::string run_gnuplot(const std::string &dir, const std::string &gp, const std::string &png) {
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addchdir_np(&fa, dir.c_str());
     posix_spawn_file_actions_adddup2(&fa, 2, 1);
-    std::string arg0 = "gnuplot", arg1 = gp;
-    char *argv[] = {arg0.data(), arg1.data(), nullptr};
+    std::string arg0 = "gnuplot", arg1 = "-e", arg2 = "png=" + quote(png), arg3 = gp;
+    char *argv[] = {arg0.data(), arg1.data(), arg2.data(), arg3.data(), nullptr};
     pid_t pid = 0;
     const int err = posix_spawnp(&pid, "gnuplot", &fa, nullptr, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
@@ -59,12 +61,34 @@ std::string run_gnuplot(const std::string &dir, const std::string &gp) {
     return {};
 }
 
-// Writes NAME.gp and draws NAME.png from it; on failure no PNG is left behind.
+// Writes NAME.gp and draws NAME.png from it. gnuplot draws into a fresh temporary beside it
+// (made by us, never reached through a link), which is published as NAME.png once drawn, as
+// write_file publishes; on failure no PNG is left behind. By hand, `gnuplot NAME.gp` draws
+// NAME.png directly.
 std::string render(const std::string &dir, const std::string &name, const std::string &body) {
-    const std::string png = name + ".png";
-    write_file(dir + "/" + name + ".gp", kTerminal + ("set output " + quote(png) + "\n") + body);
-    std::string err = run_gnuplot(dir, name + ".gp");
-    if (!err.empty()) std::filesystem::remove(dir + "/" + png);
+    const std::string png = name + ".png", path = dir + "/" + png;
+    write_file(
+        dir + "/" + name + ".gp",
+        kTerminal + ("if (!exists(\"png\")) png = " + quote(png) + "\nset output png\n") + body);
+    std::string why;
+    const viaduct::UniqueFd dir_fd = viaduct::open_checked_dir(dir, viaduct::DirTrust::shared, why);
+    if (!dir_fd.valid()) throw std::runtime_error("not writing " + path + ": " + why);
+    std::string tmp;
+    const viaduct::UniqueFd fd(viaduct::create_temp_at(dir_fd.get(), "." + png + ".", 0600, tmp));
+    if (!fd.valid())
+        throw std::runtime_error("cannot create a temporary file in " + dir + ": " +
+                                 std::strerror(errno));
+    std::string err = run_gnuplot(dir, name + ".gp", tmp);
+    int sys = 0;
+    if (err.empty()) {
+        sys = ::fchmod(fd.get(), viaduct::umask_mode()) == 0 && ::fdatasync(fd.get()) == 0 ? 0
+                                                                                           : errno;
+        if (sys == 0) sys = viaduct::publish_at(dir_fd.get(), tmp, png);
+        if (sys == 0) return {};
+    }
+    ::unlinkat(dir_fd.get(), tmp.c_str(), 0);
+    ::unlinkat(dir_fd.get(), png.c_str(), 0);  // an older plot would not match the data beside it
+    if (sys != 0) throw std::runtime_error("cannot write " + path + ": " + std::strerror(sys));
     return err;
 }
 

@@ -3,12 +3,8 @@
 #include "report/plot_data.hpp"
 
 #include <algorithm>
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
-#include <stdexcept>
 
 #include "paper_figure5.hpp"  // generated from report/paper_figure5.csv
 
@@ -44,25 +40,6 @@ std::vector<std::size_t> link_plot_order(const std::vector<LinkResult> &links) {
 }
 
 }  // namespace
-
-void write_file(const std::string &path, const std::string &text) {
-    const std::string tmp = path + ".tmp";
-    {
-        std::ofstream f(tmp, std::ios::binary);
-        f << text;
-        f.close();
-        if (!f) {
-            std::remove(tmp.c_str());
-            throw std::runtime_error(path + ": cannot write");
-        }
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) {
-        std::remove(tmp.c_str());
-        throw std::runtime_error(path + ": cannot write (" + ec.message() + ")");
-    }
-}
 
 std::vector<LinkGroup> write_link_plot_csv(const Results &r, const std::string &path) {
     std::ostringstream o;

@@ -30,8 +30,4 @@ void write_paper_figure5(const std::string &path);
 // The node counts those points stand at.
 std::vector<int> paper_figure5_nodes();
 
-// A file written whole or not at all: the text goes to a temporary beside `path`, which is
-// renamed over it once written; throws std::runtime_error naming the path otherwise.
-void write_file(const std::string &path, const std::string &text);
-
 }  // namespace sansim

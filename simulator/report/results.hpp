@@ -121,6 +121,10 @@ std::string to_text(const Results &r);
 std::string verdict(const Results &r);
 std::string to_json(const Results &r, bool full);
 std::string sweep_json(const std::vector<Results> &rows);
+// Every file sansim writes goes through here: written whole or not at all, never through a
+// link someone planted, under the umask, published by rename and a directory fsync
+// (viaduct::write_file_atomically). Throws std::runtime_error saying why otherwise.
+void write_file(const std::string &path, const std::string &text);
 // Writes nodes.csv, links.csv, rtt_histogram.csv and or_series.csv into `dir`.
 void write_csv(const Results &r, const std::string &dir);
 void write_sweep_csv(const std::vector<Results> &rows, const std::string &path);

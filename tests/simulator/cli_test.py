@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """sansim's command line: --help, a --json run whose figures add up, and bad input that fails
 with exit status 2 and a message naming the problem (the file and line for a topology file), and
-a network that stops delivering, which must end with exit status 3 and say so.
+a network that stops delivering, which must end with exit status 3 and say so; output files
+that replace a planted symbolic link rather than write through it, and a failed write named.
 usage: cli_test.py SANSIM BAD_TOPOLOGY_FILE RING4_TOPOLOGY_FILE"""
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -224,6 +226,83 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run("--topology", "crossbar:4", "--workload", "trace", "--trace", path)
     expect(r.returncode == 2 and "trace would move 1.1e+12 bytes" in r.stderr
            and "--message-bytes" not in r.stderr, "a 1 TiB trace needs a time limit", r)
+
+# Output files: written whole under a fresh name and renamed into place, so a symbolic link
+# planted at an output's name is replaced, never written through; modes follow the umask; a
+# write that cannot be made is a named error, exit status 2, and leaves nothing behind.
+def run_umask(mask, *args):
+    return subprocess.run([sansim, *args], capture_output=True, text=True, timeout=120,
+                          preexec_fn=lambda: os.umask(mask))
+
+
+def intact(victim):
+    with open(victim, "rb") as f:
+        return f.read() == b"another user's file\n"
+
+
+def planted(out, name, victim):
+    link = os.path.join(out, name)
+    os.symlink(victim, link)
+    return link
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    victim = os.path.join(tmp, "victim")
+    with open(victim, "w") as f:
+        f.write("another user's file\n")
+    out = os.path.join(tmp, "csv")
+    os.mkdir(out)
+    links = [planted(out, n, victim) for n in ("nodes.csv", "or_series.csv")]
+    r = run_umask(0o077, "--topology", "crossbar:4", "--message-bytes", "4096", "--csv", out)
+    untouched = intact(victim)
+    expect(r.returncode == 0 and untouched, "a link planted at an output leaves its target be", r)
+    for link in links:
+        with open(link) as f:
+            head = f.readline()
+        expect(not os.path.islink(link) and os.path.isfile(link) and "," in head
+               and os.stat(link).st_mode & 0o777 == 0o600,
+               f"{os.path.basename(link)} replaces the link, mode 0600 under umask 077", r)
+    loads = os.path.join(tmp, "loads")
+    os.mkdir(loads)
+    link = planted(loads, "load_sweep.csv", victim)
+    r = run_umask(0o022, "--topology", "crossbar:4", "--sweep-load", "0.2", "--acks", "none",
+                  "--pci-mbps", "0", "--measure", "20", "--csv", loads)
+    untouched = intact(victim)
+    expect(r.returncode == 0 and untouched and not os.path.islink(link)
+           and os.stat(link).st_mode & 0o777 == 0o644,
+           "a load sweep's CSV replaces a planted link, mode 0644 under umask 022", r)
+    if shutil.which("gnuplot"):
+        plots = os.path.join(tmp, "plots")
+        os.mkdir(plots)
+        pl = [planted(plots, n, victim) for n in ("rtt_histogram.png", "rtt_histogram.gp")]
+        r = run("--topology", "crossbar:4", "--message-bytes", "4096", "--plot", plots)
+        untouched = intact(victim)
+        with open(pl[0], "rb") as f:
+            png = f.read(8) == b"\x89PNG\r\n\x1a\n"
+        expect(r.returncode == 0 and untouched and png and not any(map(os.path.islink, pl))
+               and not [n for n in os.listdir(plots) if n.startswith(".")],
+               "a plot and its script replace planted links, no temporary is left", r)
+
+    # A directory any user may change (no sticky bit) is refused before anything is written.
+    shared = os.path.join(tmp, "shared")
+    os.mkdir(shared)
+    os.chmod(shared, 0o777)
+    r = run("--topology", "crossbar:4", "--message-bytes", "4096", "--csv", shared)
+    expect(r.returncode == 2 and f"sansim: not writing {shared}/nodes.csv: {shared} is writable "
+           "by every user and not sticky" in r.stderr and os.listdir(shared) == [],
+           "an output directory others may change is refused and left empty", r)
+    # An output name taken by a directory: the rename fails, and the temporary goes with it.
+    taken = os.path.join(tmp, "taken")
+    os.makedirs(os.path.join(taken, "links.csv", "inside"))
+    r = run("--topology", "crossbar:4", "--message-bytes", "4096", "--csv", taken)
+    expect(r.returncode == 2 and f"sansim: cannot write {taken}/links.csv: " in r.stderr
+           and sorted(os.listdir(taken)) == ["links.csv", "nodes.csv"]
+           and os.listdir(os.path.join(taken, "links.csv")) == ["inside"],
+           "an output that cannot be written is named, exit 2, and no temporary is left", r)
+    # The output directory vanishes (here: is a file) when sansim comes to write.
+    r = run("--topology", "crossbar:4", "--message-bytes", "4096", "--csv", victim + "/csv")
+    expect(r.returncode == 2 and "sansim: " in r.stderr and victim in r.stderr,
+           "an output directory that cannot exist is a named error", r)
 
 for f in failures:
     print("FAIL:", f)
