@@ -97,12 +97,8 @@ bool PendingOutput::create(const std::string &path, uint32_t mode, bool direct, 
     std::string name = (slash == std::string::npos ? "" : dir) + "." + base + ".datapump-XXXXXX";
     // A directory that cannot be opened is named by mkostemp below; one that can must be one
     // no other user can change.
-    const std::string dir_path = viaduct::path_dir(path);
-    viaduct::UniqueFd dir_fd(open(dir_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     const std::string unsafe =
-        dir_fd.valid()
-            ? viaduct::dir_unsafe_reason(dir_fd.get(), dir_path, viaduct::DirTrust::shared)
-            : "";
+        viaduct::dir_refusal(viaduct::path_dir(path), viaduct::DirTrust::shared);
     if (!unsafe.empty()) {
         *why = "not writing " + path + ": " + unsafe;
         return false;

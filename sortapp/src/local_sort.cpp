@@ -20,6 +20,7 @@
 #include "sortapp/run_former.hpp"
 #include "sortapp/space_check.hpp"
 #include "viaduct/path.hpp"
+#include "viaduct/safe_file.hpp"
 
 namespace sortapp {
 
@@ -35,6 +36,10 @@ class ScratchDir {
         if (!path_.empty()) cleanup::remove(path_);
     }
     Status create(const std::string &base) {
+        // Not where another user may rename or replace what is put there (the runs would be
+        // reached through a directory they could swap).
+        const std::string why = viaduct::dir_refusal(base, viaduct::DirTrust::shared);
+        if (!why.empty()) return Status::error("not writing runs there: " + why);
         // Tracked: a signal or a fatal error elsewhere removes it too.
         return cleanup::create([&](std::string &path) {
             std::string templ = base + "/sortapp-runs.XXXXXX";

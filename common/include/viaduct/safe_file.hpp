@@ -108,6 +108,14 @@ inline UniqueFd open_checked_dir(const std::string &dir, DirTrust trust, std::st
     return fd;
 }
 
+// Why files must not be created in `dir` ("" when they may): for a directory that opens but is
+// not safe. One that cannot be opened gives "" too, so that the creation that follows names
+// the real problem ("No such file or directory") as it would anyway.
+inline std::string dir_refusal(const std::string &dir, DirTrust trust) {
+    UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    return fd.valid() ? dir_unsafe_reason(fd.get(), dir, trust) : "";
+}
+
 // Makes `dir` and its missing parents, each new one private (0700); then opens and checks it
 // as private. An invalid fd and `why` when that fails.
 inline UniqueFd make_private_dir(const std::string &dir, std::string &why) {

@@ -15,6 +15,7 @@
 #include "paths.hpp"
 #include "phases/phases.hpp"
 #include "sortapp/space_check.hpp"
+#include "viaduct/safe_file.hpp"
 
 namespace sortapp::cluster {
 
@@ -43,6 +44,13 @@ Status check_paths(Node &n) {
         return Status::from_errno("output directory " + outdir, errno);
     if (access(n.scratch.c_str(), W_OK) != 0)
         return Status::from_errno("scratch directory " + n.scratch, errno);
+    // Another user who may rename or replace what is put there could swap a file (or the job's
+    // directory) between its writing and its use.
+    for (const std::string &dir : {outdir, n.scratch}) {
+        std::string why;
+        if (!viaduct::open_checked_dir(dir, viaduct::DirTrust::shared, why).valid())
+            return Status::error(why);
+    }
     // A directory of the job's own: whatever is in it was made by this job, so it can all go.
     if (n.job_dir.empty()) {
         std::string dir = n.scratch + "/.sortapp-job-" + n.job_id + "-" + std::to_string(n.rank);

@@ -25,10 +25,7 @@ Status PendingFile::create(const std::string &final_path, bool direct, const std
     const viaduct::PathParts where = viaduct::split_path(final_path);
     const std::string &dir = where.dir;
     // A directory that cannot be opened is named by mkstemp below; one that can must be safe.
-    viaduct::UniqueFd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    const std::string why =
-        dir_fd.valid() ? viaduct::dir_unsafe_reason(dir_fd.get(), dir, viaduct::DirTrust::shared)
-                       : "";
+    const std::string why = viaduct::dir_refusal(dir, viaduct::DirTrust::shared);
     if (!why.empty()) return Status::error("not writing " + final_path + ": " + why);
     std::string templ =
         dir + "/." + where.base + ".sortapp-" + (tag.empty() ? "" : tag + "-") + "XXXXXX";
