@@ -11,8 +11,8 @@
 #include <mutex>
 #include <thread>
 
-#include "sortapp/parallel.hpp"
 #include "sortapp/key_sort.hpp"
+#include "sortapp/parallel.hpp"
 #include "sortapp/sorted_run.hpp"
 #include "viaduct/clock.hpp"
 
