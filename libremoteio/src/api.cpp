@@ -8,9 +8,9 @@
 #include "client.hpp"
 #include "exports.hpp"
 #include "handshake.hpp"
+#include "msg_internal/one_shot.hpp"
 #include "server.hpp"
 #include "stats.hpp"
-#include "viaduct/one_shot.hpp"
 #include "wire.hpp"
 
 using remoteio::Request;

@@ -5,10 +5,10 @@
 #include <optional>
 #include <thread>
 
+#include "msg_internal/one_shot.hpp"
 #include "scoped_env.hpp"
 #include "viaduct/clock.hpp"
 #include "viaduct/env.hpp"
-#include "viaduct/one_shot.hpp"
 #include "viaduct/path.hpp"
 
 using testing_env::ScopedEnv;
@@ -58,6 +58,27 @@ TEST_CASE("sizes take a K/M/G binary suffix, also as KiB or KB, and nothing else
     CHECK_FALSE(parse_size("4 ", &n));
     CHECK_FALSE(parse_size("99999999999999999999", &n));
     CHECK_FALSE(parse_size("17179869184G", &n));  // overflows 64 bits
+    CHECK(n == 99);
+}
+
+TEST_CASE("counts take a decimal k/M/G/T suffix, or Ki/Mi/Gi/Ti, and nothing else", "[env]") {
+    unsigned long long n = 7;
+    using viaduct::env::parse_count;
+    CHECK((parse_count("0", &n) && n == 0));
+    CHECK((parse_count("4000", &n) && n == 4000));
+    CHECK((parse_count("4k", &n) && n == 4000));
+    CHECK((parse_count("1M", &n) && n == 1000000));
+    CHECK((parse_count("2g", &n) && n == 2000000000));
+    CHECK((parse_count("1T", &n) && n == 1000000000000ull));
+    CHECK((parse_count("4Ki", &n) && n == 4096));
+    CHECK((parse_count("1Mi", &n) && n == 1ull << 20));
+    n = 99;
+    CHECK_FALSE(parse_count("", &n));
+    CHECK_FALSE(parse_count("M", &n));
+    CHECK_FALSE(parse_count("4KB", &n));  // bytes are a SIZE, not a count
+    CHECK_FALSE(parse_count("4KiB", &n));
+    CHECK_FALSE(parse_count("4X", &n));
+    CHECK_FALSE(parse_count("20000000T", &n));  // overflows 64 bits
     CHECK(n == 99);
 }
 

@@ -1,7 +1,7 @@
 // The messaging calls: argument checks, then the engine under the context lock.
 // Blocking calls are an asynchronous call on a private CQ plus a wait.
 #include "api/core.hpp"
-#include "viaduct/one_shot.hpp"
+#include "msg_internal/one_shot.hpp"
 
 namespace {
 

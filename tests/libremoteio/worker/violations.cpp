@@ -6,8 +6,8 @@
 // answer; then a good read still works and rank 0's counters tell the story.
 #include <cstring>
 
+#include "msg_internal/one_shot.hpp"
 #include "scenarios.hpp"
-#include "viaduct/one_shot.hpp"
 
 namespace riotest {
 

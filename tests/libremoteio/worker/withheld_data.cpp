@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "msg_internal/one_shot.hpp"
 #include "scenarios.hpp"
-#include "viaduct/one_shot.hpp"
 
 namespace riotest {
 

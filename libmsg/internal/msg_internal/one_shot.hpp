@@ -1,5 +1,6 @@
 // A blocking call made of one asynchronous operation and a wait on a private CQ, written
-// only against msg.h so that libmsg's own blocking calls and libremoteio's share it.
+// only against msg.h so that libmsg's own blocking calls, libremoteio's and the tests' share
+// it. Part of libmsg for the project's own code (libmsg_dep), never installed.
 #pragma once
 
 #include <msg/msg.h>
