@@ -110,19 +110,35 @@ inline std::string size_problem(const std::string &name, const std::string &text
     return name + ": " + text + " is above the most, " + std::to_string(hi);
 }
 
+namespace detail {
+
+// An option whose text `parse(shown_name, text)` turns into a number, or rejects by throwing
+// CLI::ValidationError (a usage error naming the option).
+template <typename T, typename Parse>
+CLI::Option *add_parsed(CLI::App &app, const std::string &names, T &target,
+                        const std::string &description, const char *type, Parse parse) {
+    std::string shown = names.substr(names.rfind(',') + 1);
+    auto set = [&target, shown, parse](const std::string &text) {
+        target = static_cast<T>(parse(shown, text));
+    };
+    return app.add_option_function<std::string>(names, set, description)->type_name(type);
+}
+
+}  // namespace detail
+
 // A SIZE option: `names` as CLI11 takes them ("-m,--memory"); a bad value is a usage error
 // naming the option's long name.
 template <typename T>
 CLI::Option *add_size(CLI::App &app, const std::string &names, T &target,
                       const std::string &description, unsigned long long lo = 0,
                       unsigned long long hi = std::numeric_limits<T>::max()) {
-    std::string shown = names.substr(names.rfind(',') + 1);
-    auto set = [&target, shown, lo, hi](const std::string &text) {
-        auto v = size(text, lo, hi);
-        if (!v) throw CLI::ValidationError(size_problem(shown, text, lo, hi));
-        target = static_cast<T>(*v);
-    };
-    return app.add_option_function<std::string>(names, set, description)->type_name("SIZE");
+    return detail::add_parsed(app, names, target, description, "SIZE",
+                              [lo, hi](const std::string &shown, const std::string &text) {
+                                  auto v = size(text, lo, hi);
+                                  if (!v)
+                                      throw CLI::ValidationError(size_problem(shown, text, lo, hi));
+                                  return *v;
+                              });
 }
 
 // What every --help with a COUNT option says about it.
@@ -136,18 +152,18 @@ template <typename T>
 CLI::Option *add_count(CLI::App &app, const std::string &names, T &target,
                        const std::string &description, unsigned long long lo = 0,
                        unsigned long long hi = std::numeric_limits<T>::max()) {
-    std::string shown = names.substr(names.rfind(',') + 1);
-    auto set = [&target, shown, lo, hi](const std::string &text) {
-        unsigned long long v = 0;
-        if (!env::parse_count(text.c_str(), &v))
-            throw CLI::ValidationError(shown + ": '" + text +
-                                       "' is not a count (e.g. 5000, 10k, 1M, 4Ki)");
-        if (v < lo || v > hi)
-            throw CLI::ValidationError(shown + ": " + text + " is outside " + std::to_string(lo) +
-                                       " to " + std::to_string(hi));
-        target = static_cast<T>(v);
-    };
-    return app.add_option_function<std::string>(names, set, description)->type_name("COUNT");
+    return detail::add_parsed(
+        app, names, target, description, "COUNT",
+        [lo, hi](const std::string &shown, const std::string &text) {
+            unsigned long long v = 0;
+            if (!env::parse_count(text.c_str(), &v))
+                throw CLI::ValidationError(shown + ": '" + text +
+                                           "' is not a count (e.g. 5000, 10k, 1M, 4Ki)");
+            if (v < lo || v > hi)
+                throw CLI::ValidationError(shown + ": " + text + " is outside " +
+                                           std::to_string(lo) + " to " + std::to_string(hi));
+            return v;
+        });
 }
 
 // Whether progress lines belong on stderr: a terminal that a person watches.

@@ -11,55 +11,59 @@
 
 namespace viaduct::env {
 
+namespace detail {
+
+// The two number syntaxes share their shape: digits, then an optional unit letter k, m, g or t
+// (either case) whose power `unit_scale` gives (or 0 for none), then whatever `tail` accepts,
+// then nothing. The product must fit 64 bits.
+template <typename Scale, typename Tail>
+bool parse_number(const char *text, unsigned long long *out, Scale unit_scale, Tail tail) {
+    if (text == nullptr || *text < '0' || *text > '9') return false;
+    errno = 0;
+    char *end = nullptr;
+    const unsigned long long v = std::strtoull(text, &end, 10);
+    if (errno != 0 || end == text) return false;
+    const char *units = "kmgt";
+    const char *unit = *end != '\0' ? std::strchr(units, *end | 0x20) : nullptr;
+    const int power = unit != nullptr ? int(unit - units) + 1 : 0;
+    if (unit != nullptr) ++end;
+    const unsigned long long mult = unit_scale(power, end);
+    tail(power, end);
+    if (*end != '\0' || v > ~0ull / mult) return false;
+    *out = v * mult;
+    return true;
+}
+
+}  // namespace detail
+
 // A non-negative integer with an optional binary suffix, nothing after it: K, M, G or T
 // (either case) for 2^10, 2^20, 2^30, 2^40, each also spelled KiB, MiB, GiB, TiB or KB, MB,
 // GB, TB (binary too), or a bare B for bytes. "16KiB", "16K", "16KB", "1g".
 inline bool parse_size(const char *text, unsigned long long *out) {
-    if (text == nullptr || *text < '0' || *text > '9') return false;
-    errno = 0;
-    char *end = nullptr;
-    unsigned long long v = std::strtoull(text, &end, 10);
-    if (errno != 0 || end == text) return false;
-    unsigned long long mult = 1;
-    const char *units = "kmgt";
-    const char *unit = *end != '\0' ? std::strchr(units, *end | 0x20) : nullptr;
-    if (unit != nullptr) {
-        mult = 1ull << (10 * (unit - units + 1));
-        ++end;
-        if (*end == 'i' && (end[1] == 'B' || end[1] == 'b'))
-            end += 2;
-        else if (*end == 'B' || *end == 'b')
-            ++end;
-    } else if (*end == 'B' || *end == 'b') {
-        ++end;
-    }
-    if (*end != '\0') return false;
-    if (v > ~0ull / mult) return false;
-    *out = v * mult;
-    return true;
+    return detail::parse_number(
+        text, out, [](int power, const char *) { return 1ull << (10 * power); },
+        [](int power, char *&end) {
+            if (power > 0 && *end == 'i' && (end[1] == 'B' || end[1] == 'b'))
+                end += 2;
+            else if (*end == 'B' || *end == 'b')
+                ++end;
+        });
 }
 
 // A count of things (records, not bytes): a non-negative integer with an optional decimal
 // suffix, k, M, G or T (either case) for 10^3, 10^6, 10^9, 10^12, as people count records
 // ("1M records" is a million); Ki, Mi, Gi, Ti for the powers of 2. "4000", "4k", "4Ki".
 inline bool parse_count(const char *text, unsigned long long *out) {
-    if (text == nullptr || *text < '0' || *text > '9') return false;
-    errno = 0;
-    char *end = nullptr;
-    unsigned long long v = std::strtoull(text, &end, 10);
-    if (errno != 0 || end == text) return false;
-    unsigned long long mult = 1;
-    const char *units = "kmgt";
-    if (const char *unit = *end != '\0' ? std::strchr(units, *end | 0x20) : nullptr) {
-        const int power = int(unit - units) + 1;
-        ++end;
-        const bool binary = *end == 'i';
-        if (binary) ++end;
-        for (int i = 0; i < power; ++i) mult *= binary ? 1024 : 1000;
-    }
-    if (*end != '\0' || v > ~0ull / mult) return false;
-    *out = v * mult;
-    return true;
+    return detail::parse_number(
+        text, out,
+        [](int power, const char *end) {
+            unsigned long long mult = 1;
+            for (int i = 0; i < power; ++i) mult *= *end == 'i' ? 1024 : 1000;
+            return mult;
+        },
+        [](int power, char *&end) {
+            if (power > 0 && *end == 'i') ++end;
+        });
 }
 
 // On/off: "0" is off, any other text on.
