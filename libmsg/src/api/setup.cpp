@@ -295,13 +295,14 @@ void fill_info(const msg_config_t &cfg, Core &core) {
     msg_info_t &info = core.info;
     info.rank = core.boot->rank();
     info.size = core.boot->size();
+    // A job of one opens no transport (messages to itself are copied): it names none of them.
     copy_name(info.provider, core.transport ? core.transport->name() : "self");
     info.long_protocol = cfg.long_protocol;
     info.restricted = cfg.restricted != 0;
     info.eager_max = cfg.eager_max;
     info.timeout_ms = cfg.timeout_ms;
     info.buffer_size = cfg.buffer_size;
-    copy_name(info.transport, transport_name(cfg));
+    copy_name(info.transport, core.transport ? transport_name(cfg) : "self");
     copy_name(info.bootstrap, core.boot->method());
     info.credits = cfg.credits;
     info.spin_us = core.wait.spin_us;

@@ -284,7 +284,7 @@ TEST_CASE("msg_get_info reports the settings the context runs with", "[config]")
     c.verbs_mr_cache_bytes = 1u << 20;
     c.debug = 0;
     msg_info_t info = info_of(c);
-    CHECK(std::strcmp(info.transport, "verbs") == 0);
+    CHECK(std::strcmp(info.transport, "self") == 0);
     CHECK(std::strcmp(info.bootstrap, "single") == 0);
     CHECK(std::strcmp(info.provider, "self") == 0);
     CHECK(info.credits == 5);
@@ -298,12 +298,12 @@ TEST_CASE("msg_get_info reports the settings the context runs with", "[config]")
     CHECK(info.debug == 0);
 
     // What the settings resolve to: MSG_SPIN_AUTO, a heartbeat period of 0
-    // (the larger of the timeout and 10 s), one below 100 ms, no transport.
+    // (the larger of the timeout and 10 s), one below 100 ms, no transport (self).
     c = defaults();
     c.transport = nullptr;
     c.timeout_ms = 20000;
     info = info_of(c);
-    CHECK(std::strcmp(info.transport, "ofi") == 0);
+    CHECK(std::strcmp(info.transport, "self") == 0);
     CHECK(std::strcmp(info.bootstrap, "single") == 0);  // auto, with no job around
     CHECK(info.spin_us == 200);
     CHECK(info.heartbeat_ms == 20000);
@@ -329,7 +329,7 @@ TEST_CASE("msg_init(NULL) runs with the VIADUCT_* variables and reports them", "
     REQUIRE(msg_init(nullptr, &ctx) == MSG_OK);
     msg_info_t info{};
     REQUIRE(msg_get_info(ctx, &info) == MSG_OK);
-    CHECK(std::strcmp(info.transport, "verbs") == 0);
+    CHECK(std::strcmp(info.transport, "self") == 0);  // a job of one opens none
     CHECK(std::strcmp(info.bootstrap, "single") == 0);
     CHECK(info.heartbeat_ms == 777);
     CHECK(info.unexpected_bytes == 5000);

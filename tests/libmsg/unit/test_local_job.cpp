@@ -31,6 +31,21 @@ TEST_CASE("a process with no job environment is rank 0 of a job of 1", "[local_j
     CHECK(msg_finalize(job.ctx()) == MSG_OK);
 }
 
+TEST_CASE("a job of one reports the transport it uses: none, as self", "[local_job]") {
+    // Whatever transport and provider the settings name, a job of one opens neither.
+    for (const char *transport : {"ofi", "verbs"}) {
+        INFO("VIADUCT_TRANSPORT=" << transport);
+        unit::ScopedEnv named("VIADUCT_TRANSPORT", transport);
+        unit::ScopedEnv provider("VIADUCT_PROVIDER", "tcp");
+        unit::LocalJob job;
+        msg_info_t info{};
+        REQUIRE(msg_get_info(job.ctx(), &info) == MSG_OK);
+        CHECK(std::strcmp(info.transport, "self") == 0);
+        CHECK(std::strcmp(info.provider, "self") == 0);
+        CHECK(msg_finalize(job.ctx()) == MSG_OK);
+    }
+}
+
 TEST_CASE("msg_init and msg_destroy can be repeated in one process", "[local_job]") {
     for (int i = 0; i < 3; ++i) {
         unit::LocalJob job;

@@ -1,5 +1,8 @@
 // Scenario "connect": every rank of a (large) local job connects in msg_init, reports how long
 // that took, and then reaches every other rank.
+#include <cstdlib>
+#include <cstring>
+
 #include "scenarios.hpp"
 
 namespace worker {
@@ -11,6 +14,12 @@ void run_connect(const Args &) {
     WCHECK(job.info.connect_seconds > 0.0, "msg_get_info connect_seconds is %g",
            job.info.connect_seconds);
     WCHECK(job.info.provider[0] != '\0', "msg_get_info names no provider");
+    // Only a job of one reports "self"; a larger one names the transport it opened.
+    const char *transport = std::getenv("VIADUCT_TRANSPORT");
+    if (job.size > 1)
+        WCHECK(std::strcmp(job.info.transport, transport ? transport : "ofi") == 0,
+               "msg_get_info transport '%s' in a job of %d, VIADUCT_TRANSPORT=%s",
+               job.info.transport, job.size, transport ? transport : "(unset)");
     if (job.rank == 0)
         say("connect_seconds=%.6f ranks=%d provider=%s", job.info.connect_seconds, job.size,
             job.info.provider);
