@@ -236,7 +236,7 @@ int msg_size(const msg_context_t *context, int *size);
 typedef struct msg_info {
     int rank;
     int size;
-    char provider[64]; /* libfabric provider in use */
+    char provider[64]; /* libfabric provider in use ("self" in a job of one) */
     int long_protocol; /* enum msg_long_protocol */
     int restricted;
     size_t eager_max;
@@ -251,7 +251,7 @@ typedef struct msg_info {
      * (msg_config_t.timeout_ms as this context uses it). */
     int timeout_ms;
     /* The other settings as this context uses them (msg_config_t). */
-    char transport[16]; /* "ofi" or "verbs" (a job of one opens none) */
+    char transport[16]; /* "ofi" or "verbs"; "self" in a job of one, which opens none */
     char bootstrap[16]; /* how the job was joined: "tcp", "pmix" or "single" */
     int credits;
     int spin_us;      /* MSG_SPIN_AUTO resolved */
