@@ -20,6 +20,7 @@ umask, durable when they say done, and never from an input that changed under th
 Binaries from SORTAPP_BIN, SORTGEN_BIN, SORTCHECK_BIN.
 """
 import os
+import pwd
 import shutil
 import signal
 import stat
@@ -34,6 +35,7 @@ from viaduct_checks import check, failures  # noqa: E402
 SORTAPP = os.environ["SORTAPP_BIN"]
 SORTGEN = os.environ["SORTGEN_BIN"]
 SORTCHECK = os.environ["SORTCHECK_BIN"]
+ROOT_HOME = pwd.getpwuid(0).pw_dir  # where a root-run sort with HOME unset keeps its cache
 skipped = []
 
 
@@ -47,14 +49,16 @@ def gen(path, records):
     assert r.returncode == 0, r.stderr
 
 
-# The attack, run as root inside `unshare --mount`: a fresh /tmp and a fresh /root (HOME's
-# fallback) private to the namespace; nobody plants the links; sortapp runs with its pid known
-# (exec), so the temporary name of the old code, "<cache>.tmp.<pid>", is planted too.
+# The attack, run as root inside `unshare --mount`: /tmp/.cache and root's ~/.cache (HOME's
+# fallback) are fresh file systems private to the namespace, the first owned by nobody, who
+# plants the links; nothing else is hidden (the binaries may live anywhere, /tmp included).
+# sortapp runs with its pid known (exec), so the temporary name of the old code,
+# "<cache>.tmp.<pid>", is planted too.
 ATTACK = r"""
 set -eu
 mount --make-rprivate /
-mount -t tmpfs -o mode=1777 tmpfs /tmp
-mount -t tmpfs -o mode=0700 tmpfs /root
+mount -t tmpfs -o uid=65534,gid=65534,mode=0755 tmpfs /tmp/.cache
+mount -t tmpfs -o mode=0700 tmpfs "$ROOT_HOME/.cache"
 plant() {
   setpriv --reuid=65534 --regid=65534 --clear-groups sh -c '
     mkdir -p /tmp/.cache/viaduct && cd /tmp/.cache/viaduct &&
@@ -67,8 +71,19 @@ plant() {
   echo "sortapp exited $?"; cat "$WORK/log"; exit 1; }
 cat "$WORK/log"
 echo "--- tmp cache:"; ls -la /tmp/.cache/viaduct
-echo "--- home cache:"; ls /root/.cache/viaduct 2>&1 || true
+echo "--- home cache:"; ls "$ROOT_HOME/.cache/viaduct" 2>&1 || true
 """
+
+
+def mount_points():
+    """/tmp/.cache and /root/.cache must exist to be mounted on; those this test makes (empty)
+    are removed afterwards."""
+    made = []
+    for d in ("/tmp/.cache", ROOT_HOME + "/.cache"):
+        if not os.path.isdir(d):
+            os.makedirs(d, mode=0o700)
+            made.append(d)
+    return made
 
 
 def can_attack():
@@ -88,33 +103,42 @@ def planted_links():
     if why:
         skipped.append(f"planted links ({why})")
         return
-    for xdg in ("", "XDG_CACHE_HOME=/tmp/.cache"):
-        work = tempfile.mkdtemp(prefix="viaduct-safety-", dir="/var/tmp")
-        try:
-            os.chmod(work, 0o755)
-            gen(f"{work}/in", 20000)
-            for name in ("victim", "victim2"):
-                with open(f"{work}/{name}", "w") as f:
-                    f.write("root's own file\n")
-            env = dict(os.environ, WORK=work, SORTAPP=SORTAPP, XDG=xdg)
-            r = run(["unshare", "--mount", "bash", "-c", ATTACK], env=env)
-            label = xdg or "HOME unset"
-            check(r.returncode == 0, f"{label}: attack run failed: {r.stdout[-800:]} {r.stderr}")
-            for name in ("victim", "victim2"):
-                check(open(f"{work}/{name}").read() == "root's own file\n",
-                      f"{label}: {name} was overwritten through a planted link")
-            check(not os.path.exists(f"{work}/created"),
-                  f"{label}: a file was created through the planted lock link")
-            check(os.path.exists(f"{work}/out"), f"{label}: no output: {r.stdout[-600:]}")
-            if xdg:
-                check("owned by another user" in r.stdout,
-                      f"{label}: the refusal is not named: {r.stdout[-600:]}")
-            else:
-                # With HOME unset the cache goes to the user's home from the password database.
-                check("sortapp-disk.json" in r.stdout.split("--- home cache:")[-1],
-                      f"{label}: the cache did not go to root's home: {r.stdout[-600:]}")
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
+    made = mount_points()
+    try:
+        for xdg in ("", "XDG_CACHE_HOME=/tmp/.cache"):
+            attack_once(xdg)
+    finally:
+        for d in made:
+            os.rmdir(d)
+
+
+def attack_once(xdg):
+    work = tempfile.mkdtemp(prefix="viaduct-safety-", dir="/var/tmp")
+    try:
+        os.chmod(work, 0o755)
+        gen(f"{work}/in", 20000)
+        for name in ("victim", "victim2"):
+            with open(f"{work}/{name}", "w") as f:
+                f.write("root's own file\n")
+        env = dict(os.environ, WORK=work, SORTAPP=SORTAPP, XDG=xdg, ROOT_HOME=ROOT_HOME)
+        r = run(["unshare", "--mount", "bash", "-c", ATTACK], env=env)
+        label = xdg or "HOME unset"
+        check(r.returncode == 0, f"{label}: attack run failed: {r.stdout[-800:]} {r.stderr}")
+        for name in ("victim", "victim2"):
+            check(open(f"{work}/{name}").read() == "root's own file\n",
+                  f"{label}: {name} was overwritten through a planted link")
+        check(not os.path.exists(f"{work}/created"),
+              f"{label}: a file was created through the planted lock link")
+        check(os.path.exists(f"{work}/out"), f"{label}: no output: {r.stdout[-600:]}")
+        if xdg:
+            check("owned by another user" in r.stdout,
+                  f"{label}: the refusal is not named: {r.stdout[-600:]}")
+        else:
+            # With HOME unset the cache goes to the user's home from the password database.
+            check("sortapp-disk.json" in r.stdout.split("--- home cache:")[-1],
+                  f"{label}: the cache did not go to root's home: {r.stdout[-600:]}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def unsafe_directories():
