@@ -306,6 +306,39 @@ def changed_input():
             shutil.rmtree(d, ignore_errors=True)
 
 
+def changed_input_cluster():
+    """Node 1's input grows while the job is in phase 3b: the commit names it, the job fails,
+    and no node's output is left."""
+    d = tempfile.mkdtemp(prefix="viaduct-change-cluster-")
+    try:
+        r = run([SORTGEN, "--quiet", "--partitions", "2", "40000", f"{d}/in"])
+        check(r.returncode == 0, f"sortgen: {r.stderr}")
+        held = f"{d}/held"
+        env = dict(os.environ, SORTAPP_TEST_HOLD=f"node 1|phase 3b|{held}")
+        proc = subprocess.Popen([SORTAPP, "run", "-n", "2", "--input", f"{d}/in.{{rank}}",
+                                 "--output", f"{d}/out.{{rank}}"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=env)
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and proc.poll() is None and not os.path.exists(held):
+            time.sleep(0.01)
+        if not check(os.path.exists(held), "cluster: node 1 never reached phase 3b"):
+            proc.kill()
+            proc.communicate()
+            return
+        time.sleep(0.01)  # a later mtime on file systems with coarse timestamps
+        with open(f"{d}/in.1", "ab") as f:
+            f.write(b"z" * 100)
+        out, err = release(proc, held)
+        check(proc.returncode != 0, "cluster: exit 0 although an input changed")
+        check(f"input {d}/in.1 changed while it was being sorted" in err,
+              f"cluster: message {err[-500:]!r}")
+        left = sorted(n for n in os.listdir(d) if not n.startswith("in."))
+        check(left == [], f"cluster: left {left}")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def free_space():
     d = tempfile.mkdtemp(prefix="viaduct-space-")
     try:
@@ -340,6 +373,7 @@ unsafe_directories()
 umask_modes()
 durability()
 changed_input()
+changed_input_cluster()
 free_space()
 for s in skipped:
     print(f"SKIPPED: {s}")
