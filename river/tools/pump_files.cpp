@@ -155,16 +155,15 @@ bool PendingOutput::commit(std::string *why) {
         return false;
     }
     committed_ = true;
+    g_armed.store(false);
     // The copy is done only once the rename is durable (a power loss can otherwise undo it);
     // an output that may not survive is not left looking like a good one.
     const std::string dir = viaduct::path_dir(path_);
     if (const int err = viaduct::fsync_dir(dir)) {
         *why = errno_text("syncing the directory " + dir + " after renaming " + path_, err);
         unlink(path_.c_str());
-        g_armed.store(false);
         return false;
     }
-    g_armed.store(false);
     return true;
 }
 

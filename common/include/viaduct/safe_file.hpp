@@ -15,6 +15,8 @@
 #include <cstring>
 #include <string>
 
+#include "viaduct/path.hpp"
+
 namespace viaduct {
 
 // A file descriptor closed with its owner.
@@ -162,35 +164,38 @@ inline int publish_at(int dir_fd, const std::string &from, const std::string &to
     return 0;
 }
 
-// Writes `text` as the file `path`, whole or not at all: a fresh temporary beside it (never
-// through a link), synced, renamed over `path`, and the directory synced. The file gets
-// `mode` less the umask. Refuses a directory another user owns or may change. "" when done,
-// else why not; nothing is left behind on failure.
-inline std::string write_file_atomically(const std::string &path, const std::string &text,
-                                         mode_t mode = 0666) {
-    const auto slash = path.rfind('/');
-    const std::string dir = slash == std::string::npos ? "."
-                            : slash == 0               ? "/"
-                                                       : path.substr(0, slash);
-    const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-    std::string why;
-    UniqueFd dir_fd = open_checked_dir(dir, DirTrust::shared, why);
-    if (!dir_fd.valid()) return "not writing " + path + ": " + why;
+// Writes `text` as the file `name` in the directory open as `dir_fd` (whose path, `dir`, is for
+// messages), whole or not at all: a fresh temporary beside it (never through a link), synced,
+// renamed over `name`, and the directory synced. The file gets `mode` less the umask. "" when
+// done, else why not; nothing is left behind on failure.
+inline std::string write_file_at(int dir_fd, const std::string &dir, const std::string &name,
+                                 const std::string &text, mode_t mode = 0666) {
     std::string tmp;
-    UniqueFd fd(create_temp_at(dir_fd.get(), "." + base + ".", 0600, tmp));
+    UniqueFd fd(create_temp_at(dir_fd, "." + name + ".", 0600, tmp));
     if (!fd.valid())
         return "cannot create a temporary file in " + dir + ": " + std::strerror(errno);
-    bool ok = ::fchmod(fd.get(), static_cast<mode_t>(mode & ~current_umask() & 0777)) == 0;
+    bool ok = ::fchmod(fd.get(), umask_mode(mode)) == 0;
     for (std::size_t put = 0; ok && put < text.size();) {
         const ssize_t n = ::write(fd.get(), text.data() + put, text.size() - put);
         ok = n > 0;
         put += ok ? std::size_t(n) : 0;
     }
     int err = ok && ::fdatasync(fd.get()) == 0 ? 0 : (errno != 0 ? errno : EIO);
-    if (err == 0) err = publish_at(dir_fd.get(), tmp, base);
+    if (err == 0) err = publish_at(dir_fd, tmp, name);
     if (err == 0) return "";
-    ::unlinkat(dir_fd.get(), tmp.c_str(), 0);
-    return "cannot write " + path + ": " + std::strerror(err);
+    ::unlinkat(dir_fd, tmp.c_str(), 0);
+    return "cannot write " + dir + "/" + name + ": " + std::strerror(err);
+}
+
+// write_file_at for the file `path`, in its directory, which is refused when another user owns
+// it or may change it (DirTrust::shared).
+inline std::string write_file_atomically(const std::string &path, const std::string &text,
+                                         mode_t mode = 0666) {
+    const PathParts where = split_path(path);
+    std::string why;
+    UniqueFd dir_fd = open_checked_dir(where.dir, DirTrust::shared, why);
+    if (!dir_fd.valid()) return "not writing " + path + ": " + why;
+    return write_file_at(dir_fd.get(), where.dir, where.base, text, mode);
 }
 
 }  // namespace viaduct

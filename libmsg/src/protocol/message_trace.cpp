@@ -90,19 +90,9 @@ void MessageTrace::record(const Request &r, int status, size_t bytes) {
     }
 }
 
-bool MessageTrace::finish() {
-    std::lock_guard<std::mutex> lk(mu_);
-    if (finished_) return true;
-    finished_ = true;
-    // Built whole, then written under a fresh name and renamed into place (never through a
-    // planted link, never half a trace under the final name).
+std::string MessageTrace::text_locked() const {
     std::string text;
-    try {
-        text.reserve(128 * (records_.size() + 4));
-    } catch (const std::bad_alloc &) {
-        log_error("trace: no memory to write %s", path_.c_str());
-        return false;
-    }
+    text.reserve(128 * (records_.size() + 4));
     char line[256];
     std::snprintf(line, sizeof line,
                   "# viaduct-trace 1\n# rank %d size %d clock_monotonic_ns %llu "
@@ -121,7 +111,22 @@ bool MessageTrace::finish() {
     }
     std::snprintf(line, sizeof line, "# end records %zu dropped %llu\n", records_.size(),
                   static_cast<unsigned long long>(dropped_));
-    text += line;
+    return text + line;
+}
+
+bool MessageTrace::finish() {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (finished_) return true;
+    finished_ = true;
+    // Built whole, then written under a fresh name and renamed into place (never through a
+    // planted link, never half a trace under the final name).
+    std::string text;
+    try {
+        text = text_locked();
+    } catch (const std::bad_alloc &) {
+        log_error("trace: no memory to write %s", path_.c_str());
+        return false;
+    }
     const std::string why = viaduct::write_file_atomically(path_, text);
     if (!why.empty()) {
         log_error("trace: %s", why.c_str());

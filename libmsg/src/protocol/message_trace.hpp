@@ -38,6 +38,8 @@ class MessageTrace {
         int8_t protocol;
         bool is_send;
     };
+    // The trace file's whole text (mu_ held); throws std::bad_alloc when it does not fit.
+    std::string text_locked() const;
     std::mutex mu_;
     std::vector<Record> records_;  // guarded by mu_
     uint64_t dropped_ = 0;         // guarded by mu_

@@ -65,16 +65,15 @@ Status check_paths(Node &n) {
     return Status::ok();
 }
 
-// "host:device" of the directory, and the bytes free there for this user (kUnknownFree where
-// the directory cannot be examined or its file system does not know its size).
+// "host:device N" of the directory ("host:?" where it cannot be examined), and the bytes free
+// there for this user (kUnknownFree where the directory cannot be examined or its file
+// system does not know its size).
 std::string disk_of(const std::string &dir, uint64_t &free_bytes) {
     char host[256] = {};
     gethostname(host, sizeof host - 1);
-    std::string disk;
+    std::string disk = "?";
     if (!disk_space(dir, disk, free_bytes)) free_bytes = NodeCheck::kUnknownFree;
-    struct stat sd;
-    return std::string(host) + ":" +
-           (stat(dir.c_str(), &sd) == 0 ? std::to_string(sd.st_dev) : "?");
+    return std::string(host) + ":" + disk;
 }
 
 // The input's records, the scratch disk's bandwidth and which disks it and the output are on.

@@ -22,8 +22,7 @@ class PendingFile {
     // (viaduct::DirTrust::shared).
     Status create(const std::string &final_path, bool direct, const std::string &tag = {});
     // Complete: renamed to the final name now and its directory synced (cleanup::commit). The
-    // final name stays tracked;
-    // the caller untracks it once nothing can fail any more.
+    // final name stays tracked; the caller untracks it once nothing can fail any more.
     Status commit();
     // Complete, but renamed later by the caller (cleanup::commit): left in place under its
     // temporary name, which stays tracked and is returned. A cluster node keeps its output so

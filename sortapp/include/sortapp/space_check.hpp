@@ -21,8 +21,9 @@ struct SpaceNeed {
 // An error naming the first disk whose needs add up to more than it has free.
 Status check_space(const std::vector<SpaceNeed> &needs);
 
-// The disk holding `dir` ("<st_dev>") and the bytes free there for this user; false when
-// `dir` cannot be examined or its file system does not know its size (ramfs).
+// The disk holding `dir` ("device <st_dev>", set whenever `dir` exists) and the bytes free
+// there for this user; false when that free space is not known (no such directory, or a
+// file system that does not know its size, such as ramfs).
 bool disk_space(const std::string &dir, std::string &disk, std::uint64_t &free);
 
 // Bytes as people read them: "1.5 GB", "78 GB", "900 MB" (decimal units, as df -H).

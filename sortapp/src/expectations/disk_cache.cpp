@@ -145,10 +145,15 @@ bool read_text(const CacheDir &d, std::string &text, std::string &why) {
     return true;
 }
 
+// A cache with no entries.
+json empty_cache() {
+    return json{{"format", cache_format}, {"version", cache_version}, {"devices", json::object()}};
+}
+
 // The whole cache: an empty object when there is no file; false (and `why`) when the file
 // is there but is not one of ours.
 bool load(const CacheDir &d, json &doc, std::string &why) {
-    doc = json{{"format", cache_format}, {"version", cache_version}, {"devices", json::object()}};
+    doc = empty_cache();
     std::string text;
     if (!read_text(d, text, why)) return false;
     if (text.empty()) return true;
@@ -169,26 +174,9 @@ bool load(const CacheDir &d, json &doc, std::string &why) {
 // Written beside the old file under a fresh name and renamed over it, then the directory
 // synced: a reader never sees half a cache, and a power loss does not undo it.
 Status store(const CacheDir &d, const json &doc) {
-    std::string tmp;
-    viaduct::UniqueFd fd(viaduct::create_temp_at(d.fd.get(), "." + d.name + ".", 0600, tmp));
-    if (!fd.valid()) return Status::from_errno("cannot create a temporary file in " + d.dir, errno);
-    const std::string text = doc.dump(2) + "\n";
-    bool ok = true;
-    for (std::size_t put = 0; ok && put < text.size();) {
-        const ssize_t n = ::write(fd.get(), text.data() + put, text.size() - put);
-        ok = n > 0;
-        put += ok ? std::size_t(n) : 0;
-    }
-    if (!ok || ::fdatasync(fd.get()) != 0) {
-        Status s = Status::from_errno("cannot write the disk cache in " + d.dir, errno);
-        ::unlinkat(d.fd.get(), tmp.c_str(), 0);
-        return s;
-    }
-    if (const int err = viaduct::publish_at(d.fd.get(), tmp, d.name)) {
-        ::unlinkat(d.fd.get(), tmp.c_str(), 0);
-        return Status::from_errno("cannot rename the disk cache to " + d.dir + "/" + d.name, err);
-    }
-    return Status::ok();
+    const std::string why =
+        viaduct::write_file_at(d.fd.get(), d.dir, d.name, doc.dump(2) + "\n", 0600);
+    return why.empty() ? Status::ok() : Status::error("disk cache: " + why);
 }
 
 // Processes sharing a host (the nodes of a job on one machine) measure one after another: two
@@ -224,13 +212,30 @@ class CacheLock {
     int fd_ = -1;
 };
 
+// The device's entry in the cache open as `dir`; false (with `warning` when the cache or the
+// entry is doubtful) when there is none to use.
+bool read_entry(const CacheDir &dir, const std::string &device, DiskBandwidth &out,
+                std::string &warning) {
+    json doc;
+    if (!load(dir, doc, warning)) return false;
+    const json &e = field(doc["devices"], device.c_str());
+    if (e.is_null() || field(e, "stale") == true) return false;
+    std::string why;
+    DiskBandwidth b;
+    if (!parse_entry(e, b, why)) {
+        warning = "disk cache " + dir.dir + "/" + dir.name + ": entry for device " + device +
+                  " ignored: " + why;
+        return false;
+    }
+    out = b;
+    return true;
+}
+
 // Replaces the device's entry; a malformed cache is replaced whole.
 Status write_entry(const CacheDir &dir, const DiskBandwidth &figure) {
     json doc;
     std::string why;
-    if (!load(dir, doc, why))
-        doc =
-            json{{"format", cache_format}, {"version", cache_version}, {"devices", json::object()}};
+    if (!load(dir, doc, why)) doc = empty_cache();
     doc["devices"][figure.conditions.device] = figure_json(figure);
     return store(dir, doc);
 }
@@ -238,11 +243,11 @@ Status write_entry(const CacheDir &dir, const DiskBandwidth &figure) {
 // The cached figure when it fits this sort: the same request size and depth, and, when a
 // fresh one is asked for, a measurement that ended after `fresh_after` (by a process that
 // held the lock while this one waited).
-bool usable(const DiskProbeOptions &o, const std::string &device, double fresh_after,
-            DiskBandwidth &out) {
+bool usable(const DiskProbeOptions &o, const CacheDir &dir, const std::string &device,
+            double fresh_after, DiskBandwidth &out) {
     std::string warning;
     DiskBandwidth cached;
-    const bool found = read_disk_cache(o.cache_path, device, cached, warning);
+    const bool found = read_entry(dir, device, cached, warning);
     if (!warning.empty())
         std::fprintf(stderr, "sortapp: warning: %s; measuring the disk again\n", warning.c_str());
     const std::size_t io =
@@ -280,7 +285,7 @@ Status probe_disk(const DiskProbeOptions &o, DiskBandwidth &out) {
     }
     // Three sweeps each bounded by max_seconds, and the probe file's setup, per waiting turn.
     CacheLock lock(dir, 4 * (3 * o.max_seconds + 5));
-    if (usable(o, device, asked, out)) return Status::ok();
+    if (usable(o, dir, device, asked, out)) return Status::ok();
     SORTAPP_TRY(measure_disk(o, out));
     // Kept all the same (the conditions say why it may be low): a phase that beats it later
     // marks it stale.
@@ -299,18 +304,7 @@ bool read_disk_cache(const std::string &path, const std::string &device, DiskBan
                      std::string &warning) {
     warning.clear();
     CacheDir dir;
-    json doc;
-    if (!open_cache_dir(path, false, dir, warning) || !load(dir, doc, warning)) return false;
-    const json &e = field(doc["devices"], device.c_str());
-    if (e.is_null() || field(e, "stale") == true) return false;
-    std::string why;
-    DiskBandwidth b;
-    if (!parse_entry(e, b, why)) {
-        warning = "disk cache " + path + ": entry for device " + device + " ignored: " + why;
-        return false;
-    }
-    out = b;
-    return true;
+    return open_cache_dir(path, false, dir, warning) && read_entry(dir, device, out, warning);
 }
 
 Status write_disk_cache(const std::string &path, const DiskBandwidth &figure) {

@@ -1,7 +1,6 @@
 // A file that appears only when complete (see pending_file.hpp).
 #include "sortapp/pending_file.hpp"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 

@@ -33,12 +33,12 @@ Status check_space(const std::vector<SpaceNeed> &needs) {
 
 bool disk_space(const std::string &dir, std::string &disk, std::uint64_t &free) {
     struct stat st {};
-    struct statvfs vfs {};
+    if (::stat(dir.c_str(), &st) != 0) return false;
+    disk = "device " + std::to_string(std::uint64_t(st.st_dev));
     // A file system that reports no blocks at all (ramfs, some network and FUSE ones) does
     // not know its free space: nothing is checked there.
-    if (::stat(dir.c_str(), &st) != 0 || ::statvfs(dir.c_str(), &vfs) != 0 || vfs.f_blocks == 0)
-        return false;
-    disk = "device " + std::to_string(std::uint64_t(st.st_dev));
+    struct statvfs vfs {};
+    if (::statvfs(dir.c_str(), &vfs) != 0 || vfs.f_blocks == 0) return false;
     free = std::uint64_t(vfs.f_bavail) * vfs.f_frsize;
     return true;
 }
