@@ -38,23 +38,20 @@ nice -n 10 ninja -C "$dir" "${targets[@]/#/tests/fuzz/fuzz_}"
 
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:allocator_may_return_null=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-status=0
-for t in "${targets[@]}"; do
-  work=$dir/fuzz-work/$t
+# fuzz_one TARGET: its saved inputs, then SECONDS of fuzzing; prints what it found (all at
+# once, so two targets running side by side do not interleave) and fails when it crashed.
+fuzz_one() {
+  local t=$1 work=$dir/fuzz-work/$1 log dict=() saved
   mkdir -p "$work/corpus" "$work/crashes"
   log=$work/log.txt
-  dict=()
   # A target's words (keywords of a text format) help it past the first byte of each.
   [ -f "tests/fuzz/$t/$t.dict" ] && dict=(-dict="tests/fuzz/$t/$t.dict")
-  echo "=== fuzz $t: ${seconds}s ==="
   # The saved inputs first, one by one, so a failing one is named by its own path.
   if ! "$dir/tests/fuzz/fuzz_$t" -runs=0 -artifact_prefix="$work/crashes/" \
     "tests/fuzz/$t/corpus"/* "tests/fuzz/$t/regressions"/* >"$work/replay.txt" 2>&1; then
-    status=1
-    tail -n 40 "$work/replay.txt"
     saved=$(grep -E '^Running: ' "$work/replay.txt" | tail -n 1 | sed 's/^Running: //')
-    echo "=== fuzz $t: FAILED on a saved input: $saved ==="
-    continue
+    { tail -n 40 "$work/replay.txt"; echo "=== fuzz $t: FAILED on a saved input: $saved ==="; }
+    return 1
   fi
   # New inputs go to the scratch corpus (first folder); the repository's seeds are only read.
   # rss_limit and malloc_limit: a length from the input must not buy unbounded memory.
@@ -62,15 +59,34 @@ for t in "${targets[@]}"; do
     -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
     -malloc_limit_mb=512 -print_final_stats=1 -artifact_prefix="$work/crashes/" \
     "${dict[@]}" >"$log" 2>&1; then
+    echo "=== fuzz $t: ${seconds}s ==="
     grep -E '^#[0-9]+[[:space:]]+DONE|stat::number_of_executed_units|stat::average_exec_per_sec' "$log" |
       sed "s/^/fuzz $t: /" || true
-  else
-    status=1
-    tail -n 40 "$log"
-    saved=$(grep -oE "Test unit written to [^ ]+" "$log" | sed 's/Test unit written to //' || true)
-    echo "=== fuzz $t: FAILED; input: ${saved:-none saved} (log: $log) ==="
+    return 0
   fi
+  tail -n 40 "$log"
+  saved=$(grep -oE "Test unit written to [^ ]+" "$log" | sed 's/Test unit written to //' || true)
+  echo "=== fuzz $t: FAILED; input: ${saved:-none saved} (log: $log) ==="
+  return 1
+}
+
+# Two targets at a time (one a core); each one's report is printed when it ends.
+mkdir -p "$dir/fuzz-work"
+declare -A report=() # pid -> its target's report
+status=0
+reap() {
+  local pid rc=0
+  wait -n -p pid || rc=$?
+  cat "${report[$pid]}"
+  unset "report[$pid]"
+  [ $rc -eq 0 ] || status=1
+}
+for t in "${targets[@]}"; do
+  [ ${#report[@]} -lt 2 ] || reap
+  fuzz_one "$t" >"$dir/fuzz-work/$t.report" 2>&1 &
+  report[$!]="$dir/fuzz-work/$t.report"
 done
+while [ ${#report[@]} -gt 0 ]; do reap; done
 if [ $status -ne 0 ]; then
   echo "fuzz.sh: a target failed (see above)"
 else

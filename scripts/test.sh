@@ -4,11 +4,12 @@
 # is formatted as .clang-format says (scripts/format-check.sh). Then builds and tests
 # in three trees: a release build (everything, every test), an AddressSanitizer build
 # (every test, and only the programs the tests run: no benchmarks) and a ThreadSanitizer
-# build (the concurrent suites only: libmsg, libremoteio, river, common and the
-# distributed sort's cluster jobs, and the programs they run). Then runs the fuzz
+# build (the tests of suite `threads`, and the programs they run). Then runs the fuzz
 # targets for a bounded time (scripts/fuzz.sh), then the Soft-RoCE suite
-# (tests/softroce/suite.sh) inside a qemu guest on the release build. Ends with the
-# time each stage took to build and to test, and the total.
+# (tests/softroce/suite.sh) inside a qemu guest on the release build. Each tree after the
+# first is built in the background at nice 19 while the tree before it runs its tests.
+# Ends with the time each stage took to build (from its start, so overlapping the tests
+# before it) and to test, and the total.
 # Exits non-zero if any test fails. meson prints the real counts (ok / fail /
 # skipped) of each run. VIADUCT_SKIP_SOFTROCE=1 skips the Soft-RoCE suite
 # (reported as SKIPPED, not as passed).
@@ -45,43 +46,81 @@ bad = [t["name"] for t in map(json.loads, open(sys.argv[1])) if t["result"] not 
 print(" ".join(bad) or "(none recorded)")' "$1/meson-logs/testlog.json"
 }
 
-# stage NAME DIR SCOPE [MESON_OPTION...]: builds DIR and runs its tests. SCOPE: `all` (the
-# whole tree, every test), `tests` (what the tests run, every test) or a list of meson
-# suites (what their tests run, those tests only).
-stage() {
-  local name=$1 dir=$2 scope=$3 t0 build_s s
-  shift 3
-  local targets=() suite_args=()
-  case $scope in
+# scope_args SCOPE: sets `targets` (for scripts/build.sh) and `suite_args` (for meson test).
+# SCOPE: `all` (the whole tree, every test), `tests` (what the tests run, every test) or a
+# list of meson suites (what their tests run, those tests only).
+scope_args() {
+  local s
+  targets=()
+  suite_args=()
+  case $1 in
     all) ;;
     tests) targets=(-- @tests) ;;
     *)
       targets=(--)
-      for s in $scope; do
+      for s in $1; do
         targets+=("@$s")
         suite_args+=(--suite "$s")
       done
       ;;
   esac
-  echo "=== $name: build ($dir${suite_args[*]:+; what suites $scope run}) ==="
-  t0=$SECONDS
+}
+
+# Each tree's build starts in the background at the lowest CPU priority while the tree before
+# it runs its tests: it takes only the CPU those tests leave idle, not theirs. Its own stage
+# then waits for it and builds what is left (nothing, or what failed, its errors shown there).
+declare -A build_pid=() build_start=() build_seconds=()
+build_logs=$(mktemp -d)
+# A build still running in the background when this script ends (a build failed) goes too.
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$build_logs"' EXIT
+
+# prebuild NAME DIR SCOPE [MESON_OPTION...]: starts the background build of DIR.
+prebuild() {
+  local name=$1 dir=$2 targets suite_args
+  scope_args "$3"
+  shift 3
+  echo "=== $name: building $dir in the background (nice 19) ==="
+  build_start[$name]=$SECONDS
+  nice -n 19 scripts/build.sh "$dir" "$@" ${targets[@]+"${targets[@]}"} \
+    >"$build_logs/$name.log" 2>&1 &
+  build_pid[$name]=$!
+}
+
+# build NAME DIR SCOPE [MESON_OPTION...]: builds DIR (after its background build, if any);
+# on failure prints the times and exits.
+build() {
+  local name=$1 dir=$2 targets suite_args
+  scope_args "$3"
+  shift 3
+  echo "=== $name: build ($dir) ==="
+  [ -n "${build_start[$name]:-}" ] || build_start[$name]=$SECONDS
+  if [ -n "${build_pid[$name]:-}" ]; then
+    wait "${build_pid[$name]}" || echo "=== $name: the background build failed; again here ==="
+    set -- # configured by the background build
+  fi
   if ! scripts/build.sh "$dir" "$@" ${targets[@]+"${targets[@]}"}; then
-    times+=("$name|$((SECONDS - t0))|-")
+    times+=("$name|$((SECONDS - build_start[$name]))|-")
     echo "=== $name: BUILD FAILED ==="
     print_times
     for s in ${failed_stages[@]+"${failed_stages[@]}"} "$name: build"; do echo "test.sh: FAILED $s"; done
     exit 1
   fi
-  build_s=$((SECONDS - t0))
-  echo "=== $name: test${suite_args[*]:+ (suites $scope)} ==="
-  t0=$SECONDS
+  # From its start to its end, so a background build counts the time it overlapped tests.
+  build_seconds[$name]=$((SECONDS - build_start[$name]))
+}
+
+# run_tests NAME DIR SCOPE: runs the tests of DIR (those of SCOPE's suites).
+run_tests() {
+  local name=$1 dir=$2 targets suite_args t0=$SECONDS
+  scope_args "$3"
+  echo "=== $name: test${suite_args[*]:+ (suites $3)} ==="
   if ! meson test -C "$dir" --print-errorlogs --num-processes 2 ${suite_args[@]+"${suite_args[@]}"}; then
     status=1
     failed_stages+=("$name: $(failed_tests "$dir")")
     echo "=== $name: FAILED ==="
   fi
-  times+=("$name|$build_s|$((SECONDS - t0))")
-  echo "=== $name: built in $build_s s, tests took $((SECONDS - t0)) s ==="
+  times+=("$name|${build_seconds[$name]}|$((SECONDS - t0))")
+  echo "=== $name: built in ${build_seconds[$name]} s, tests took $((SECONDS - t0)) s ==="
 }
 
 # Fast, before any build: no C/C++ function over 80 lines outside the allow-list
@@ -104,32 +143,44 @@ if ! scripts/format-check.sh; then
 fi
 times+=("format|-|$((SECONDS - t0))")
 
-stage release build all
 # Sanitizer builds. libfabric itself is not instrumented; none of its reports
 # are suppressed. b_lundef=false: the sanitizer runtime resolves at load time.
-# -Dbenchmarks=false: the benchmarks are built and run in the release tree only. -g1: line
+# -Dbenchmarks=false: the benchmarks are built and run in the release tree only. -O1, as the
+# sanitizers' documentation advises: fast enough to run, quicker to compile than -O2. -g1: line
 # tables and function names, all a sanitizer's report shows (inlined frames included), at
 # about three quarters of -g's compile time.
-sanitizer_options=(-Dbuildtype=debugoptimized -Db_lundef=false -Dbenchmarks=false
+sanitizer_options=(-Doptimization=1 -Ddebug=true -Db_lundef=false -Dbenchmarks=false
   -Dc_args=-g1 -Dcpp_args=-g1)
-ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" \
-  stage address build-asan tests -Db_sanitize=address "${sanitizer_options[@]}"
-# ThreadSanitizer where threads and processes meet; the single-threaded computation
-# (sansim, the local sort's unit tests, the fuzz inputs) is left to the other trees.
-TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
-  stage thread build-tsan "libmsg libremoteio river common cluster" -Db_sanitize=thread \
-  "${sanitizer_options[@]}"
+# ThreadSanitizer on the tests of suite `threads`: those whose processes run several threads
+# over shared state under load (libmsg's API from many threads, libremoteio's shadow thread, the
+# datapump, the sort's node threads). The rest, and the single-threaded computation (sansim,
+# the local sort's unit tests), are left to the release and AddressSanitizer trees.
+thread_scope=threads
 
-# libFuzzer: each target for a bounded time from its seed corpus (clang, build-fuzz).
+build release build all
+prebuild address build-asan tests -Db_sanitize=address "${sanitizer_options[@]}"
+run_tests release build all
+build address build-asan tests
+prebuild thread build-tsan "$thread_scope" -Db_sanitize=thread "${sanitizer_options[@]}"
+ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" run_tests address build-asan tests
+build thread build-tsan "$thread_scope"
+fuzz_start=$SECONDS
+nice -n 19 scripts/fuzz.sh --build-only >"$build_logs/fuzz.log" 2>&1 &
+fuzz_pid=$!
+TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" run_tests thread build-tsan "$thread_scope"
+
+# libFuzzer: each target for a bounded time from its seed corpus (clang, build-fuzz), built in
+# the background beside the ThreadSanitizer tests.
 echo "=== fuzz: libFuzzer targets, 30 s each (build-fuzz) ==="
-t0=$SECONDS
 fuzz_build=-
 fuzz_ok=1
+wait $fuzz_pid || true
 if scripts/fuzz.sh --build-only; then
-  fuzz_build=$((SECONDS - t0))
+  fuzz_build=$((SECONDS - fuzz_start))
   t0=$SECONDS
   scripts/fuzz.sh 30 || fuzz_ok=0
 else
+  cat "$build_logs/fuzz.log"
   fuzz_ok=0
 fi
 times+=("fuzz|$fuzz_build|$((SECONDS - t0))")

@@ -180,15 +180,28 @@ r = run("--topology", "crossbar:4", "--message-bytes", "4096")
 expect(r.returncode == 0 and "steady state: not checked" in r.stdout
        and "message latency (us)" in r.stdout, "an all-to-all run to its end: no steady check", r)
 
-# Absurd sizes are refused with the figures, before anything is built or simulated.
+# Absurd sizes are refused with the figures, before anything is built or simulated. Sanitizer
+# runtimes reserve terabytes of address space, so there no address-space limit can be set: the
+# refusal is checked against the machine's own memory, and the 1 GiB case is not run (said, not
+# counted).
+sanitized = os.environ.get("VIADUCT_SANITIZE", "none") != "none"
 for topo in ["crossbar:1000000000", "torus:100000,100000"]:
-    r = run_limited("--topology", topo, "--workload", "pingpong")
+    if sanitized:
+        r = run("--topology", topo, "--workload", "pingpong")
+        limit_said = "this machine has" in r.stderr or "the cgroup's memory.max is" in r.stderr
+    else:
+        r = run_limited("--topology", topo, "--workload", "pingpong")
+        limit_said = "address-space limit (ulimit) is 2.0 GiB" in r.stderr
     expect(r.returncode == 2 and f"topology '{topo}' needs about" in r.stderr
-           and "EiB of memory" in r.stderr and "address-space limit (ulimit) is 2.0 GiB"
-           in r.stderr, f"{topo} is refused with its memory figure", r)
-r = run_limited("--topology", "fattree:4,6", "--workload", "pingpong", gib=1)
-expect(r.returncode == 0 and "pingpong on fattree:4,6" in r.stdout,
-       "a 4,096-node fat tree (about 170 MB) fits in 1 GiB", r)
+           and "EiB of memory" in r.stderr and limit_said,
+           f"{topo} is refused with its memory figure", r)
+if sanitized:
+    print("a 4,096-node fat tree under a 1 GiB address-space limit: not run in a sanitizer build",
+          flush=True)
+else:
+    r = run_limited("--topology", "fattree:4,6", "--workload", "pingpong", gib=1)
+    expect(r.returncode == 0 and "pingpong on fattree:4,6" in r.stdout,
+           "a 4,096-node fat tree (about 170 MB) fits in 1 GiB", r)
 r = run("--topology", "crossbar:4", "--message-bytes", "1T")
 expect(r.returncode == 2 and "alltoall would move 1.32e+13 bytes" in r.stderr
        and "give --time-limit-us" in r.stderr, "1 TiB messages without a time limit are refused", r)

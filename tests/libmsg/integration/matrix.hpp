@@ -30,7 +30,7 @@ struct Combo {
 };
 
 std::vector<Combo> providers();       // each provider, default protocol and mode
-std::vector<Combo> full();            // every provider x protocol x mode
+std::vector<Combo> full();            // every provider x protocol x mode (see matrix.cpp)
 std::vector<Combo> with_protocols();  // every provider x protocol, unrestricted
 
 // The job exited 0 and every one of `ranks` ranks printed its PASS line; on failure the

@@ -1,13 +1,16 @@
 // A rank that is killed or exits mid-job: survivors see MSG_ERR_PEER_FAILED in bounded time and
 // finish cleanly, and msgrun's status is the dead rank's.
+#include <string>
+
 #include <catch2/catch.hpp>
 
 #include "matrix.hpp"
 
 namespace {
 
-// Short enough to keep the suite quick, long enough for a loaded 2-core machine.
-constexpr const char *kTimeoutMs = "3000";
+// Short enough to keep the suite quick, long enough for a loaded 2-core machine; stretched by
+// the build's slowdown, so a sanitizer's slow but live peer is not taken for a dead one.
+std::string timeout_ms() { return std::to_string(3000 * launcher::slowdown()); }
 
 void expect_survivors(const launcher::JobResult &result, const launcher::JobSpec &spec,
                       int dead_status) {
@@ -30,18 +33,18 @@ void expect_survivors(const launcher::JobResult &result, const launcher::JobSpec
 
 TEST_CASE("survivors of a killed rank see MSG_ERR_PEER_FAILED and exit cleanly", "[peer_failure]") {
     const matrix::Combo combo = GENERATE(from_range(matrix::with_protocols()));
-    INFO(combo.name() << " VIADUCT_TIMEOUT_MS=" << kTimeoutMs);
+    INFO(combo.name() << " VIADUCT_TIMEOUT_MS=" << timeout_ms());
     auto spec = combo.job(3, 60, "peer_failure", {"kill"});
-    spec.env.emplace_back("VIADUCT_TIMEOUT_MS", kTimeoutMs);
+    spec.env.emplace_back("VIADUCT_TIMEOUT_MS", timeout_ms());
     expect_survivors(launcher::run_job(spec), spec, 128 + 9);
 }
 
 TEST_CASE("survivors of a rank that exits without finalize see MSG_ERR_PEER_FAILED",
           "[peer_failure]") {
     const matrix::Combo combo = GENERATE(from_range(matrix::providers()));
-    INFO(combo.name() << " VIADUCT_TIMEOUT_MS=" << kTimeoutMs);
+    INFO(combo.name() << " VIADUCT_TIMEOUT_MS=" << timeout_ms());
     auto spec = combo.job(3, 60, "peer_failure", {"exit"});
-    spec.env.emplace_back("VIADUCT_TIMEOUT_MS", kTimeoutMs);
+    spec.env.emplace_back("VIADUCT_TIMEOUT_MS", timeout_ms());
     expect_survivors(launcher::run_job(spec), spec, 3);
 }
 
@@ -55,8 +58,8 @@ TEST_CASE("survivors of a rank killed while receiving large transfers carry on (
     const matrix::Combo combo =
         GENERATE(filter([](const matrix::Combo &c) { return c.provider != "shm"; },
                         from_range(matrix::with_protocols())));
-    INFO(combo.name() << " VIADUCT_TIMEOUT_MS=" << kTimeoutMs);
+    INFO(combo.name() << " VIADUCT_TIMEOUT_MS=" << timeout_ms());
     auto spec = combo.job(3, 60, "peer_failure", {"kill_busy"});
-    spec.env.emplace_back("VIADUCT_TIMEOUT_MS", kTimeoutMs);
+    spec.env.emplace_back("VIADUCT_TIMEOUT_MS", timeout_ms());
     expect_survivors(launcher::run_job(spec), spec, 128 + 9);
 }
