@@ -1,8 +1,7 @@
 // A rank that is killed or exits mid-job: survivors see MSG_ERR_PEER_FAILED in bounded time and
 // finish cleanly, and msgrun's status is the dead rank's.
-#include <string>
-
 #include <catch2/catch.hpp>
+#include <string>
 
 #include "matrix.hpp"
 
@@ -10,7 +9,9 @@ namespace {
 
 // Short enough to keep the suite quick, long enough for a loaded 2-core machine; stretched by
 // the build's slowdown, so a sanitizer's slow but live peer is not taken for a dead one.
-std::string timeout_ms() { return std::to_string(3000 * launcher::slowdown()); }
+std::string timeout_ms() {
+    return std::to_string(3000 * launcher::slowdown());
+}
 
 void expect_survivors(const launcher::JobResult &result, const launcher::JobSpec &spec,
                       int dead_status) {
