@@ -20,6 +20,7 @@ packages=(
   # tests/sortapp/file_safety.py: the directory fsync after a publishing rename, seen by strace.
   strace
   nlohmann-json3-dev gnuplot-nox
+  chromium  # tests/timeline/chromium_test.py opens the timeline page in headless Chromium.
   # Every program's command line (common/include/viaduct/cli.hpp).
   libcli11-dev
   zlib1g-dev libstxxl-dev

@@ -3,8 +3,10 @@
 // alone. Run under msgrun; see --help.
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 
 #include "pump.hpp"
+#include "pump_timeline.hpp"
 #include "viaduct/fatal.hpp"
 
 namespace {
@@ -28,10 +30,18 @@ int run(msg_context_t *ctx, const pump::Options &o) {
     }
     pump::Figures source{}, sink{};
     int source_status = 0, sink_status = 0;
+    // The sink's rank samples itself through the copy (--timeline).
+    pump::SinkProgress progress;
+    std::optional<pump::Timeline> timeline;
+    if (info.rank == o.to && !o.timeline.empty()) timeline.emplace(o, ctx, progress);
     if (info.rank == o.from) source_status = pump::run_source(ctx, o, &source);
-    if (info.rank == o.to) sink_status = pump::run_sink(ctx, o, &sink, &source);
-    if (info.rank == o.to && sink_status == 0 && source_status == 0)
-        pump::print_report(o, source, sink, info);
+    if (info.rank == o.to) sink_status = pump::run_sink(ctx, o, &sink, &source, &progress);
+    const bool copied = sink_status == 0 && source_status == 0;
+    if (info.rank == o.to && copied) pump::print_report(o, source, sink, info);
+    std::fflush(stdout);
+    if (timeline && timeline->finish(info.rank, copied,
+                                     copied ? pump::report_text(o, source, sink, info) : "") != 0)
+        sink_status = 1;
     return source_status != 0 || sink_status != 0 ? 1 : 0;
 }
 

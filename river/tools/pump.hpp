@@ -7,6 +7,7 @@
 #include <msg/msg.h>
 #include <river/river.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -25,6 +26,8 @@ struct Options {
     bool direct = false;      // O_DIRECT (--direct); the page cache by default
     std::string io = "auto";  // "auto", "uring" or "threads"
     bool json = false;
+    std::string timeline;   // --timeline DIR: the sink writes its timeline there
+    double sample_hz = 10;  // --sample-hz
 };
 
 // 0: run; 1: done, exit 0 (help, version); 2: usage error (printed when `speak`).
@@ -60,16 +63,28 @@ struct Figures {
 
 constexpr uint64_t kMetaMagic = 0x44415441'50554d50ull;  // "DATAPUMP"
 
+// Where the sink is in its steps (an index into sink_phases()) and the bytes it has written
+// (or, with --no-disk, dropped) so far: read by the counter sampler's thread.
+struct SinkProgress {
+    std::atomic<uint32_t> phase{0};
+    std::atomic<uint64_t> bytes{0};
+};
+
 // The two ends. Each returns 0 on success, else prints why (prefixed
-// "datapump: ") and returns 1. The sink fills both ends' figures.
+// "datapump: ") and returns 1. The sink fills both ends' figures and keeps
+// `progress` (may be null) up to date.
 int run_source(msg_context_t *ctx, const Options &o, Figures *mine);
-int run_sink(msg_context_t *ctx, const Options &o, Figures *sink, Figures *source);
+int run_sink(msg_context_t *ctx, const Options &o, Figures *sink, Figures *source,
+             SinkProgress *progress);
 
 // The river both ends open: 1-byte records, all to the one sink.
 river_options_t river_options(const Options &o, const int *from, const int *to);
 
 void print_report(const Options &o, const Figures &source, const Figures &sink,
                   const msg_info_t &info);
+// The report's text (what print_report prints without --json).
+std::string report_text(const Options &o, const Figures &source, const Figures &sink,
+                        const msg_info_t &info);
 
 // This host's boot id ("" if unknown).
 std::string boot_id();

@@ -1,5 +1,6 @@
 // The DataPump's command line.
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -28,6 +29,33 @@ const char kDescription[] =
     "existing OUTPUT is replaced, unless it is the input itself. The source and\n"
     "the sink are different ranks (two on one host copy from disk to disk there).\n"
     "The sink's rank prints the report.";
+
+// --sample-hz's value: samples per second, 0.1 to 100.
+double sample_hz(const std::string &text) {
+    char *end = nullptr;
+    errno = 0;
+    const double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || end == text.c_str() || *end != '\0' || errno != 0 || !std::isfinite(v))
+        throw CLI::ValidationError("--sample-hz: '" + text +
+                                   "' is not a number of samples per second");
+    if (v < 0.1 || v > 100)
+        throw CLI::ValidationError("--sample-hz: " + text + " is outside 0.1 to 100 per second");
+    return v;
+}
+
+// --timeline DIR and --sample-hz HZ: the sink's counters over time.
+void add_timeline(CLI::App &app, Options *o) {
+    CLI::Option *dir = app.add_option("--timeline", o->timeline,
+                                      "the sink's rank samples its own counters through the copy "
+                                      "and writes DIR/timeline.jsonl, .csv, .png and .html (DIR is "
+                                      "created if absent)")
+                           ->type_name("DIR");
+    app.add_option_function<std::string>(
+           "--sample-hz", [o](const std::string &v) { o->sample_hz = sample_hz(v); },
+           "samples per second for --timeline, 0.1 to 100 (default 10)")
+        ->type_name("HZ")
+        ->needs(dir);
+}
 
 // "RANK:PATH" (or "RANK" with --no-disk).
 bool parse_end(const std::string &text, int *rank, std::string *path) {
@@ -82,6 +110,7 @@ void add_options(CLI::App &app, Options *o) {
     app.add_option("--io", o->io, "uring or threads (default: io_uring, else pread/pwrite threads)")
         ->check(CLI::IsMember({"uring", "threads"}))
         ->type_name("KIND");
+    add_timeline(app, o);
     app.add_flag("--json", o->json, "one JSON object on standard output instead of text");
     app.footer(viaduct::cli::size_syntax);
 }

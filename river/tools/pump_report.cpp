@@ -1,6 +1,7 @@
 // The DataPump's report: MB/s of the whole copy and, at each end, CPU time
 // per byte (and cycles per byte at the CPU's nominal clock, the paper's cpb),
 // as text or one JSON object.
+#include <cstdarg>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -74,37 +75,60 @@ void print_json(const Options &o, const Figures &src, const Figures &snk, const 
                 doc.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
 }
 
-void print_end_text(const char *name, int rank, const Figures &f, uint64_t bytes, double mhz) {
+// printf into `out`.
+__attribute__((format(printf, 2, 3))) void appendf(std::string &out, const char *format, ...) {
+    char line[512];
+    va_list args;
+    va_start(args, format);
+    std::vsnprintf(line, sizeof line, format, args);
+    va_end(args);
+    out += line;
+}
+
+void end_text(std::string &out, const char *name, int rank, const Figures &f, uint64_t bytes,
+              double mhz) {
     const double spb = per_byte(f.cpu_seconds, bytes);
-    std::printf("  %-6s rank %d: %.3f s CPU = %.3f ns/B", name, rank, f.cpu_seconds, spb * 1e9);
-    if (mhz > 0) std::printf(" (%.2f cycles/B at %.0f MHz)", spb * mhz * 1e6, mhz);
-    std::printf("; %s%s\n", f.io, f.direct ? ", O_DIRECT" : "");
+    appendf(out, "  %-6s rank %d: %.3f s CPU = %.3f ns/B", name, rank, f.cpu_seconds, spb * 1e9);
+    if (mhz > 0) appendf(out, " (%.2f cycles/B at %.0f MHz)", spb * mhz * 1e6, mhz);
+    appendf(out, "; %s%s\n", f.io, f.direct ? ", O_DIRECT" : "");
+}
+
+std::string text_of(const Options &o, const Figures &src, const Figures &snk,
+                    const msg_info_t &info, double mhz) {
+    std::string out;
+    const uint64_t bytes = snk.bytes;
+    if (o.no_disk)
+        appendf(out, "datapump --no-disk: %llu bytes from rank %d to rank %d",
+                static_cast<unsigned long long>(bytes), o.from, o.to);
+    else
+        appendf(out, "datapump: %llu bytes from %d:%s to %d:%s",
+                static_cast<unsigned long long>(bytes), o.from, o.input.c_str(), o.to,
+                o.output.c_str());
+    appendf(out, " in %.3f s = %.1f MB/s\n", snk.seconds,
+            snk.seconds > 0 ? bytes / snk.seconds / 1e6 : 0.0);
+    end_text(out, "source", o.from, src, bytes, mhz);
+    end_text(out, "sink", o.to, snk, bytes, mhz);
+    appendf(out,
+            "  river: %llu batches of %zu B, %d credits, over %s (%s%s); the source waited "
+            "%.3f s for credits (%llu times)\n",
+            static_cast<unsigned long long>(snk.river.batches_received), o.batch, o.credits,
+            info.provider, protocol_name(info.long_protocol), info.restricted ? ", restricted" : "",
+            src.river.blocked_ns / 1e9, static_cast<unsigned long long>(src.river.credit_waits));
+    return out;
 }
 
 }  // namespace
+
+std::string report_text(const Options &o, const Figures &src, const Figures &snk,
+                        const msg_info_t &info) {
+    return text_of(o, src, snk, info, cpu_mhz());
+}
 
 void print_report(const Options &o, const Figures &src, const Figures &snk,
                   const msg_info_t &info) {
     const double mhz = cpu_mhz();
     if (o.json) return print_json(o, src, snk, info, mhz);
-    const uint64_t bytes = snk.bytes;
-    if (o.no_disk)
-        std::printf("datapump --no-disk: %llu bytes from rank %d to rank %d",
-                    static_cast<unsigned long long>(bytes), o.from, o.to);
-    else
-        std::printf("datapump: %llu bytes from %d:%s to %d:%s",
-                    static_cast<unsigned long long>(bytes), o.from, o.input.c_str(), o.to,
-                    o.output.c_str());
-    std::printf(" in %.3f s = %.1f MB/s\n", snk.seconds,
-                snk.seconds > 0 ? bytes / snk.seconds / 1e6 : 0.0);
-    print_end_text("source", o.from, src, bytes, mhz);
-    print_end_text("sink", o.to, snk, bytes, mhz);
-    std::printf(
-        "  river: %llu batches of %zu B, %d credits, over %s (%s%s); the source waited "
-        "%.3f s for credits (%llu times)\n",
-        static_cast<unsigned long long>(snk.river.batches_received), o.batch, o.credits,
-        info.provider, protocol_name(info.long_protocol), info.restricted ? ", restricted" : "",
-        src.river.blocked_ns / 1e9, static_cast<unsigned long long>(src.river.credit_waits));
+    std::fputs(text_of(o, src, snk, info, mhz).c_str(), stdout);
 }
 
 }  // namespace pump

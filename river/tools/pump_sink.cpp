@@ -13,6 +13,7 @@
 
 #include "pump_files.hpp"
 #include "pump_io.hpp"
+#include "pump_timeline.hpp"
 #include "viaduct/clock.hpp"
 #include "viaduct/safe_file.hpp"
 
@@ -35,7 +36,13 @@ struct Writer {
     std::vector<river_batch_t> batches;
     std::vector<size_t> free;
     uint64_t offset = 0;
+    SinkProgress *progress = nullptr;
 };
+
+// Counts bytes written (or dropped) for the sampler, when there is one.
+void count(SinkProgress *progress, uint64_t bytes) {
+    if (progress != nullptr) progress->bytes.fetch_add(bytes, std::memory_order_relaxed);
+}
 
 // Waits for one write; releases its batch.
 int finish_one(Writer &w) {
@@ -47,6 +54,7 @@ int finish_one(Writer &w) {
         return fail("writing " + w.out.temp_path() + " at offset " + std::to_string(q->offset) +
                     ": " + std::strerror(q->error));
     if (rc != RIVER_OK) return river_failed(w.r, rc);
+    count(w.progress, q->done);
     return 0;
 }
 
@@ -103,10 +111,13 @@ int write_all(Writer &w) {
     return status;
 }
 
-int drop_all(river_t *r) {
+int drop_all(river_t *r, SinkProgress *progress) {
     river_batch_t b;
     int rc;
-    while ((rc = river_get_batch(r, &b, -1)) == RIVER_OK) river_release(r, &b);
+    while ((rc = river_get_batch(r, &b, -1)) == RIVER_OK) {
+        count(progress, b.count);
+        river_release(r, &b);
+    }
     return rc == RIVER_END ? 0 : river_failed(r, rc);
 }
 
@@ -146,12 +157,14 @@ int agree(msg_context_t *ctx, const Options &o, Meta *m, PendingOutput *out, std
 
 }  // namespace
 
-int run_sink(msg_context_t *ctx, const Options &o, Figures *mine, Figures *source) {
+int run_sink(msg_context_t *ctx, const Options &o, Figures *mine, Figures *source,
+             SinkProgress *progress) {
     Meta m{};
     PendingOutput out;
     std::string why;
     std::unique_ptr<DiskIo> io;
     if (!o.no_disk) io = DiskIo::create(o.io, static_cast<unsigned>(o.credits), &why);
+    if (why.empty() && !o.timeline.empty()) why = timeline_refusal(o.timeline);
     if (agree(ctx, o, &m, &out, why) != 0) return 1;
     const int from[] = {o.from}, to[] = {o.to};
     const river_options_t ro = river_options(o, from, to);
@@ -161,9 +174,10 @@ int run_sink(msg_context_t *ctx, const Options &o, Figures *mine, Figures *sourc
     const double t0 = viaduct::now_seconds(), c0 = cpu_seconds();
     std::snprintf(mine->io, sizeof mine->io, "%s", o.no_disk ? "none" : io->name());
     mine->direct = out.direct();
+    set_phase(progress, "pumping");
     int status;
     if (o.no_disk) {
-        status = drop_all(r);
+        status = drop_all(r, progress);
     } else {
         Writer w{o,
                  r,
@@ -171,9 +185,12 @@ int run_sink(msg_context_t *ctx, const Options &o, Figures *mine, Figures *sourc
                  std::move(io),
                  std::vector<IoRequest>(static_cast<size_t>(o.credits)),
                  std::vector<river_batch_t>(static_cast<size_t>(o.credits)),
-                 {}};
+                 {},
+                 0,
+                 progress};
         status = write_all(w);
     }
+    set_phase(progress, "committing");
     river_get_stats(r, &mine->river);
     rc = river_close(r);
     if (status == 0 && rc != RIVER_OK) status = river_failed(nullptr, rc);

@@ -7,9 +7,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "sortapp/cleanup.hpp"
@@ -132,7 +134,42 @@ Status check_local_space(const SortOptions &o, const std::string &output, std::u
     return check_space(needs);
 }
 
+// `name`'s index in local_sort_phases(), or the table's size for a name not in it.
+std::uint32_t phase_index(const std::string &name) {
+    const std::vector<std::string> &names = local_sort_phases();
+    return static_cast<std::uint32_t>(std::find(names.begin(), names.end(), name) - names.begin());
+}
+
 }  // namespace
+
+const std::vector<std::string> &local_sort_phases() {
+    static const std::vector<std::string> names = {"starting", "phase 1", "phase 2", "finishing"};
+    return names;
+}
+
+void LocalSortProgress::progress(const char *phase, std::uint64_t done, std::uint64_t) {
+    const std::uint32_t index = phase_index(phase);
+    if (index < local_sort_phases().size() && index != phase_.load(std::memory_order_relaxed)) {
+        phase_.store(index, std::memory_order_relaxed);
+        phase_done_ = 0;
+    }
+    // Phase 1 counts every byte twice, read and written; the merge counts it once per pass.
+    const std::uint64_t work = std::strcmp(phase, "phase 1") == 0 ? done / 2 : done;
+    if (work > phase_done_) {
+        bytes_.fetch_add(work - phase_done_, std::memory_order_relaxed);
+        phase_done_ = work;
+    }
+}
+
+void LocalSortProgress::phase_ended(const PhaseReport &report) {
+    // A phase's last progress call may fall short of its last few records; its report counts
+    // them all.
+    if (report.bytes > phase_done_) {
+        bytes_.fetch_add(report.bytes - phase_done_, std::memory_order_relaxed);
+        phase_done_ = report.bytes;
+    }
+    if (report.name != "phase 1") phase_.store(phase_index("finishing"), std::memory_order_relaxed);
+}
 
 Status local_sort(const SortOptions &options_in, const std::string &input,
                   const std::string &output, const DiskBandwidth &disk, LocalSortResult &result,

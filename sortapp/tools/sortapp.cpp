@@ -6,6 +6,8 @@
 #include <csignal>
 #include <cstdio>
 #include <new>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +15,7 @@
 #include "cli.hpp"
 #include "job.hpp"
 #include "liveness.hpp"
+#include "local_timeline.hpp"
 #include "probe.hpp"
 #include "sortapp/cleanup.hpp"
 #include "sortapp/disk_probe.hpp"
@@ -35,6 +38,7 @@ struct LocalArgs {
     DiskProbeOptions probe;
     std::string scratch;
     std::string input, output;
+    local_timeline::Args timeline;
 };
 
 void add_local_io_options(CLI::App &app, LocalArgs &a) {
@@ -100,6 +104,7 @@ int parse_local(int argc, char **argv, LocalArgs &a) {
     cli::add_format_options(app, a.o.format);
     add_local_io_options(app, a);
     add_local_disk_options(app, a);
+    local_timeline::add_options(app, a.timeline);
     app.add_flag("--json", a.json, "print the plan and the phase reports as one JSON object");
     app.add_flag_function(
         "--no-progress", [&a](std::int64_t) { a.progress = false; },
@@ -157,35 +162,101 @@ void print_expectation(FILE *text, const SortOptions &o, const DiskBandwidth &di
     }
 }
 
+// "total 12.34 s  expected ...": the whole sort against its expectation.
+std::string total_line(const LocalSortResult &result) {
+    double total = 0, expected = 0;
+    for (const PhaseReport &r : result.phases) total += r.seconds, expected += r.expected_seconds;
+    char line[160];
+    int n = std::snprintf(line, sizeof line, "total     %8.2f s", total);
+    if (expected > 0)
+        std::snprintf(line + n, sizeof line - n, "  expected %.2f s  actual/expected %.2f",
+                      expected, total / expected);
+    return line;
+}
+
 void print_result(const SortOptions &o, const DiskBandwidth &disk, const LocalSortResult &result,
-                  bool json) {
+                  bool json, const std::vector<std::string> &timeline) {
     double total = 0, expected = 0;
     for (const PhaseReport &r : result.phases) total += r.seconds, expected += r.expected_seconds;
     if (json) {
         nlohmann::ordered_json phases = nlohmann::ordered_json::array();
         for (const PhaseReport &r : result.phases)
             phases.push_back(nlohmann::ordered_json::parse(r.to_json()));
-        const nlohmann::ordered_json doc = {{"records", result.records},
-                                            {"record_size", o.format.record_size},
-                                            {"key_size", o.format.key_size},
-                                            {"memory_budget", o.memory_budget},
-                                            {"one_pass", result.one_pass},
-                                            {"runs", result.runs},
-                                            {"run_records", result.memory.run_records},
-                                            {"merge_passes", result.merge_passes},
-                                            {"merge_fan_in", result.merge.fan_in},
-                                            {"disk_read_mb_s", disk.read_mb_s},
-                                            {"disk_write_mb_s", disk.write_mb_s},
-                                            {"seconds", total},
-                                            {"expected_seconds", expected},
-                                            {"phases", phases}};
+        nlohmann::ordered_json doc = {{"records", result.records},
+                                      {"record_size", o.format.record_size},
+                                      {"key_size", o.format.key_size},
+                                      {"memory_budget", o.memory_budget},
+                                      {"one_pass", result.one_pass},
+                                      {"runs", result.runs},
+                                      {"run_records", result.memory.run_records},
+                                      {"merge_passes", result.merge_passes},
+                                      {"merge_fan_in", result.merge.fan_in},
+                                      {"disk_read_mb_s", disk.read_mb_s},
+                                      {"disk_write_mb_s", disk.write_mb_s},
+                                      {"seconds", total},
+                                      {"expected_seconds", expected},
+                                      {"phases", phases}};
+        if (!timeline.empty()) doc["timeline"] = timeline;
         std::printf("%s\n", cli::dump(doc).c_str());
     } else {
-        std::printf("total     %8.2f s", total);
-        if (expected > 0)
-            std::printf("  expected %.2f s  actual/expected %.2f", expected, total / expected);
-        std::printf("\n");
+        std::printf("%s\n", total_line(result).c_str());
     }
+}
+
+// What the sort is about to do: the files, the memory budget, the scratch disk's figures.
+void print_plan(FILE *text, const LocalArgs &a, const MemoryFigures &mem,
+                const DiskBandwidth &disk) {
+    std::fprintf(text, "sortapp local: %s -> %s, %s\n", a.input.c_str(), a.output.c_str(),
+                 a.o.format.describe().c_str());
+    std::fprintf(text, "memory budget: %.1f MiB%s\n", a.o.memory_budget / 1048576.0,
+                 mem.available ? " (from /proc/meminfo and the cgroup limit, less a margin)" : "");
+    if (disk.read_mb_s > 0) {
+        std::fprintf(
+            text, "scratch disk: read %.0f MB/s, write %.0f MB/s (%s)\n", disk.read_mb_s,
+            disk.write_mb_s,
+            disk.cached ? "cached measurement" : (a.disk_read > 0 ? "given" : "measured now"));
+    }
+}
+
+// The timeline's title: "sortapp local: 200000 records of 100 B, two-pass (8 runs), 20.0 MB".
+std::string timeline_title(const LocalArgs &a, const LocalSortResult &result, bool failed) {
+    const bool one_pass = result.one_pass || result.memory.one_pass || result.records == 0;
+    char title[200];
+    std::snprintf(title, sizeof title, "sortapp local: %llu records of %zu B, %s",
+                  static_cast<unsigned long long>(result.records), a.o.format.record_size,
+                  one_pass ? "one-pass" : "two-pass");
+    std::string t = title;
+    if (result.runs > 0) t += " (" + std::to_string(result.runs) + " runs)";
+    std::snprintf(title, sizeof title, ", %.1f MB",
+                  double(result.records) * double(a.o.format.record_size) / 1e6);
+    return t + title + (failed ? ", failed" : "");
+}
+
+// The sort as it ran: its sampler, its progress and the text of its phase reports.
+struct LocalRun {
+    LocalSortProgress done;
+    std::optional<local_timeline::Recorder> recorder;
+    std::string report;
+    std::vector<std::string> timeline;  // the files written
+    std::string timeline_error;
+};
+
+// Ends the sampling and writes the timeline, when there is one and the sort got as far as
+// its first phase (a sort its checks refused has nothing to show). The sorted output, already
+// in place after a success, is not touched whatever happens here.
+void finish_timeline(const LocalArgs &a, const LocalSortResult &result, const Status &s,
+                     LocalRun &run) {
+    if (!run.recorder || (!s && run.done.phase() == 0)) return;
+    std::string report = run.report + (s ? total_line(result) : "failed: " + s.message()) + "\n";
+    try {
+        run.timeline = run.recorder->finish(timeline_title(a, result, !s), std::move(report));
+    } catch (const std::runtime_error &e) {
+        run.timeline_error = e.what();
+        return;
+    }
+    if (!a.json)
+        std::fprintf(stderr, "sortapp local: timeline in %s (timeline.jsonl, .csv, .png, .html)\n",
+                     a.timeline.dir.c_str());
 }
 
 int run_local(int argc, char **argv) {
@@ -207,41 +278,45 @@ int run_local(int argc, char **argv) {
     }
     Status s = o.format.validate();
     if (!s) cli::usage_fail(tool, s.message());
+    if (!a.timeline.dir.empty()) {
+        const std::string why = local_timeline::refusal(a.timeline.dir);
+        if (!why.empty()) cli::fail(tool, "not writing the timeline there: " + why);
+    }
     DiskBandwidth disk = disk_figures(tool, a);
 
     // Expectations first (NOW-Sort: each phase reads and writes everything once).
     FILE *text = json ? stderr : stdout;
-    if (!json) {
-        std::fprintf(text, "sortapp local: %s -> %s, %s\n", input.c_str(), output.c_str(),
-                     o.format.describe().c_str());
-        std::fprintf(
-            text, "memory budget: %.1f MiB%s\n", o.memory_budget / 1048576.0,
-            mem.available ? " (from /proc/meminfo and the cgroup limit, less a margin)" : "");
-        if (disk.read_mb_s > 0) {
-            std::fprintf(
-                text, "scratch disk: read %.0f MB/s, write %.0f MB/s (%s)\n", disk.read_mb_s,
-                disk.write_mb_s,
-                disk.cached ? "cached measurement" : (a.disk_read > 0 ? "given" : "measured now"));
-        }
-    }
+    if (!json) print_plan(text, a, mem, disk);
+    LocalRun run{LocalSortProgress(o.format.record_size), {}, {}, {}, {}};
+    if (!a.timeline.dir.empty())
+        run.recorder.emplace(a.timeline, local_timeline::data_device(output, a.scratch), run.done);
     ProgressBar bar(a.progress && ::isatty(2));
     std::string last_phase;
-    o.progress = [&bar, &last_phase](const char *phase, std::uint64_t done, std::uint64_t total) {
+    o.progress = [&](const char *phase, std::uint64_t done, std::uint64_t total) {
         if (last_phase != phase) test_hold("sortapp local", last_phase = phase);
+        run.done.progress(phase, done, total);
         bar.update(phase, done, total);
     };
     LocalSortResult result;
     if (!json) print_expectation(text, o, disk, input);
     auto on_phase = [&](const PhaseReport &r) {
+        run.done.phase_ended(r);
+        run.report += r.to_text() + "\n";
         bar.finish();
         if (!json) std::fprintf(text, "%s\n", r.to_text().c_str());
         std::fflush(text);
     };
+    if (run.recorder) run.recorder->start();
     s = local_sort(o, input, output, disk, result, on_phase);
     bar.finish();
-    if (!s) cli::fail("sortapp local", s.message());
-    cleanup::untrack(output);  // sorted and in place: kept from here on
-    print_result(o, disk, result, json);
+    if (s) cleanup::untrack(output);  // sorted and in place: kept from here on
+    finish_timeline(a, result, s, run);
+    const std::string timeline_failed =
+        run.timeline_error.empty() ? "" : "the timeline was not written: " + run.timeline_error;
+    if (!s) cli::fail(tool, s.message() + (timeline_failed.empty() ? "" : "; " + timeline_failed));
+    print_result(o, disk, result, json, run.timeline);
+    if (!timeline_failed.empty())
+        cli::fail(tool, "sorted into " + output + ", but " + timeline_failed);
     return 0;
 }
 

@@ -2,6 +2,8 @@
 // expectations before and a report after each phase.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -34,5 +36,36 @@ struct LocalSortResult {
 Status local_sort(const SortOptions &options, const std::string &input, const std::string &output,
                   const DiskBandwidth &disk, LocalSortResult &result,
                   const std::function<void(const PhaseReport &)> &on_phase = {});
+
+// The phases of a local sort in the order they run, as its progress and its timeline name
+// them: "starting" (the checks, the plan, the output created), "phase 1" (run formation, or
+// the whole of a one-pass sort), "phase 2" (the merge), "finishing" (the input checked
+// unchanged, the output flushed and renamed into place).
+const std::vector<std::string> &local_sort_phases();
+
+// What a local sort has done so far, for a counter sampler that reads it from its own thread
+// (atomics). Fed by the sort's SortOptions::progress calls (made one at a time) and by its
+// phase reports. Records and bytes count the work of every phase: each record counts once in
+// phase 1 and once per merge pass, so a two-pass sort ends at twice its input.
+class LocalSortProgress {
+  public:
+    explicit LocalSortProgress(std::size_t record_size) : record_size_(record_size) {}
+
+    // SortOptions::progress's arguments: the phase by name, its bytes done out of its total.
+    void progress(const char *phase, std::uint64_t done, std::uint64_t total);
+    // A phase's report: after the last one ("one-pass", "phase 2") the sort is finishing.
+    void phase_ended(const PhaseReport &report);
+
+    // An index into local_sort_phases().
+    std::uint32_t phase() const { return phase_.load(std::memory_order_relaxed); }
+    std::uint64_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
+    std::uint64_t records() const { return record_size_ ? bytes() / record_size_ : 0; }
+
+  private:
+    const std::size_t record_size_;
+    std::atomic<std::uint32_t> phase_{0};
+    std::atomic<std::uint64_t> bytes_{0};
+    std::uint64_t phase_done_ = 0;  // the current phase's last `done`
+};
 
 }  // namespace sortapp
