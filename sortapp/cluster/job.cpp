@@ -189,7 +189,8 @@ bool inputs_usable(const JobOptions &o) {
             bad = true;
         }
     }
-    if (Status s = check_job_paths(o, o.nodes); !s) {
+    for (Status s : {check_job_paths(o, o.nodes), check_timeline_dir(o, o.nodes)}) {
+        if (s) continue;
         std::fprintf(stderr, "sortapp run: %s\n", s.message().c_str());
         bad = true;
     }
@@ -261,7 +262,10 @@ int run_main(int argc, char **argv) {
     if (status < 0) return 1;
     code = WIFEXITED(status) ? WEXITSTATUS(status)
                              : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-    if (code != 0) {
+    if (code == kExitTimelineFailed) {
+        // The monitor said why; the job's outputs are complete and stay.
+        std::fprintf(stderr, "sortapp run: the sort succeeded, but not its timeline\n");
+    } else if (code != 0) {
         int removed = remove_leftovers(o, before);
         std::fprintf(
             stderr, "sortapp run: the job failed (msgrun %s %d)%s\n",

@@ -46,6 +46,35 @@ bool plausible(const RiverDone &d) {
                                           [](const PhaseFigures &f) { return plausible(f); });
 }
 
+// Why a counters answer is refused before its samples are looked at: "" when it is not.
+std::string counters_fault(const CountersAnswer &a) {
+    if (!plausible(a.progress)) return "a progress time that is not a time";
+    if (a.progress.phase.size() > kMaxPhaseNameBytes ||
+        a.progress.resource.size() > kMaxPhaseNameBytes)
+        return "a progress phase of " +
+               std::to_string(std::max(a.progress.phase.size(), a.progress.resource.size())) +
+               " bytes";
+    if (a.phase_names.size() > kMaxPhaseNames)
+        return std::to_string(a.phase_names.size()) + " phase names, more than " +
+               std::to_string(kMaxPhaseNames);
+    for (const std::string &name : a.phase_names)
+        if (name.empty() || name.size() > kMaxPhaseNameBytes)
+            return "a phase name of " + std::to_string(name.size()) + " bytes";
+    if (a.samples.size() % kSampleBytes != 0)
+        return "samples of " + std::to_string(a.samples.size()) + " bytes, not whole samples";
+    const uint64_t count = a.samples.size() / kSampleBytes;
+    if (count > kMaxSamplesPerAnswer)
+        return std::to_string(count) + " samples, more than " +
+               std::to_string(kMaxSamplesPerAnswer);
+    if (a.first > a.end || a.end - a.first < count)
+        return "samples numbered past the newest the node says it has";
+    return "";
+}
+
+bool plausible(const CountersAnswer &a) {
+    return counters_fault(a).empty();
+}
+
 bool plausible(const RiverOrder &o) {
     return o.batch_bytes >= 4096 && o.batch_bytes <= kMaxBlockBytes;
 }
@@ -75,6 +104,13 @@ bool decode(const void *data, size_t len, Message &m) {
     return r.finished() && plausible(m);
 }
 
+std::string decode_counters(const void *data, size_t len, CountersAnswer &a) {
+    Reader r(data, len);
+    Decoder{r}(a);
+    if (!r.finished()) return "not one encoding of the reply";
+    return counters_fault(a);
+}
+
 #define SORTAPP_CLUSTER_MESSAGE(M)                \
     template std::vector<char> encode(const M &); \
     template bool decode(const void *, size_t, M &);
@@ -91,6 +127,7 @@ SORTAPP_CLUSTER_MESSAGE(SampleOrder)
 SORTAPP_CLUSTER_MESSAGE(RiverSamples)
 SORTAPP_CLUSTER_MESSAGE(RiverOrder)
 SORTAPP_CLUSTER_MESSAGE(RiverDone)
+SORTAPP_CLUSTER_MESSAGE(CountersAnswer)
 #undef SORTAPP_CLUSTER_MESSAGE
 
 }  // namespace sortapp::cluster

@@ -2,6 +2,7 @@
 // command codes, the job's parameters, and each message's fields in wire order.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -21,13 +22,17 @@ constexpr uint32_t kCmdCommit = 6;       // -> nothing: rename the merged output
 constexpr uint32_t kCmdRiverSample = 7;  // SampleOrder -> RiverSamples: random input keys
 constexpr uint32_t kCmdRiverSort = 8;    // RiverOrder -> RiverDone: the river sort, all of it
 // Served by a node's shadow thread, during phase 3a.
-constexpr uint32_t kCmdSamples = 10;   // SampleRequest -> SampleReply
-constexpr uint32_t kCmdCounts = 11;    // CountRequest -> CountReply
-constexpr uint32_t kCmdProbe = 12;     // u64 n -> n bytes (the network probe's far end)
-constexpr uint32_t kCmdProgress = 13;  // -> PhaseFigures: phase, bytes done (read), total (written)
-constexpr uint32_t kCmdAbort = 14;     // text (why) -> nothing: remove what the job created, exit
+constexpr uint32_t kCmdSamples = 10;  // SampleRequest -> SampleReply
+constexpr uint32_t kCmdCounts = 11;   // CountRequest -> CountReply
+constexpr uint32_t kCmdProbe = 12;    // u64 n -> n bytes (the network probe's far end)
+// The liveness question, asked while an order is outstanding: u64 the first sample the monitor
+// lacks -> CountersAnswer (progress, and the node's samples from there on).
+constexpr uint32_t kCmdProgress = 13;
+constexpr uint32_t kCmdAbort = 14;  // text (why) -> nothing: remove what the job created, exit
 // Served by the monitor's shadow thread (and answered by anyone): are you there?
 constexpr uint32_t kCmdPing = 15;
+// As kCmdProgress, asked at the check (for the clock) and at the end (until every sample came).
+constexpr uint32_t kCmdCounters = 16;
 
 // Reply status of a node that could not do what was asked; the reply data is the message.
 constexpr int kNodeError = 1;
@@ -70,6 +75,29 @@ struct NodeCheck {
     uint64_t scratch_free = kUnknownFree;
     std::string output_disk;  // host and device of the output's directory
     uint64_t output_free = kUnknownFree;
+};
+
+// A node's answer to kCmdProgress and kCmdCounters. Its counter samples (viaduct::CounterSample,
+// whose fields are all fixed-size) travel as they are in memory, kSampleBytes each, numbered
+// from the node's first: `first` numbers the first one here, later than asked when the node's
+// ring had dropped the ones between.
+constexpr size_t kSampleBytes = 176;
+constexpr size_t kMaxSamplesPerAnswer = 512;
+constexpr size_t kMaxPhaseNames = 64;
+constexpr size_t kMaxPhaseNameBytes = 64;
+// A reply buffer that holds any answer decode() accepts.
+constexpr size_t kCountersAnswerBytes =
+    kMaxSamplesPerAnswer * kSampleBytes + kMaxPhaseNames * (8 + kMaxPhaseNameBytes) + 4096;
+
+struct CountersAnswer {
+    PhaseFigures progress;  // phase, bytes done (bytes_read) and total (bytes_written)
+    uint64_t clock_us = 0;  // the node's CLOCK_REALTIME as it answered, microseconds
+    // The node's phase names, in the order they first appeared: a sample's phase indexes them.
+    // The table only grows, so each answer's starts with the previous one's.
+    std::vector<std::string> phase_names;
+    uint64_t first = 0;   // the number of the first sample here
+    uint64_t end = 0;     // one past the number of the node's newest sample
+    std::string samples;  // whole samples, kSampleBytes each
 };
 
 struct LocalDone {
@@ -118,6 +146,9 @@ void fields(wire::Is<NodeCheck> auto &c, auto &f) {
     f(c.records, c.disk_read_mb_s, c.disk_write_mb_s, c.disk_mixed_mb_s, c.disk, c.scratch_free,
       c.output_disk, c.output_free);
 }
+void fields(wire::Is<CountersAnswer> auto &a, auto &f) {
+    f(a.progress, a.clock_us, a.phase_names, a.first, a.end, a.samples);
+}
 void fields(wire::Is<LocalDone> auto &d, auto &f) {
     f(d.records, d.handle, d.phases);
 }
@@ -157,13 +188,16 @@ void fields(wire::Is<RiverDone> auto &d, auto &f) {
 }
 
 // For JobParams, NodeCheck, LocalDone, MergeOrder, PhaseFigures, SampleRequest, SampleReply,
-// CountRequest, CountReply, SampleOrder, RiverSamples, RiverOrder and RiverDone. decode() is false
-// on a message that is not exactly one encoding, or whose figures no sender could mean: a block or
-// depth outside the limits above, a record range that ends before it starts, a rate or time that is
-// negative or not finite.
+// CountRequest, CountReply, SampleOrder, RiverSamples, RiverOrder, RiverDone and CountersAnswer.
+// decode() is false on a message that is not exactly one encoding, or whose figures no sender
+// could mean: a block or depth outside the limits above, a record range that ends before it
+// starts, a rate or time that is negative or not finite, more samples or phase names than an
+// answer may hold, samples that are not whole.
 template <typename Message>
 std::vector<char> encode(const Message &m);
 template <typename Message>
 bool decode(const void *data, size_t len, Message &m);
+// decode() of a CountersAnswer that says why it refuses one: "" when it decodes.
+std::string decode_counters(const void *data, size_t len, CountersAnswer &a);
 
 }  // namespace sortapp::cluster

@@ -12,4 +12,8 @@ int node_main(const JobOptions &opts, msg_context_t *msg, int rank, int monitor)
 // The monitor: drives the job over nodes 0..nodes-1 and prints the report.
 int monitor_main(const JobOptions &opts, msg_context_t *msg, int nodes);
 
+// The monitor's exit status when the sort succeeded, every output in place, but --timeline
+// could not be written: `sortapp run` keeps the outputs for it.
+constexpr int kExitTimelineFailed = 3;
+
 }  // namespace sortapp::cluster

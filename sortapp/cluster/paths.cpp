@@ -4,8 +4,12 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <vector>
+
+#include "viaduct/safe_file.hpp"
 
 namespace sortapp::cluster {
 
@@ -61,6 +65,45 @@ Status check_job_paths(const JobOptions &o, int nodes) {
                 return Status::error("nodes " + std::to_string(r) + " and " + std::to_string(k) +
                                      " would both write " + expand(o.output, r));
         }
+    }
+    return Status::ok();
+}
+
+namespace {
+
+// The directory itself, or the nearest of its parents that exists (the one the writer's mkdir
+// makes it in): a directory this process may create files in.
+Status timeline_dir_usable(const std::string &dir) {
+    std::string at = dir;
+    struct stat st;
+    while (::stat(at.c_str(), &st) != 0) {
+        if (errno != ENOENT) return Status::from_errno("--timeline " + at, errno);
+        const std::string up = split_path(at).dir;
+        if (up == at) return Status::from_errno("--timeline " + dir, ENOENT);
+        at = up;
+    }
+    if (!S_ISDIR(st.st_mode)) return Status::error("--timeline " + at + " is not a directory");
+    if (::access(at.c_str(), W_OK | X_OK) != 0)
+        return Status::from_errno("--timeline " + at, errno);
+    std::string why;
+    if (!viaduct::open_checked_dir(at, viaduct::DirTrust::shared, why).valid())
+        return Status::error("--timeline: " + why);
+    return Status::ok();
+}
+
+}  // namespace
+
+Status check_timeline_dir(const JobOptions &o, int nodes) {
+    if (o.timeline.empty()) return Status::ok();
+    SORTAPP_TRY(timeline_dir_usable(o.timeline));
+    for (const char *name : {"timeline.jsonl", "timeline.csv", "timeline.png", "timeline.html"}) {
+        const std::string file = o.timeline + "/" + name;
+        const PathId id = path_id(file);
+        for (int r = 0; r < nodes; ++r)
+            for (const std::string &own : {expand(o.input, r), expand(o.output, r)})
+                if (same_file(id, path_id(own)))
+                    return Status::error("--timeline would write " + file + ", node " +
+                                         std::to_string(r) + "'s " + own);
     }
     return Status::ok();
 }

@@ -32,4 +32,10 @@ Status check_patterns(const JobOptions &o, int nodes);
 // they must have it, an output that is any node's input, two nodes writing one output.
 Status check_job_paths(const JobOptions &o, int nodes);
 
+// --timeline's directory, where the monitor runs: one it may create files in (as the timeline
+// writer will check it: this user's or root's, not writable by everyone without the sticky
+// bit), or one it may create; and none of its four files any node's input or output on this
+// host (`nodes` of them; 0 where the nodes' files are on other hosts).
+Status check_timeline_dir(const JobOptions &o, int nodes);
+
 }  // namespace sortapp::cluster

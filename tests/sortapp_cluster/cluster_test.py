@@ -4,7 +4,7 @@
 usage: cluster_test.py SCENARIO
 Scenarios: distributions, formats, bad_input, killed, disk_full, mpirun, netns, malformed,
 river (the river algorithm: every distribution x one and two passes), river_faults,
-remeasure.
+remeasure, timeline (--timeline, --sample-hz and the needles in the report).
 Binaries come from SORTAPP_BIN, SORTGEN_BIN, SORTCHECK_BIN (and VIADUCT_MSGRUN for netns and
 malformed, ROGUE_NODE_BIN for malformed).
 Every sort is validated by sortcheck: the node-order concatenation of the outputs is sorted,
@@ -223,12 +223,13 @@ def scenario_bad_input(d):
     check(not any(n.startswith("out") for n in os.listdir(d)), "bad input left output files")
 
 
-def kill_node_during(d, phase):
+def kill_node_during(d, phase, more=(), linger=0.0):
     """Kills node 1 in `phase`: SORTAPP_TEST_HOLD makes it write its pid to a file and wait
     at the start of the phase, so the kill never races the phase's end. Over tcp: libfabric's
-    shm can wedge survivors of a rank killed mid-transfer (docs/libmsg.md)."""
+    shm can wedge survivors of a rank killed mid-transfer (docs/libmsg.md). `more`: further
+    options; `linger`: seconds node 1 stays held before the kill. Returns the job's stderr."""
     at = {"local": "phase 1", "merge": "phase 3b", "river": "river"}[phase]
-    extra = ["--algorithm", "river"] if phase == "river" else []
+    extra = (["--algorithm", "river"] if phase == "river" else []) + list(more)
     held = f"{d}/held"
     env = dict(os.environ, SORTAPP_TEST_HOLD=f"node 1|{at}|{held}")
     proc = subprocess.Popen([SORTAPP, "run", "-n", "3", "--input", f"{d}/in.{{rank}}",
@@ -241,7 +242,8 @@ def kill_node_during(d, phase):
     if not check(os.path.exists(held), f"node 1 never reached {at}"):
         proc.kill()
         proc.communicate()
-        return
+        return ""
+    time.sleep(linger)
     with open(held) as f:
         victim = int(f.read())
     os.kill(victim, signal.SIGKILL)
@@ -251,15 +253,16 @@ def kill_node_during(d, phase):
     except subprocess.TimeoutExpired:
         proc.kill()
         check(False, "the job hung after a node was killed")
-        return
+        return ""
     check(proc.returncode != 0, f"{phase}: the job reported success with a node killed")
     step = {"local": "phases 1 and 2", "merge": "phase 3b", "river": "river sort"}[phase]
     check("node 1" in err and step in err,
           f"{phase}: the error does not name the dead node and the phase: {err[-1500:]!r}")
     # `sortapp run` removes what the killed node could not (its job directory, its temporary
     # output): nothing but the inputs is left.
-    left = [n for n in os.listdir(d) if not n.startswith("in.")]
+    left = [n for n in os.listdir(d) if not n.startswith("in.") and n != "timeline"]
     check(not left, f"{phase}: a failed job left files: {left}")
+    return err
 
 
 def scenario_killed(d):
@@ -344,7 +347,8 @@ def scenario_malformed(d):
     generate(d, [3000, 0, 2000], "uniform")
     cases = [("samples-outside", "phase 3a sampling", "a sample outside its window"),
              ("samples-garbage", "phase 3a sampling", "not one encoding of the reply"),
-             ("counts-outside", "phase 3a counting", "")]
+             ("counts-outside", "phase 3a counting", ""),
+             ("counters-outside", "checking", "a sample in phase 5 of a table of 1 phase names")]
     for mode, step, cause in cases:
         wrapper = f"{d}/rank.sh"
         with open(wrapper, "w") as f:
@@ -367,6 +371,100 @@ def scenario_malformed(d):
         left = [n for n in os.listdir(d) if not n.startswith("in.") and n != "rank.sh"]
         check(not left, f"{mode}: a failed job left files: {left}")
         print(f"{mode}: exit {r.returncode}", flush=True)
+
+
+def timeline_rows(tl, what):
+    """The rows of tl/timeline.jsonl by node, after checking that the four files are there."""
+    names = ["timeline.jsonl", "timeline.csv", "timeline.png", "timeline.html"]
+    missing = [n for n in names if not os.path.isfile(os.path.join(tl, n))]
+    if not check(not missing, f"{what}: the timeline lacks {missing}"):
+        return {}
+    rows = {}
+    with open(os.path.join(tl, "timeline.jsonl")) as f:
+        for line in f:
+            row = json.loads(line)
+            rows.setdefault(row["node"], []).append(row)
+    for node, got in rows.items():
+        times = [r["t"] for r in got]
+        check(all(a <= b for a, b in zip(times, times[1:])),
+              f"{what}: node {node}'s samples are out of time order")
+        check(all(r["phase"] for r in got), f"{what}: node {node} has a sample with no phase")
+    return rows
+
+
+def timeline_sorts(d):
+    """A 4-node sort with each algorithm writes its timeline: samples from every node, in
+    time order, in named phases; the JSON report holds the needles, the page the text report."""
+    generate(d, [20000, 15000, 25000, 10000], "uniform")
+    # The river samples 30,000 of the 70,000 keys: its partitions are within 5% of the mean.
+    for algorithm, phase, balance in [("three-phase", "phase 3b", None), ("river", "river", 0.05)]:
+        tl = f"{d}/timeline-{algorithm}"
+        rep = sort_and_validate(d, 4, f"timeline, {algorithm}", balance=balance,
+                                extra=["--algorithm", algorithm, "--timeline", tl])
+        if not rep:
+            continue
+        check(isinstance(rep.get("needles"), list), f"{algorithm}: no needles list: {rep}")
+        for needle in rep.get("needles", []):
+            check(set(needle) >= {"node", "phase", "ratio", "cause", "text", "figures"},
+                  f"{algorithm}: a needle lacks a field: {needle}")
+        check(len(rep.get("counter_samples", [])) == 4, f"{algorithm}: counter_samples")
+        rows = timeline_rows(tl, algorithm)
+        check(sorted(rows) == [0, 1, 2, 3], f"{algorithm}: samples from nodes {sorted(rows)}")
+        phases = {r["phase"] for got in rows.values() for r in got}
+        check(phase in phases, f"{algorithm}: no sample in {phase}: {phases}")
+        with open(f"{tl}/timeline.html") as f:
+            page = f.read()
+        check("needles: none" in page or "needle: node" in page,
+              f"{algorithm}: the page does not hold the report's needle lines")
+        print(f"timeline, {algorithm}: {sum(len(v) for v in rows.values())} samples, "
+              f"phases {sorted(phases)}, needles {len(rep['needles'])}", flush=True)
+
+
+def timeline_of_killed_job(d):
+    """Node 1 is held in phase 1 past two liveness questions, then killed: the failed job
+    still writes its timeline, with node 1's samples up to its death."""
+    generate(d, [50000, 50000, 50000], "uniform")
+    tl = f"{d}/timeline"
+    # A stall timeout of 8 s asks every 2 s whether each node is there.
+    err = kill_node_during(d, "local", ["--timeline", tl, "--stall-timeout", "8"], 5.0)
+    check(f"the timeline of what arrived is in {tl}" in err,
+          f"killed: the monitor does not say where the timeline is: {err[-1500:]!r}")
+    rows = timeline_rows(tl, "killed")
+    dead = [r["phase"] for r in rows.get(1, [])]
+    check("phase 1" in dead, f"killed: node 1's samples stop before its last phase: {set(dead)}")
+    print(f"timeline, killed: node 1 sent {len(dead)} samples", flush=True)
+
+
+def timeline_refusals(d):
+    """--sample-hz outside 0.1..100 and a --timeline directory the timeline may not be written
+    in are refused before anything starts, in one line naming the problem; a timeline that
+    cannot be drawn after the sort fails the command with status 3 but keeps the outputs."""
+    generate(d, [3000, 2000], "uniform")
+    base = ["run", "-n", "2", "--input", f"{d}/in.{{rank}}", "--output", f"{d}/out.{{rank}}"]
+    shared = f"{d}/shared"
+    os.mkdir(shared)
+    os.chmod(shared, 0o777)
+    for extra, said in [(["--sample-hz", "0"], "--sample-hz: 0 is outside 0.1..100"),
+                        (["--sample-hz", "101"], "--sample-hz: 101 is outside 0.1..100"),
+                        (["--timeline", shared], "writable by every user and not sticky"),
+                        (["--timeline", f"{d}/in.0"], "is not a directory")]:
+        r = subprocess.run([SORTAPP, *base, *extra], capture_output=True, text=True, timeout=60)
+        check(r.returncode == 2 and said in r.stderr and len(r.stderr.splitlines()) == 1,
+              f"{extra}: exit {r.returncode}, stderr {r.stderr!r}")
+    # No gnuplot on the PATH: the timeline cannot be drawn once the sort is done.
+    env = dict(os.environ, PATH=shared)
+    r = subprocess.run([SORTAPP, *base, "--timeline", f"{d}/undrawn"], capture_output=True,
+                       text=True, timeout=300 * SLOW, env=env)
+    check(r.returncode == 3 and "gnuplot" in r.stderr and "outputs are in place" in r.stderr,
+          f"no gnuplot: exit {r.returncode}, stderr {r.stderr[-1500:]!r}")
+    got = summary([f"{d}/out.0", f"{d}/out.1"])
+    check(got["sorted"] and got["records"] == 5000, f"no gnuplot: outputs {got}")
+
+
+def scenario_timeline(d):
+    for step in (timeline_sorts, timeline_of_killed_job, timeline_refusals):
+        sub = tempfile.mkdtemp(dir=d)
+        step(sub)
 
 
 def cached_disk_dates(cache):

@@ -1,11 +1,15 @@
-// A sort node that answers phase 3a wrongly, for the test of the monitor's refusal.
-// usage: rogue_node samples-outside | samples-garbage | counts-outside
+// A sort node that answers phase 3a, or the counters question, wrongly, for the test of the
+// monitor's refusal.
+// usage: rogue_node samples-outside | samples-garbage | counts-outside | counters-outside
 // Started by msgrun as one rank of a `sortapp job` (the job's last rank is the monitor): it
 // answers the check and phases 1 and 2 as a node holding 1000 records would, then answers the
-// phase 3a question its argument names with a reply the monitor must refuse. It leaves when
-// the monitor aborts the job, or, through the watch every node keeps, when the monitor dies.
+// phase 3a question its argument names with a reply the monitor must refuse; counters-outside
+// answers the counters question at the check with a sample whose phase is outside its table.
+// It leaves when the monitor aborts the job, or, through the watch every node keeps, when the
+// monitor dies.
 #include <msg/msg.h>
 #include <rio/rio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -15,6 +19,7 @@
 
 #include "liveness.hpp"
 #include "messages.hpp"
+#include "viaduct/counters.hpp"
 
 namespace cl = sortapp::cluster;
 
@@ -72,6 +77,26 @@ void on_counts(rio_t *rio, rio_incoming_t *in, void *) {
     reply(rio, in, r);
 }
 
+// The liveness and counters questions: no samples, but one whose phase is outside the table
+// in counters-outside.
+void on_counters(rio_t *rio, rio_incoming_t *in, void *) {
+    timespec ts{};
+    clock_gettime(CLOCK_REALTIME, &ts);
+    cl::CountersAnswer a;
+    a.progress.phase = "rogue";
+    a.clock_us =
+        static_cast<uint64_t>(ts.tv_sec) * 1000000 + static_cast<uint64_t>(ts.tv_nsec) / 1000;
+    a.phase_names = {"rogue"};
+    if (g_mode == "counters-outside") {
+        viaduct::CounterSample s;
+        s.time_us = static_cast<int64_t>(a.clock_us);
+        s.phase = 5;
+        a.samples.assign(reinterpret_cast<const char *>(&s), cl::kSampleBytes);
+        a.end = 1;
+    }
+    reply(rio, in, a);
+}
+
 void on_abort(rio_t *rio, rio_incoming_t *in, void *) {
     rio_request_info_t info;
     rio_incoming_info(in, &info);
@@ -104,8 +129,11 @@ void answer_order(rio_t *rio, rio_incoming_t *in, const rio_request_info_t &info
 
 int main(int argc, char **argv) {
     g_mode = argc > 1 ? argv[1] : "";
-    if (g_mode != "samples-outside" && g_mode != "samples-garbage" && g_mode != "counts-outside") {
-        std::fprintf(stderr, "usage: rogue_node samples-outside|samples-garbage|counts-outside\n");
+    if (g_mode != "samples-outside" && g_mode != "samples-garbage" && g_mode != "counts-outside" &&
+        g_mode != "counters-outside") {
+        std::fprintf(stderr,
+                     "usage: rogue_node "
+                     "samples-outside|samples-garbage|counts-outside|counters-outside\n");
         return 2;
     }
     msg_context_t *msg = nullptr;
@@ -122,7 +150,8 @@ int main(int argc, char **argv) {
     rio_set_handler(rio, cl::kCmdSamples, on_samples, nullptr);
     rio_set_handler(rio, cl::kCmdCounts, on_counts, nullptr);
     rio_set_handler(rio, cl::kCmdAbort, on_abort, nullptr);
-    rio_set_handler(rio, cl::kCmdProgress, cl::answer_ping, nullptr);
+    rio_set_handler(rio, cl::kCmdProgress, on_counters, nullptr);
+    rio_set_handler(rio, cl::kCmdCounters, on_counters, nullptr);
     rio_set_handler(rio, cl::kCmdPing, cl::answer_ping, nullptr);
     cl::set_whereabouts("rogue node " + std::to_string(g_rank), "");
     cl::Watch monitor_watch(rio, msg, size - 1, 10000, "the monitor");

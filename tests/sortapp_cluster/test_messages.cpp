@@ -263,3 +263,66 @@ TEST_CASE("the river algorithm's messages on the wire", "[messages]") {
     cl::RiverDone d2;
     CHECK_FALSE(decodes(Bytes().u64(10).u64(12).u32(2).u32(3).u64(0).get(), d2));
 }
+
+TEST_CASE("a node's counters answer on the wire; more than an answer may hold is refused",
+          "[messages]") {
+    cl::CountersAnswer a;
+    a.progress = figures("phase 1", 1);
+    a.clock_us = 1700000000000000;
+    a.phase_names = {"waiting", "phase 1"};
+    a.first = 7;
+    a.end = 9;
+    a.samples.assign(2 * cl::kSampleBytes, '\x01');
+    check_wire(a, Bytes()
+                      .figures("phase 1", 1)
+                      .u64(1700000000000000)
+                      .u64(2)
+                      .str("waiting")
+                      .str("phase 1")
+                      .u64(7)
+                      .u64(9)
+                      .str(a.samples));
+    const auto answer = [](const cl::CountersAnswer &m) {
+        std::vector<char> bytes = cl::encode(m);
+        cl::CountersAnswer back;
+        return cl::decode_counters(bytes.data(), bytes.size(), back);
+    };
+    CHECK(answer(a).empty());
+    cl::CountersAnswer bad = a;
+    bad.samples.pop_back();
+    CHECK(answer(bad) == "samples of 351 bytes, not whole samples");
+    bad = a;
+    bad.end = 8;  // two samples from number 7, yet the newest is number 7
+    CHECK(answer(bad) == "samples numbered past the newest the node says it has");
+    bad = a;
+    bad.samples.assign((cl::kMaxSamplesPerAnswer + 1) * cl::kSampleBytes, '\0');
+    bad.end = bad.first + cl::kMaxSamplesPerAnswer + 1;
+    CHECK(answer(bad) == "513 samples, more than 512");
+    bad = a;
+    bad.phase_names.assign(cl::kMaxPhaseNames + 1, "x");
+    CHECK(answer(bad) == "65 phase names, more than 64");
+    bad = a;
+    bad.phase_names.push_back(std::string(cl::kMaxPhaseNameBytes + 1, 'x'));
+    CHECK(answer(bad) == "a phase name of 65 bytes");
+    bad = a;
+    bad.phase_names.push_back("");
+    CHECK(answer(bad) == "a phase name of 0 bytes");
+    bad = a;
+    bad.progress.phase.assign(cl::kMaxPhaseNameBytes + 1, 'x');
+    CHECK(answer(bad) == "a progress phase of 65 bytes");
+    bad = a;
+    bad.progress.seconds = kNaN;
+    CHECK(answer(bad) == "a progress time that is not a time");
+    cl::CountersAnswer back;
+    const char junk[] = "not an answer";
+    CHECK(cl::decode_counters(junk, sizeof junk, back) == "not one encoding of the reply");
+    CHECK_FALSE(cl::decode(junk, sizeof junk, back));
+    // A reply buffer of kCountersAnswerBytes holds the largest answer decode() accepts.
+    cl::CountersAnswer most = a;
+    most.phase_names.assign(cl::kMaxPhaseNames, std::string(cl::kMaxPhaseNameBytes, 'p'));
+    most.samples.assign(cl::kMaxSamplesPerAnswer * cl::kSampleBytes, '\0');
+    most.end = most.first + cl::kMaxSamplesPerAnswer;
+    most.progress.phase = std::string(cl::kMaxPhaseNameBytes, 'p');
+    CHECK(answer(most).empty());
+    CHECK(cl::encode(most).size() <= cl::kCountersAnswerBytes);
+}

@@ -18,11 +18,14 @@ namespace {
 
 // Status of an answer that never came: the node stopped answering (SIGSTOP, a frozen host).
 constexpr int kStalled = -1000;
+// Status of an order whose node answered the liveness question with what no node could mean.
+constexpr int kMalformed = -1001;
 
 }  // namespace
 
 // One question in flight: an order (or question) to a node, or the liveness question asked
-// of its shadow thread meanwhile (kCmdProgress, whose answer also feeds the progress line).
+// of its shadow thread meanwhile (kCmdProgress, whose answer also feeds the progress line and
+// brings the node's counter samples since the last).
 struct Pending {
     unsigned round = 0;
     bool is_ping = false;
@@ -32,6 +35,8 @@ struct Pending {
     int status = 0;
     double asked = 0;
     std::vector<char> data;
+    uint64_t first = 0;  // the liveness question's payload: the first sample wanted
+    int64_t sent_us = 0, received_us = 0;
 };
 
 // A round's questions. If some are still unanswered when the round ends (a stopped node),
@@ -68,6 +73,8 @@ std::vector<Answer> Monitor::ask_all(uint32_t command, int target,
         Pending &o = r.orders[i];
         answers[i].status = o.status;
         if (o.settled && !o.outstanding) answers[i].data = o.data;  // an answer or a message
+        answers[i].sent_us = o.sent_us;
+        answers[i].received_us = o.received_us;
         if (o.status == kStalled || o.status == MSG_ERR_PEER_FAILED) dead_[i] = true;
     }
     wait_for_pings(r);
@@ -104,6 +111,7 @@ int Monitor::send_orders(Round &r, uint32_t command, int target,
         }
         r.requests[i] = payload ? payload(static_cast<int>(i)) : std::vector<char>{};
         o.data.resize(reply_capacity);
+        o.sent_us = realtime_us();
         int rc = rio_request(rio_, o.node, target, command, r.requests[i].data(),
                              r.requests[i].size(), o.data.data(), o.data.size(), cq_, &o);
         if (rc != RIO_OK) {
@@ -134,10 +142,11 @@ void Monitor::wait_for_orders(Round &r, int outstanding, bool show) {
                 if (c.status == MSG_ERR_PEER_FAILED && !r.orders[k].settled)
                     r.settle(k, c.status, outstanding);
                 else if (c.status == RIO_OK)
-                    decode(p->data.data(), c.bytes, seen_[k]);
+                    take_progress(r, k, c.bytes, realtime_us(), outstanding);
                 continue;
             }
             if (p->settled) continue;
+            p->received_us = realtime_us();
             p->data.resize(c.bytes);
             r.settle(k, c.status, outstanding);
             continue;
@@ -176,14 +185,32 @@ void Monitor::watch_node(Round &r, size_t i, double now, int &outstanding) {
         return;
     }
     if (now - ping.asked < ping_period_s_) return;
-    ping.data.resize(4096);
+    ping.data.resize(kCountersAnswerBytes);
     ping.asked = now;
-    int rc = rio_request(rio_, ping.node, RIO_TARGET_SHADOW, kCmdProgress, nullptr, 0,
-                         ping.data.data(), ping.data.size(), cq_, &ping);
+    ping.first = job.counters[i].next;
+    ping.sent_us = realtime_us();
+    int rc = rio_request(rio_, ping.node, RIO_TARGET_SHADOW, kCmdProgress, &ping.first,
+                         sizeof ping.first, ping.data.data(), ping.data.size(), cq_, &ping);
     if (rc == RIO_OK)
         ping.outstanding = true;
     else if (rc == MSG_ERR_PEER_FAILED)
         r.settle(i, rc, outstanding);
+}
+
+void Monitor::take_progress(Round &r, size_t k, size_t bytes, int64_t now_us, int &outstanding) {
+    const Pending &ping = r.pings[k];
+    CountersAnswer a;
+    std::string why = decode_counters(ping.data.data(), bytes, a);
+    if (why.empty()) {
+        Status s = job.counters[k].take(ping.first, a, ping.sent_us, now_us);
+        if (!s) why = s.message();
+    }
+    if (why.empty()) {
+        seen_[k] = a.progress;
+    } else if (!r.orders[k].settled) {
+        garbled_[k] = why;
+        r.settle(k, kMalformed, outstanding);
+    }
 }
 
 // One line on the terminal: each node's phase, percent and MB/s. The rate is taken between
@@ -229,7 +256,7 @@ void Monitor::draw_progress() {
 Status Monitor::failure(const std::vector<Answer> &answers, const char *step) const {
     // A node that died or stopped is the cause; its partners' errors are consequences.
     auto rank = [](int status) {
-        return status == MSG_ERR_PEER_FAILED || status == kStalled ? 0 : 1;
+        return status == MSG_ERR_PEER_FAILED || status == kStalled || status == kMalformed ? 0 : 1;
     };
     size_t first = answers.size();
     for (size_t i = 0; i < answers.size(); ++i)
@@ -243,16 +270,19 @@ Status Monitor::failure(const std::vector<Answer> &answers, const char *step) co
                       : a.status == kStalled
                           ? "the sort process, its host or its link stopped answering for " +
                                 std::to_string(o_.stall_ms / 1000) + " s"
-                          : rio_strerror(a.status);
+                      : a.status == kMalformed ? "a malformed answer (" + garbled_[first] + ")"
+                                               : rio_strerror(a.status);
     return Status::error("node " + std::to_string(first) + ", " + step + ": " + why);
 }
 
 std::string Monitor::peer_failed_cause(size_t node) const {
     const double silent = node < heard_.size() ? now_seconds() - heard_[node] : 0;
-    // A process that exits closes its connections and is declared failed within a ping period
-    // of its last answer; a host that vanishes (or its link) is declared failed only once its
-    // heartbeats are missed, after seconds of silence.
-    if (silent <= std::max(3 * ping_period_s_, 2.5)) return "the sort process exited or was killed";
+    // A process that exits closes its connections and is declared failed within about a ping
+    // period of its last answer; a host that vanishes (or its link) only once libmsg has missed
+    // its heartbeats for heartbeat_s_. The silence is taken for whichever it is nearer: the
+    // ping period grows with the stall timeout, so a fixed bound would not do.
+    const double split = std::max((ping_period_s_ + heartbeat_s_) / 2, ping_period_s_ + 1.5);
+    if (silent <= split) return "the sort process exited or was killed";
     std::string host;
     if (node < job.checks.size())
         host = job.checks[node].disk.substr(0, job.checks[node].disk.rfind(':'));

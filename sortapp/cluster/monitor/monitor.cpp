@@ -1,7 +1,8 @@
 // The monitor: runs the job's steps in order — check, phases 1 and 2, phase 3a, phase 3b,
 // commit (phases/*.cpp); with the river algorithm check, sampling, river sort, commit — then
-// says the final word and prints the report. A step that fails aborts the job: every node
-// removes what it created, and no output is left.
+// collects the rest of every node's counter samples, says the final word, prints the report
+// and writes the timeline (--timeline). A step that fails aborts the job: every node removes
+// what it created, and no output is left; the timeline shows what had arrived.
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "liveness.hpp"
 #include "monitor/state.hpp"
 #include "node.hpp"
+#include "paths.hpp"
 #include "phases/phases.hpp"
 
 namespace sortapp::cluster {
@@ -23,14 +25,16 @@ struct Step {
     Status (*run)(Monitor &);
 };
 constexpr Step kThreePhaseSteps[] = {
-    {"checking", monitor_check}, {"phases 1 and 2", monitor_local}, {"phase 3a", monitor_select},
-    {"phase 3b", monitor_merge}, {"commit", monitor_commit},
+    {"checking", monitor_check},  {"phases 1 and 2", monitor_local},
+    {"phase 3a", monitor_select}, {"phase 3b", monitor_merge},
+    {"commit", monitor_commit},   {"collecting counters", monitor_collect},
 };
 constexpr Step kRiverSteps[] = {
     {"checking", monitor_check},
     {"sampling", monitor_sample},
     {"river sort", monitor_river},
     {"commit", monitor_commit},
+    {"collecting counters", monitor_collect},
 };
 
 }  // namespace
@@ -46,7 +50,17 @@ int Monitor::run() {
     rio_set_handler(rio_, kCmdPing, answer_ping, nullptr);
     seen_.assign(static_cast<size_t>(n_), {});
     dead_.assign(static_cast<size_t>(n_), false);
+    garbled_.assign(static_cast<size_t>(n_), {});
+    job.counters.assign(static_cast<size_t>(n_), {});
     ping_period_s_ = std::min(tty_ && !o_.json ? 0.5 : 5.0, o_.stall_ms / 4000.0);
+    if (msg_info_t info{}; msg_get_info(msg_, &info) == MSG_OK && info.heartbeat_ms > 0)
+        heartbeat_s_ = info.heartbeat_ms / 1000.0;
+    // The timeline is written where the monitor runs: a directory it could not write in fails
+    // the job before any work.
+    if (Status s = check_timeline_dir(o_, n_); !s) {
+        timeline_refused_ = true;
+        abort_job(s.message());
+    }
     const double t0 = now_seconds();
     const bool river = o_.params.algorithm == kRiver;
     for (const Step &step :
@@ -61,8 +75,19 @@ int Monitor::run() {
         std::fprintf(stderr, "sortapp: the sort failed at its very end: %s\n",
                      late.message().c_str());
         code = 1;
+        write_failed_timeline("the sort failed at its very end: " + late.message());
     } else {
-        print_report(o_, n_, job, total);
+        const ReportText report = print_report(o_, n_, job, total);
+        if (!o_.timeline.empty()) {
+            std::fflush(stdout);
+            Status s = write_timeline(o_, job, "", report.text, report.needles);
+            if (!s) {
+                // The sort succeeded and every output is in place: a status of its own says so.
+                std::fprintf(stderr, "sortapp: %s; the sorted outputs are in place\n",
+                             s.message().c_str());
+                code = kExitTimelineFailed;
+            }
+        }
     }
     int rc = rio_finalize(rio_);
     if (rc != RIO_OK) code = 1;
@@ -79,9 +104,20 @@ void Monitor::abort_job(const std::string &why) {
         kCmdAbort, RIO_TARGET_SHADOW,
         [&](int) { return std::vector<char>(why.begin(), why.end()); }, 64);
     std::fprintf(stderr, "sortapp: every node removed what it created; no output is left\n");
+    write_failed_timeline("the sort failed: " + why);
     std::fflush(stdout);
     std::fflush(stderr);
     ::_exit(1);
+}
+
+void Monitor::write_failed_timeline(const std::string &why) {
+    if (o_.timeline.empty() || timeline_refused_) return;
+    Status s = write_timeline(o_, job, "failed", "sortapp: " + why + "\n", {});
+    if (s)
+        std::fprintf(stderr, "sortapp: the timeline of what arrived is in %s\n",
+                     o_.timeline.c_str());
+    else
+        std::fprintf(stderr, "sortapp: %s\n", s.message().c_str());
 }
 
 int monitor_main(const JobOptions &opts, msg_context_t *msg, int nodes) {

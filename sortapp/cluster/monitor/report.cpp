@@ -1,10 +1,12 @@
 // The monitor's report of a job that succeeded: per node and phase, seconds, MB/s and CPU
-// against the expectation from the measured disk and network bandwidth, and the nodes slower
-// than the median of the same phase (stragglers), as text or as one JSON object.
+// against the expectation from the measured disk and network bandwidth, and the needles (the
+// nodes slower than the median of the same phase, with the counter that shows why), as text
+// or as one JSON object.
 #include "sortapp/report.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdarg>
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -30,12 +32,6 @@ double median(std::vector<double> v) {
     return v[v.size() / 2];
 }
 
-struct Straggler {
-    size_t node;
-    std::string phase, resource;
-    double factor;
-};
-
 // A phase that beat its expectation by more than the margin: the figure behind it is stale.
 struct StaleFigure {
     size_t node;
@@ -51,7 +47,7 @@ struct Report {
     uint64_t records = 0;
     double disk_write = 0;                       // MB/s, the median node's share of its disk
     std::vector<std::vector<PhaseFigures>> per;  // all phases per node, in order
-    std::vector<Straggler> slow;
+    std::vector<Needle> needles;
     std::vector<StaleFigure> stale;
 };
 
@@ -126,25 +122,6 @@ double balance(const std::vector<uint64_t> &parts) {
     return total > 0 ? static_cast<double>(most) * parts.size() / total : 1.0;
 }
 
-// Slower than the median of the same phase by the threshold.
-std::vector<Straggler> stragglers(const std::vector<std::vector<PhaseFigures>> &per,
-                                  double threshold) {
-    std::map<std::string, std::vector<double>> times;
-    for (const auto &v : per)
-        for (const PhaseFigures &f : v) times[f.phase].push_back(f.seconds);
-    std::vector<Straggler> slow;
-    for (size_t i = 0; i < per.size(); ++i)
-        for (const PhaseFigures &f : per[i]) {
-            double m = median(times[f.phase]);
-            // Below 50 ms a phase is noise, not a straggler.
-            if (m > 0 && f.seconds > 0.05 && f.seconds > threshold * m) {
-                std::string res = f.cpu_seconds > 0.9 * f.seconds ? "cpu" : f.resource;
-                slow.push_back({i, f.phase, res, f.seconds / m});
-            }
-        }
-    return slow;
-}
-
 Report gather(const JobOptions &o, JobFigures &job) {
     Report r;
     for (const LocalDone &d : job.local) r.records += d.records;
@@ -154,7 +131,7 @@ Report gather(const JobOptions &o, JobFigures &job) {
         r.per[i] = job.local[i].phases;
         if (i < job.merge.size()) r.per[i].push_back(job.merge[i]);
     }
-    r.slow = stragglers(r.per, o.straggler);
+    r.needles = job_needles(o, job, r.per);
     // Only phases 1 and 2 are judged on the node itself (sortapp local's code), which then
     // marks its cached figure; the monitor judges phase 3b and the river's phases.
     const bool three_phase = o.params.algorithm != kRiver;
@@ -242,80 +219,125 @@ void print_json(const JobOptions &o, int nodes, const JobFigures &job, const Rep
                 {"partition_records", job.partition_records},
                 {"balance", rounded(balance(job.partition_records), 4)}};
     add_algorithm_json(doc, o, job);
-    Json per = Json::array(), slow = Json::array();
+    Json per = Json::array(), needles = Json::array();
     for (size_t i = 0; i < r.per.size(); ++i)
         per.push_back({{"node", i},
                        {"disk_read_mb_s", rounded(job.checks[i].disk_read_mb_s, 1)},
                        {"disk_write_mb_s", rounded(job.checks[i].disk_write_mb_s, 1)},
                        {"disk_mixed_mb_s", rounded(job.checks[i].disk_mixed_mb_s, 1)},
                        {"phases", phases_json(r.per[i])}});
-    for (const auto &s : r.slow)
-        slow.push_back({{"node", s.node},
-                        {"phase", s.phase},
-                        {"resource", s.resource},
-                        {"vs_median", rounded(s.factor, 2)}});
+    for (const Needle &n : r.needles)
+        needles.push_back({{"node", n.node},
+                           {"phase", n.phase},
+                           {"ratio", rounded(n.ratio, 3)},
+                           {"cause", n.cause},
+                           {"text", n.text},
+                           {"figures", n.figures}});
     doc["per_node"] = per;
-    doc["stragglers"] = slow;
+    Json samples = Json::array();
+    uint64_t lost = 0;
+    for (const NodeCounters &c : job.counters) samples.push_back(c.samples.size()), lost += c.lost;
+    doc["sample_hz"] = o.sample_hz;
+    doc["counter_samples"] = samples;
+    doc["counter_samples_lost"] = lost;
+    doc["straggler_threshold"] = o.straggler;
+    doc["needles"] = needles;
     doc["stale_figures"] = stale_json(r.stale);
     std::printf("%s\n", doc.dump(-1, ' ', false, Json::error_handler_t::replace).c_str());
 }
 
-void print_text(const JobOptions &o, int nodes, const JobFigures &job, const Report &r,
-                double total_s) {
+// printf onto the end of `out`.
+__attribute__((format(printf, 2, 3))) void add(std::string &out, const char *format, ...) {
+    va_list args;
+    va_start(args, format);
+    va_list again;
+    va_copy(again, args);
+    const int size = std::vsnprintf(nullptr, 0, format, args);
+    va_end(args);
+    if (size > 0) {
+        const size_t at = out.size();
+        out.resize(at + static_cast<size_t>(size) + 1);
+        std::vsnprintf(out.data() + at, static_cast<size_t>(size) + 1, format, again);
+        out.pop_back();
+    }
+    va_end(again);
+}
+
+// The job's totals and the algorithm's steps, the report's first lines.
+void add_summary(std::string &out, const JobOptions &o, int nodes, const JobFigures &job,
+                 const Report &r, double total_s) {
     const double bytes = static_cast<double>(r.records * o.params.record_size);
-    std::printf("sortapp: %d nodes, %llu records of %llu bytes (%.1f MB), %.3f s, %.1f MB/s\n",
-                nodes, static_cast<unsigned long long>(r.records),
-                static_cast<unsigned long long>(o.params.record_size), bytes / 1e6, total_s,
-                total_s > 0 ? bytes / total_s / 1e6 : 0.0);
+    add(out, "sortapp: %d nodes, %llu records of %llu bytes (%.1f MB), %.3f s, %.1f MB/s\n", nodes,
+        static_cast<unsigned long long>(r.records),
+        static_cast<unsigned long long>(o.params.record_size), bytes / 1e6, total_s,
+        total_s > 0 ? bytes / total_s / 1e6 : 0.0);
     if (o.params.algorithm == kRiver) {
         uint32_t one_pass = 0;
         for (const RiverDone &d : job.river) one_pass += d.one_pass;
-        std::printf(
+        add(out,
             "river algorithm: sampling %.4f s (%llu samples) | river sort %.3f s (%u of %d "
             "nodes in one pass) | network %.1f MB/s per node, disk write %.1f MB/s per node "
             "(median share)\n",
             job.sample_s, static_cast<unsigned long long>(job.samples), job.river_s, one_pass,
             nodes, job.network_mb_s, r.disk_write);
     } else {
-        std::printf(
+        add(out,
             "phases 1+2 %.3f s | phase 3a %.3f s in %u rounds | phase 3b %.3f s | "
             "network %.1f MB/s per node (measured), disk write %.1f MB/s per node (median "
             "share)\n",
             job.local_s, job.select_s, job.rounds, job.merge_s, job.network_mb_s, r.disk_write);
     }
-    std::printf("%4s %-10s %8s %8s %6s %9s %6s %9s %9s %9s %9s\n", "node", "phase", "seconds",
-                "MB/s", "CPU%", "expected", "ratio", "read MB", "write MB", "sent MB", "recv MB");
+}
+
+// How many counter samples came from the nodes, and how many never did.
+void add_counters(std::string &out, const JobOptions &o, const JobFigures &job) {
+    uint64_t got = 0, lost = 0;
+    for (const NodeCounters &c : job.counters) got += c.samples.size(), lost += c.lost;
+    add(out, "counters: %llu samples from %zu nodes at %g a second",
+        static_cast<unsigned long long>(got), job.counters.size(), o.sample_hz);
+    if (lost > 0) add(out, " (%llu lost)", static_cast<unsigned long long>(lost));
+    add(out, "\n");
+}
+
+std::string text_report(const JobOptions &o, int nodes, const JobFigures &job, const Report &r,
+                        double total_s) {
+    std::string out;
+    add_summary(out, o, nodes, job, r, total_s);
+    add(out, "%4s %-10s %8s %8s %6s %9s %6s %9s %9s %9s %9s\n", "node", "phase", "seconds", "MB/s",
+        "CPU%", "expected", "ratio", "read MB", "write MB", "sent MB", "recv MB");
     for (size_t i = 0; i < r.per.size(); ++i)
         for (const PhaseFigures &f : r.per[i])
-            std::printf("%4zu %-10s %8.3f %8.1f %6.0f %9.3f %6.2f %9.1f %9.1f %9.1f %9.1f\n", i,
-                        f.phase.c_str(), f.seconds, mbps(f),
-                        f.seconds > 0 ? 100 * f.cpu_seconds / f.seconds : 0.0, f.expected_seconds,
-                        f.expected_seconds > 0 ? f.seconds / f.expected_seconds : 0.0,
-                        f.bytes_read / 1e6, f.bytes_written / 1e6, f.bytes_sent / 1e6,
-                        f.bytes_received / 1e6);
-    std::printf("partition records:");
-    for (uint64_t c : job.partition_records)
-        std::printf(" %llu", static_cast<unsigned long long>(c));
-    std::printf(" (largest %.2f%% over the mean)\n", 100 * (balance(job.partition_records) - 1));
-    if (r.slow.empty()) std::printf("stragglers: none (threshold %.2fx the median)\n", o.straggler);
-    for (const Straggler &s : r.slow)
-        std::printf("straggler: node %zu, %s, %.2fx the median, lagging on %s\n", s.node,
-                    s.phase.c_str(), s.factor, s.resource.c_str());
+            add(out, "%4zu %-10s %8.3f %8.1f %6.0f %9.3f %6.2f %9.1f %9.1f %9.1f %9.1f\n", i,
+                f.phase.c_str(), f.seconds, mbps(f),
+                f.seconds > 0 ? 100 * f.cpu_seconds / f.seconds : 0.0, f.expected_seconds,
+                f.expected_seconds > 0 ? f.seconds / f.expected_seconds : 0.0, f.bytes_read / 1e6,
+                f.bytes_written / 1e6, f.bytes_sent / 1e6, f.bytes_received / 1e6);
+    add(out, "partition records:");
+    for (uint64_t c : job.partition_records) add(out, " %llu", static_cast<unsigned long long>(c));
+    add(out, " (largest %.2f%% over the mean)\n", 100 * (balance(job.partition_records) - 1));
+    add_counters(out, o, job);
+    if (r.needles.empty()) add(out, "needles: none (threshold %.2fx the median)\n", o.straggler);
+    for (const Needle &n : r.needles) add(out, "%s\n", n.text.c_str());
     for (const StaleFigure &s : r.stale)
-        std::printf("stale figure: node %zu, %s, %.3f s against %.3f s expected (re-measured %s)\n",
-                    s.node, s.phase.c_str(), s.seconds, s.expected,
-                    s.node_remeasures ? "at the next run" : "with --remeasure");
+        add(out, "stale figure: node %zu, %s, %.3f s against %.3f s expected (re-measured %s)\n",
+            s.node, s.phase.c_str(), s.seconds, s.expected,
+            s.node_remeasures ? "at the next run" : "with --remeasure");
+    return out;
 }
 
 }  // namespace
 
-void print_report(const JobOptions &o, int nodes, JobFigures &job, double total_s) {
+ReportText print_report(const JobOptions &o, int nodes, JobFigures &job, double total_s) {
     const Report r = gather(o, job);
     warn_stale(r.stale);
+    ReportText out;
+    out.text = text_report(o, nodes, job, r, total_s);
+    for (const Needle &n : r.needles) out.needles.push_back(n.text);
     if (o.json)
         print_json(o, nodes, job, r, total_s);
     else
-        print_text(o, nodes, job, r, total_s);
+        std::fputs(out.text.c_str(), stdout);
+    return out;
 }
 
 std::vector<uint32_t> nodes_sharing_disk(const std::vector<NodeCheck> &checks) {

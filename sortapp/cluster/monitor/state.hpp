@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "messages.hpp"
+#include "monitor/counters.hpp"
 #include "options.hpp"
+#include "sortapp/needle.hpp"
 #include "sortapp/status.hpp"
 #include "viaduct/clock.hpp"
 
@@ -24,6 +26,7 @@ using viaduct::now_seconds;
 struct Answer {
     int status = 0;
     std::vector<char> data;
+    int64_t sent_us = 0, received_us = 0;  // the monitor's realtime_us (0: no answer)
 };
 
 // What the steps learn, in order.
@@ -40,6 +43,8 @@ struct JobFigures {
     uint64_t samples = 0;
     std::vector<RiverDone> river;
     double sample_s = 0, river_s = 0;
+    // Every node's counter samples as far as they have come (monitor/counters.hpp).
+    std::vector<NodeCounters> counters;
 };
 
 // For each node, how many nodes of the job share its scratch disk (and so its bandwidth).
@@ -82,6 +87,11 @@ class Monitor {
     // Why node i failed, as far as the monitor can tell: a process that exits is declared
     // failed at once; a host or link that goes away only after a silence.
     std::string peer_failed_cause(size_t node) const;
+    // A node's answer to the liveness question: its progress and samples taken, or its order
+    // settled as failed, naming what is wrong with the answer.
+    void take_progress(Round &r, size_t node, size_t bytes, int64_t now_us, int &outstanding);
+    // --timeline after a job that failed: what arrived, with why it failed; one line says so.
+    void write_failed_timeline(const std::string &why);
 
     const JobOptions &o_;
     msg_context_t *msg_;
@@ -90,10 +100,15 @@ class Monitor {
     msg_cq_t *cq_ = nullptr;
     bool tty_ = false;
     double ping_period_s_ = 1;
+    // The silence after which libmsg declares a peer's host gone (msg_info_t.heartbeat_ms).
+    double heartbeat_s_ = 10;
     unsigned round_ = 0;
     std::vector<PhaseFigures> seen_;  // each node's last progress answer
     std::vector<bool> dead_;          // nodes known to have exited or stopped
     std::vector<double> heard_;       // when each node last answered anything
+    // Why each node's answer to the liveness question was refused (status kMalformed).
+    std::vector<std::string> garbled_;
+    bool timeline_refused_ = false;  // --timeline's directory failed its check: none is written
     double last_draw_ = 0;
     std::vector<uint64_t> last_done_;
     std::vector<std::string> last_phase_;
@@ -127,7 +142,23 @@ Status decode_answers(const Monitor &m, const std::vector<Answer> &answers, cons
                           [](uint32_t, const Reply &) { return Status::ok(); });
 }
 
-// The report: per node and phase, against the expectations, with stragglers (monitor/report.cpp).
-void print_report(const JobOptions &o, int nodes, JobFigures &job, double total_s);
+// The report: per node and phase, against the expectations, with the needles (the nodes
+// slower than the median of a phase, and the counter that shows why: monitor/report.cpp).
+// Printed as text or JSON; returned as text, with the needles' lines, for the timeline.
+struct ReportText {
+    std::string text;
+    std::vector<std::string> needles;
+};
+ReportText print_report(const JobOptions &o, int nodes, JobFigures &job, double total_s);
+
+// The needle finder over the job's phases (`per`: each node's, as the report shows them) and
+// the samples inside each (monitor/needles.cpp).
+std::vector<Needle> job_needles(const JobOptions &o, const JobFigures &job,
+                                const std::vector<std::vector<PhaseFigures>> &per);
+
+// --timeline: the job's timeline from every node's samples, titled with the job, beside the
+// report and the needles (monitor/timeline.cpp). An error naming the cause if it cannot.
+Status write_timeline(const JobOptions &o, const JobFigures &job, const std::string &outcome,
+                      const std::string &report, const std::vector<std::string> &needles);
 
 }  // namespace sortapp::cluster

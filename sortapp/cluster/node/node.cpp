@@ -2,8 +2,9 @@
 // and 2, the network probe, phase 3b, commit, the final word — through a command table, each
 // handled by its phase (phases/*.cpp), while libremoteio's shadow thread serves every other
 // node's remote reads of this node's work file, the monitor's phase 3a questions, its
-// progress questions and its abort. An abort from the monitor, the monitor's death or
-// silence, or a signal removes everything the node created.
+// progress and counters questions and its abort, and the sampler samples its counters. An abort
+// from the monitor, the monitor's death or silence, or a signal removes everything the node
+// created.
 #include "node.hpp"
 
 #include <algorithm>
@@ -52,24 +53,13 @@ void on_abort(rio_t *rio, rio_incoming_t *in, void *) {
                                   "); removed what this node created");
 }
 
-void on_progress(rio_t *rio, rio_incoming_t *in, void *arg) {
-    auto *node = static_cast<Node *>(arg);
-    PhaseFigures f;
-    {
-        std::lock_guard<std::mutex> lk(node->progress_mu);
-        f.phase = node->progress_phase;
-        f.bytes_read = node->progress_done;
-        f.bytes_written = node->progress_total;
-    }
-    reply(rio, in, f);
-}
-
 void serve_questions(Node &n) {
     n.probe_bytes.assign(16u << 20, 0);
     rio_set_handler(n.rio, kCmdSamples, serve_select, &n);
     rio_set_handler(n.rio, kCmdCounts, serve_select, &n);
     rio_set_handler(n.rio, kCmdProbe, serve_probe, &n);
-    rio_set_handler(n.rio, kCmdProgress, on_progress, &n);
+    rio_set_handler(n.rio, kCmdProgress, serve_counters, &n);
+    rio_set_handler(n.rio, kCmdCounters, serve_counters, &n);
     rio_set_handler(n.rio, kCmdAbort, on_abort, &n);
     rio_set_handler(n.rio, kCmdPing, answer_ping, nullptr);
 }
@@ -108,6 +98,7 @@ int node_main(const JobOptions &opts, msg_context_t *msg, int rank, int monitor)
     n.input = expand(opts.input, rank);
     n.output = expand(opts.output, rank);
     n.scratch = opts.scratch.empty() ? split_path(n.output).dir : expand(opts.scratch, rank);
+    start_sampling(n);
     msg_cq_t *cq = nullptr;
     if (msg_cq_create(msg, &cq) != MSG_OK) return 1;
     if (rio_init(msg, cq, nullptr, &n.rio) != RIO_OK) {
@@ -120,6 +111,7 @@ int node_main(const JobOptions &opts, msg_context_t *msg, int rank, int monitor)
         Watch monitor_watch(n.rio, msg, monitor, opts.stall_ms, "the monitor");
         take_orders(n, cq);
     }
+    stop_sampling(n);
     int exit_code = n.exit_code.value_or(1);
     if (exit_code != 0) cleanup::remove_all();
     int rc = rio_finalize(n.rio);

@@ -25,6 +25,7 @@
 #include "sortapp/memory_budget.hpp"
 #include "sortapp/record_format.hpp"
 #include "sortapp/status.hpp"
+#include "viaduct/sampler.hpp"
 
 namespace sortapp::cluster {
 
@@ -72,10 +73,15 @@ struct Node {
         return params.memory_budget != 0 ? params.memory_budget : default_memory_budget().budget;
     }
 
-    // What the sorting thread is doing, for the monitor's progress display.
+    // What the sorting thread is doing, for the monitor's progress display and the samples:
+    // the phase's index in phase_names, the table of every phase name so far (in the order
+    // they first appeared, at most kMaxPhaseNames: later ones share the last entry).
     std::mutex progress_mu;
     std::string progress_phase = "waiting";
     uint64_t progress_done = 0, progress_total = 0;
+    uint64_t progress_record_size = 0;  // the samples' records are the bytes done over it
+    std::vector<std::string> phase_names{"waiting"};
+    uint32_t phase_index = 0;
     void set_progress(const char *phase, uint64_t done, uint64_t total) {
         bool changed = false;
         {
@@ -84,8 +90,24 @@ struct Node {
             progress_phase = phase;
             progress_done = done;
             progress_total = total;
+            if (changed) phase_index = phase_number(phase);
         }
         if (changed) set_phase(phase);  // outside the lock: the shadow thread reads progress
+    }
+
+    // Samples the node's counters from its start to its end (phases/counters.cpp); none when
+    // the sampler could not start. Declared last, so it stops before what it reads goes.
+    std::unique_ptr<viaduct::Sampler> sampler;
+
+  private:
+    // The phase's index in phase_names, which it joins if new (progress_mu held).
+    uint32_t phase_number(const std::string &phase) {
+        const std::string name = phase.empty() ? "-" : phase.substr(0, kMaxPhaseNameBytes);
+        for (size_t i = 0; i < phase_names.size(); ++i)
+            if (phase_names[i] == name) return static_cast<uint32_t>(i);
+        if (phase_names.size() == kMaxPhaseNames) return kMaxPhaseNames - 1;
+        phase_names.push_back(name);
+        return static_cast<uint32_t>(phase_names.size() - 1);
     }
 };
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <mutex>
 #include <string>
 
 #include "monitor/state.hpp"
@@ -142,6 +143,10 @@ void node_check(Node &n, const Order &o) {
         reply_error(n.rio, o.in, s.message());
         return;
     }
+    {
+        std::lock_guard<std::mutex> lk(n.progress_mu);
+        n.progress_record_size = n.format.record_size;
+    }
     reply(n.rio, o.in, measure(n));
 }
 
@@ -149,6 +154,10 @@ Status monitor_check(Monitor &m) {
     auto answers = m.ask_all(
         kCmdCheck, RIO_TARGET_WORKER, [&](int) { return encode(m.opts().params); }, 4096);
     SORTAPP_TRY(decode_answers(m, answers, "checking", m.job.checks));
+    // A question each node's shadow thread answers at once: its clock against the monitor's,
+    // and its samples so far.
+    bool complete = false;
+    SORTAPP_TRY(ask_counters(m, "checking", complete));
     return check_job_space(m.opts().params, m.job.checks);
 }
 

@@ -46,6 +46,16 @@ Status measure_network(Monitor &m, double &mb_s);
 void node_commit(Node &n, const Order &o);
 Status monitor_commit(Monitor &m);
 
+// Counters (phases/counters.cpp): the node samples its counters from start to end and serves
+// them on its shadow thread (kCmdProgress, kCmdCounters); the monitor asks every node once for
+// them (ask_counters; `complete` when every node sent all it had), and at the end until it has
+// them all (monitor_collect).
+void start_sampling(Node &n);
+void stop_sampling(Node &n);
+void serve_counters(rio_t *rio, rio_incoming_t *in, void *node);
+Status ask_counters(Monitor &m, const char *step, bool &complete);
+Status monitor_collect(Monitor &m);
+
 // The final word (phases/finish.cpp): every node keeps its output, or removes everything.
 void node_done(Node &n, const Order &o);
 Status monitor_finish(Monitor &m);

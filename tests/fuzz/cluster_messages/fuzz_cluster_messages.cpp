@@ -97,6 +97,24 @@ void use(const cl::RiverDone &d) {
     if (d.one_pass > 1) broken("a one-pass flag that is not a flag accepted");
     for (const auto &f : d.phases) use(f);
 }
+// A node's counters: what the monitor then copies out and stores is bounded.
+void use(const cl::CountersAnswer &a) {
+    use(a.progress);
+    if (a.phase_names.size() > cl::kMaxPhaseNames) broken("too many phase names accepted");
+    for (const auto &name : a.phase_names)
+        if (name.empty() || name.size() > cl::kMaxPhaseNameBytes)
+            broken("a phase name of no length or too long accepted");
+    const size_t count = a.samples.size() / cl::kSampleBytes;
+    if (a.samples.size() % cl::kSampleBytes != 0) broken("part of a sample accepted");
+    if (count > cl::kMaxSamplesPerAnswer) broken("more samples than an answer holds accepted");
+    if (a.first > a.end || a.end - a.first < count) broken("samples past the newest accepted");
+    if (cl::encode(a).size() > cl::kCountersAnswerBytes)
+        broken("an answer larger than the monitor's reply buffer accepted");
+    cl::CountersAnswer again;
+    const std::vector<char> bytes = cl::encode(a);
+    if (!cl::decode_counters(bytes.data(), bytes.size(), again).empty())
+        broken("decode and decode_counters disagree");
+}
 
 // exact: the encoding is canonical, so the message itself must come back.
 template <typename Message>
@@ -121,7 +139,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size == 0) return 0;
     const uint8_t *msg = data + 1;
     const size_t len = size - 1;
-    switch (data[0] % 13) {
+    switch (data[0] % 14) {
         case 0:
             round_trip<cl::JobParams>(msg, len, true);
             break;
@@ -158,6 +176,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             break;
         case 11:
             round_trip<cl::RiverDone>(msg, len, true);
+            break;
+        case 13:
+            round_trip<cl::CountersAnswer>(msg, len, true);
             break;
         default:
             round_trip<cl::CountReply>(msg, len, true);
