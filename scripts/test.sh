@@ -6,10 +6,8 @@
 # (every test, and only the programs the tests run: no benchmarks) and a ThreadSanitizer
 # build (the tests of suite `threads`, and the programs they run). Then runs the fuzz
 # targets for a bounded time (scripts/fuzz.sh), then the Soft-RoCE suite
-# (tests/softroce/suite.sh) inside a qemu guest on the release build. Each tree after the
-# first is built in the background at nice 19 while the tree before it runs its tests.
-# Ends with the time each stage took to build (from its start, so overlapping the tests
-# before it) and to test, and the total.
+# (tests/softroce/suite.sh) inside a qemu guest on the release build. Ends with the time
+# each stage took to build and to test, and the total.
 # Exits non-zero if any test fails. meson prints the real counts (ok / fail /
 # skipped) of each run. VIADUCT_SKIP_SOFTROCE=1 skips the Soft-RoCE suite
 # (reported as SKIPPED, not as passed).
@@ -66,47 +64,24 @@ scope_args() {
   esac
 }
 
-# Each tree's build starts in the background at the lowest CPU priority while the tree before
-# it runs its tests: it takes only the CPU those tests leave idle, not theirs. Its own stage
-# then waits for it and builds what is left (nothing, or what failed, its errors shown there).
-declare -A build_pid=() build_start=() build_seconds=()
-build_logs=$(mktemp -d)
-# A build still running in the background when this script ends (a build failed) goes too.
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$build_logs"' EXIT
+build_start=0
+declare -A build_seconds=()
 
-# prebuild NAME DIR SCOPE [MESON_OPTION...]: starts the background build of DIR.
-prebuild() {
-  local name=$1 dir=$2 targets suite_args
-  scope_args "$3"
-  shift 3
-  echo "=== $name: building $dir in the background (nice 19) ==="
-  build_start[$name]=$SECONDS
-  nice -n 19 scripts/build.sh "$dir" "$@" ${targets[@]+"${targets[@]}"} \
-    >"$build_logs/$name.log" 2>&1 &
-  build_pid[$name]=$!
-}
-
-# build NAME DIR SCOPE [MESON_OPTION...]: builds DIR (after its background build, if any);
-# on failure prints the times and exits.
+# build NAME DIR SCOPE [MESON_OPTION...]: builds DIR; on failure prints the times and exits.
 build() {
   local name=$1 dir=$2 targets suite_args
   scope_args "$3"
   shift 3
   echo "=== $name: build ($dir) ==="
-  [ -n "${build_start[$name]:-}" ] || build_start[$name]=$SECONDS
-  if [ -n "${build_pid[$name]:-}" ]; then
-    wait "${build_pid[$name]}" || echo "=== $name: the background build failed; again here ==="
-    set -- # configured by the background build
-  fi
+  build_start=$SECONDS
   if ! scripts/build.sh "$dir" "$@" ${targets[@]+"${targets[@]}"}; then
-    times+=("$name|$((SECONDS - build_start[$name]))|-")
+    times+=("$name|$((SECONDS - build_start))|-")
     echo "=== $name: BUILD FAILED ==="
     print_times
     for s in ${failed_stages[@]+"${failed_stages[@]}"} "$name: build"; do echo "test.sh: FAILED $s"; done
     exit 1
   fi
-  # From its start to its end, so a background build counts the time it overlapped tests.
-  build_seconds[$name]=$((SECONDS - build_start[$name]))
+  build_seconds[$name]=$((SECONDS - build_start))
 }
 
 # run_tests NAME DIR SCOPE: runs the tests of DIR (those of SCOPE's suites).
@@ -158,29 +133,22 @@ sanitizer_options=(-Doptimization=1 -Ddebug=true -Db_lundef=false -Dbenchmarks=f
 thread_scope=threads
 
 build release build all
-prebuild address build-asan tests -Db_sanitize=address "${sanitizer_options[@]}"
 run_tests release build all
-build address build-asan tests
-prebuild thread build-tsan "$thread_scope" -Db_sanitize=thread "${sanitizer_options[@]}"
+build address build-asan tests -Db_sanitize=address "${sanitizer_options[@]}"
 ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" run_tests address build-asan tests
-build thread build-tsan "$thread_scope"
-fuzz_start=$SECONDS
-nice -n 19 scripts/fuzz.sh --build-only >"$build_logs/fuzz.log" 2>&1 &
-fuzz_pid=$!
+build thread build-tsan "$thread_scope" -Db_sanitize=thread "${sanitizer_options[@]}"
 TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" run_tests thread build-tsan "$thread_scope"
 
-# libFuzzer: each target for a bounded time from its seed corpus (clang, build-fuzz), built in
-# the background beside the ThreadSanitizer tests.
+# libFuzzer: each target for a bounded time from its seed corpus (clang, build-fuzz).
 echo "=== fuzz: libFuzzer targets, 30 s each (build-fuzz) ==="
+t0=$SECONDS
 fuzz_build=-
 fuzz_ok=1
-wait $fuzz_pid || true
 if scripts/fuzz.sh --build-only; then
-  fuzz_build=$((SECONDS - fuzz_start))
+  fuzz_build=$((SECONDS - t0))
   t0=$SECONDS
   scripts/fuzz.sh 30 || fuzz_ok=0
 else
-  cat "$build_logs/fuzz.log"
   fuzz_ok=0
 fi
 times+=("fuzz|$fuzz_build|$((SECONDS - t0))")

@@ -9,12 +9,14 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "timeline_detail.hpp"
+#include "viaduct/path.hpp"
 #include "viaduct/safe_file.hpp"
 
 extern char **environ;
@@ -188,6 +190,28 @@ std::vector<std::string> write(const std::string &dir_given, const Input &in) {
         paths.push_back(f->path());
     }
     return paths;
+}
+
+std::string refusal(const std::string &dir) {
+    std::string at = dir;
+    struct stat st {};
+    while (::stat(at.c_str(), &st) != 0) {
+        if (errno != ENOENT) return "cannot use " + at + ": " + std::strerror(errno);
+        const std::string up = path_dir(at);
+        if (up == at) return "cannot use " + dir + ": " + std::strerror(ENOENT);
+        at = up;
+    }
+    if (!S_ISDIR(st.st_mode)) return at + " is not a directory";
+    if (::access(at.c_str(), W_OK | X_OK) != 0)
+        return "cannot create files in " + at + ": " + std::strerror(errno);
+    return dir_refusal(at, DirTrust::shared);
+}
+
+std::string host_name() {
+    char name[HOST_NAME_MAX + 1] = "";
+    if (::gethostname(name, sizeof name) != 0 || name[0] == '\0') return "unknown";
+    name[HOST_NAME_MAX] = '\0';
+    return name;
 }
 
 }  // namespace viaduct::timeline

@@ -8,6 +8,7 @@
 
 #include "pump.hpp"
 #include "viaduct/cli.hpp"
+#include "viaduct/sampler.hpp"
 
 namespace pump {
 
@@ -30,19 +31,6 @@ const char kDescription[] =
     "the sink are different ranks (two on one host copy from disk to disk there).\n"
     "The sink's rank prints the report.";
 
-// --sample-hz's value: samples per second, 0.1 to 100.
-double sample_hz(const std::string &text) {
-    char *end = nullptr;
-    errno = 0;
-    const double v = std::strtod(text.c_str(), &end);
-    if (text.empty() || end == text.c_str() || *end != '\0' || errno != 0 || !std::isfinite(v))
-        throw CLI::ValidationError("--sample-hz: '" + text +
-                                   "' is not a number of samples per second");
-    if (v < 0.1 || v > 100)
-        throw CLI::ValidationError("--sample-hz: " + text + " is outside 0.1 to 100 per second");
-    return v;
-}
-
 // --timeline DIR and --sample-hz HZ: the sink's counters over time.
 void add_timeline(CLI::App &app, Options *o) {
     CLI::Option *dir = app.add_option("--timeline", o->timeline,
@@ -50,10 +38,9 @@ void add_timeline(CLI::App &app, Options *o) {
                                       "and writes DIR/timeline.jsonl, .csv, .png and .html (DIR is "
                                       "created if absent)")
                            ->type_name("DIR");
-    app.add_option_function<std::string>(
-           "--sample-hz", [o](const std::string &v) { o->sample_hz = sample_hz(v); },
-           "samples per second for --timeline, 0.1 to 100 (default 10)")
-        ->type_name("HZ")
+    viaduct::cli::add_number(app, "--sample-hz", o->sample_hz,
+                             "samples per second for --timeline, 0.1 to 100 (default 10)",
+                             viaduct::kMinSampleHz, viaduct::kMaxSampleHz, "samples a second", "HZ")
         ->needs(dir);
 }
 

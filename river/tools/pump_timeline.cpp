@@ -21,16 +21,6 @@ namespace pump {
 
 namespace {
 
-// The ring holds an hour at the default rate (about 6 MB); a longer copy keeps its last hour.
-constexpr std::size_t kRingSamples = 36000;
-
-std::string host_name() {
-    char name[HOST_NAME_MAX + 1] = "";
-    if (::gethostname(name, sizeof name) != 0) return "unknown";
-    name[HOST_NAME_MAX] = '\0';
-    return name;
-}
-
 // The sampler's view of the sink. msg_get_stats may fail while libmsg is busy: the last
 // figures it gave stand (the sampler takes one sample at a time, so `last` needs no lock).
 viaduct::Sampler::ProgressFn sink_progress(const msg_context_t *ctx, const SinkProgress &progress) {
@@ -71,31 +61,16 @@ void set_phase(SinkProgress *progress, const std::string &name) {
 }
 
 std::string timeline_refusal(const std::string &dir) {
-    std::string at = dir, why;
-    struct stat st {};
-    while (::stat(at.c_str(), &st) != 0) {
-        const int err = errno;
-        const std::string up = viaduct::path_dir(at);
-        if (err != ENOENT) {
-            why = "cannot use " + at + ": " + std::strerror(err);
-            break;
-        }
-        if (up == at) return "";
-        at = up;
-    }
-    if (why.empty() && !S_ISDIR(st.st_mode)) why = at + " is not a directory";
-    if (why.empty()) why = viaduct::dir_refusal(at, viaduct::DirTrust::shared);
+    const std::string why = viaduct::timeline::refusal(dir);
     return why.empty() ? "" : "not writing the timeline there: " + why;
 }
 
 Timeline::Timeline(const Options &o, const msg_context_t *ctx, const SinkProgress &progress)
     : o_(o),
       progress_(progress),
-      sampler_(
-          o.sample_hz,
-          std::clamp<std::size_t>(static_cast<std::size_t>(o.sample_hz * 3600), 16, kRingSamples),
-          o.no_disk ? "" : viaduct::block_device_for(viaduct::path_dir(o.output)),
-          sink_progress(ctx, progress)) {
+      sampler_(o.sample_hz, viaduct::ring_for_an_hour(o.sample_hz),
+               o.no_disk ? "" : viaduct::block_device_for(viaduct::path_dir(o.output)),
+               sink_progress(ctx, progress)) {
     sampler_.start();
 }
 
@@ -106,7 +81,7 @@ int Timeline::finish(int rank, bool copied, const std::string &report) {
     in.report = copied ? report : failed_report(o_);
     in.title = in.report.substr(0, in.report.find('\n'));
     in.phase_names = sink_phases();
-    in.nodes.push_back({rank, host_name(), sampler_.samples()});
+    in.nodes.push_back({rank, viaduct::timeline::host_name(), sampler_.samples()});
     if (sampler_.dropped() > 0)
         in.report += "the timeline keeps the last " + std::to_string(sampler_.capacity()) +
                      " samples; the " + std::to_string(sampler_.dropped()) +

@@ -279,7 +279,7 @@ int run_local(int argc, char **argv) {
     Status s = o.format.validate();
     if (!s) cli::usage_fail(tool, s.message());
     if (!a.timeline.dir.empty()) {
-        const std::string why = local_timeline::refusal(a.timeline.dir);
+        const std::string why = viaduct::timeline::refusal(a.timeline.dir);
         if (!why.empty()) cli::fail(tool, "not writing the timeline there: " + why);
     }
     DiskBandwidth disk = disk_figures(tool, a);

@@ -20,11 +20,12 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
 from viaduct_checks import SKIP, SLOW, check, failures, slurp  # noqa: E402
+import timeline_checks  # noqa: E402
+from timeline_checks import check_files, check_rows, world_writable  # noqa: E402
 
 MSGRUN = os.environ["MSGRUN_BIN"]
 DATAPUMP = os.environ["DATAPUMP_BIN"]
 STEPS = {"starting", "pumping", "committing"}
-FILES = ["timeline.jsonl", "timeline.csv", "timeline.png", "timeline.html"]
 SIZE = 3 * 1024 * 1024 + 7
 
 
@@ -43,23 +44,11 @@ def pump(args, ranks=2, timeout=120):
 
 def check_timeline(what, tl, sink, size):
     """The four files, and the JSON lines of the sink's rank."""
-    for name in FILES:
-        check(os.path.isfile(f"{tl}/{name}"), f"{what}: no {name}")
-    check(slurp(f"{tl}/timeline.csv").startswith("node,host,t,phase,"),
-          f"{what}: the CSV's header is {slurp(f'{tl}/timeline.csv')[:40]!r}")
-    rows = [json.loads(line) for line in slurp(f"{tl}/timeline.jsonl").splitlines() if line]
-    check(len(rows) >= 2, f"{what}: {len(rows)} samples, not at least 2")
+    check_files(what, tl)
+    rows = check_rows(what, f"{tl}/timeline.jsonl", sink, STEPS, "starting", "committing",
+                      done="bytes")
     if not rows:
         return
-    check(all(r["node"] == sink for r in rows), f"{what}: a sample not of rank {sink}")
-    t = [r["t"] for r in rows]
-    check(t == sorted(t), f"{what}: t goes backwards: {t}")
-    done = [r["bytes"] for r in rows]
-    check(done == sorted(done), f"{what}: bytes go backwards: {done}")
-    names = {r["phase"] for r in rows}
-    check(names <= STEPS, f"{what}: steps {sorted(names - STEPS)} are not the sink's")
-    check(rows[0]["phase"] == "starting", f"{what}: first sample in {rows[0]['phase']!r}")
-    check(rows[-1]["phase"] == "committing", f"{what}: last sample in {rows[-1]['phase']!r}")
     check(rows[-1]["bytes"] == size, f"{what}: last sample has {rows[-1]['bytes']} bytes")
     check(rows[-1]["net_received_bytes"] >= size,
           f"{what}: {rows[-1]['net_received_bytes']} bytes received over libmsg, not {size}")
@@ -92,23 +81,14 @@ def no_disk_json(d):
 
 
 def bad_rates(d):
-    for args in (["--timeline", f"{d}/tl-bad", "--sample-hz", "0"],
-                 ["--timeline", f"{d}/tl-bad", "--sample-hz", "abc"],
-                 ["--timeline", f"{d}/tl-bad", "--sample-hz=1000"],
-                 ["--sample-hz", "5"]):
-        p = subprocess.run([DATAPUMP, "--from", f"0:{d}/in", "--to", f"1:{d}/out-bad"] + args,
-                           capture_output=True, text=True, env=clean_env(), timeout=60)
-        check(p.returncode == 2, f"{args}: exit {p.returncode}, not 2")
-        check("--sample-hz" in p.stderr and p.stderr.count("\n") == 1,
-              f"{args}: the one line does not name the option: {p.stderr!r}")
-        check(not os.path.exists(f"{d}/out-bad"), f"{args}: an output was written")
-        check(not os.path.exists(f"{d}/tl-bad"), f"{args}: a timeline directory was made")
+    timeline_checks.bad_rates(
+        lambda args: subprocess.run([DATAPUMP, "--from", f"0:{d}/in", "--to", f"1:{d}/out-bad"] +
+                                    args, capture_output=True, text=True, env=clean_env(),
+                                    timeout=60), d, f"{d}/out-bad")
 
 
 def unsafe_directory(d):
-    ww = f"{d}/world"
-    os.mkdir(ww)
-    os.chmod(ww, 0o777)  # every user may rename what is in it: no sticky bit
+    ww = world_writable(d)
     before = sorted(os.listdir(d))
     p = pump(["--from", f"0:{d}/in", "--to", f"1:{d}/out-unsafe", "--timeline", ww])
     check(p.returncode != 0, "--timeline into a world-writable directory: exit 0")

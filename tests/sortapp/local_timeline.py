@@ -23,12 +23,13 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
 from viaduct_checks import SKIP, check, failures, sha, slurp  # noqa: E402
+import timeline_checks  # noqa: E402
+from timeline_checks import FILES, check_files, check_rows, world_writable  # noqa: E402
 
 SORTAPP = os.environ["SORTAPP_BIN"]
 SORTGEN = os.environ["SORTGEN_BIN"]
 SORTCHECK = os.environ["SORTCHECK_BIN"]
 PHASES = {"starting", "phase 1", "phase 2", "finishing"}
-FILES = ["timeline.jsonl", "timeline.csv", "timeline.png", "timeline.html"]
 RECORDS = 200000
 
 
@@ -40,36 +41,11 @@ def local(d, out, extra, env=None):
 
 
 def check_jsonl(what, path):
-    """The JSON lines: node 0, nondecreasing t and records, the local sort's phase names."""
-    rows = [json.loads(line) for line in slurp(path).splitlines() if line.strip()]
-    check(len(rows) >= 2, f"{what}: {len(rows)} samples, not at least 2")
-    if not rows:
-        return rows
-    check(all(r["node"] == 0 for r in rows), f"{what}: a sample not of node 0")
-    check(all(r["host"] for r in rows), f"{what}: a sample without a host name")
-    t = [r["t"] for r in rows]
-    check(t == sorted(t), f"{what}: t goes backwards: {t}")
-    records = [r["records"] for r in rows]
-    check(records == sorted(records), f"{what}: records go backwards: {records}")
-    names = {r["phase"] for r in rows}
-    check(names <= PHASES, f"{what}: phases {sorted(names - PHASES)} are not the local sort's")
-    check(rows[0]["phase"] == "starting", f"{what}: first sample in {rows[0]['phase']!r}")
-    check(rows[-1]["phase"] == "finishing", f"{what}: last sample in {rows[-1]['phase']!r}")
+    """The JSON lines: node 0 from "starting" to "finishing", and no network bytes."""
+    rows = check_rows(what, path, 0, PHASES, "starting", "finishing")
     check(all(r["net_sent_bytes"] == 0 and r["net_received_bytes"] == 0 for r in rows),
           f"{what}: network bytes in a local sort")
     return rows
-
-
-def check_files(what, tl):
-    for name in FILES:
-        check(os.path.isfile(f"{tl}/{name}"), f"{what}: no {name}")
-    check(slurp(f"{tl}/timeline.csv").startswith("node,host,t,phase,"),
-          f"{what}: the CSV's header is {slurp(f'{tl}/timeline.csv')[:40]!r}")
-    if os.path.isfile(f"{tl}/timeline.png"):
-        with open(f"{tl}/timeline.png", "rb") as f:
-            check(f.read(8) == b"\x89PNG\r\n\x1a\n", f"{what}: timeline.png is not a PNG")
-    check("<html" in slurp(f"{tl}/timeline.html").lower(), f"{what}: timeline.html is no page")
-    check(sorted(os.listdir(tl)) == sorted(FILES), f"{what}: left {sorted(os.listdir(tl))}")
 
 
 def sorted_right(what, path):
@@ -110,22 +86,11 @@ def json_and_rate(d):
 
 
 def bad_rates(d):
-    for args in (["--timeline", f"{d}/tl-bad", "--sample-hz", "0"],
-                 ["--timeline", f"{d}/tl-bad", "--sample-hz", "abc"],
-                 ["--timeline", f"{d}/tl-bad", "--sample-hz=1000"],
-                 ["--sample-hz", "5"]):
-        r = local(d, f"{d}/out-bad", args)
-        check(r.returncode == 2, f"{args}: exit {r.returncode}, not 2")
-        check("--sample-hz" in r.stderr and r.stderr.count("\n") == 1,
-              f"{args}: the one line does not name the option: {r.stderr!r}")
-        check(not os.path.exists(f"{d}/out-bad"), f"{args}: an output was written")
-        check(not os.path.exists(f"{d}/tl-bad"), f"{args}: a timeline directory was made")
+    timeline_checks.bad_rates(lambda args: local(d, f"{d}/out-bad", args), d, f"{d}/out-bad")
 
 
 def unsafe_directory(d):
-    ww = f"{d}/world"
-    os.mkdir(ww)
-    os.chmod(ww, 0o777)  # every user may rename what is in it: no sticky bit
+    ww = world_writable(d)
     for tl in (ww, f"{ww}/below"):
         r = local(d, f"{d}/out-unsafe", ["--timeline", tl])
         check(r.returncode != 0, f"--timeline {tl}: exit 0 into a world-writable directory")

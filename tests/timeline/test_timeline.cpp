@@ -3,12 +3,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -69,10 +70,16 @@ std::vector<std::string> lines_of(const std::string &text) {
 std::vector<std::string> documented_fields() {
     const std::string doc = slurp(TIMELINE_DOCS);
     std::vector<std::string> names;
-    const std::regex row(R"(^\| `([a-z0-9_]+)` \|)");
+    // A row starts "| `", then the name (a-z, 0-9, _), then "` |".
+    const auto name_char = [](char c) {
+        return (c >= 'a' && c <= 'z') || std::isdigit(c) || c == '_';
+    };
     for (const std::string &line : lines_of(doc)) {
-        std::smatch m;
-        if (std::regex_search(line, m, row)) names.push_back(m[1]);
+        if (line.rfind("| `", 0) != 0) continue;
+        const std::size_t end = line.find("` |", 3);
+        if (end == std::string::npos || end == 3) continue;
+        const std::string name = line.substr(3, end - 3);
+        if (std::all_of(name.begin(), name.end(), name_char)) names.push_back(name);
     }
     return names;
 }

@@ -8,9 +8,13 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -162,6 +166,31 @@ CLI::Option *add_count(CLI::App &app, const std::string &names, T &target,
             if (v < lo || v > hi)
                 throw CLI::ValidationError(shown + ": " + text + " is outside " +
                                            std::to_string(lo) + " to " + std::to_string(hi));
+            return v;
+        });
+}
+
+// A decimal number option in [lo, hi] (a rate, a fraction); `unit` ends the error for a value
+// out of range ("samples a second"). A bad value is a usage error naming the option.
+template <typename T>
+CLI::Option *add_number(CLI::App &app, const std::string &names, T &target,
+                        const std::string &description, double lo, double hi,
+                        const std::string &unit, const char *type = "NUMBER") {
+    return detail::add_parsed(
+        app, names, target, description, type,
+        [lo, hi, unit](const std::string &shown, const std::string &text) {
+            char *end = nullptr;
+            errno = 0;
+            const double v = std::strtod(text.c_str(), &end);
+            if (text.empty() || end == text.c_str() || *end != '\0' || errno != 0 ||
+                !std::isfinite(v))
+                throw CLI::ValidationError(shown + ": '" + text + "' is not a number");
+            if (v < lo || v > hi) {
+                std::ostringstream range;
+                range << shown << ": " << text << " is outside " << lo << " to " << hi << ' '
+                      << unit;
+                throw CLI::ValidationError(range.str());
+            }
             return v;
         });
 }

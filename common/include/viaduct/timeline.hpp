@@ -33,4 +33,14 @@ struct Input {
 // cause (a missing or failing gnuplot among them). Returns the paths written.
 std::vector<std::string> write(const std::string &dir, const Input &in);
 
+// Why a timeline cannot go into `dir` ("" when it can), for a program to check before its work
+// so that a refused directory costs none: the directory itself when it exists, else the
+// nearest directory above it that does (where write() would make it). Refused: not a
+// directory, one this process may not create files in, another user's, or one every user may
+// write without the sticky bit (an entry made there could be swapped under the writer).
+std::string refusal(const std::string &dir);
+
+// This host's name, for a node's lane ("unknown" when it has none).
+std::string host_name();
+
 }  // namespace viaduct::timeline
