@@ -10,6 +10,7 @@
 
 #include "sortapp/record_format.hpp"
 #include "viaduct/cli.hpp"
+#include "viaduct/sampler.hpp"
 
 namespace sortapp::cluster {
 
@@ -124,18 +125,14 @@ void add_report_options(CLI::App &app, JobOptions &o) {
         "--remeasure", [&o](std::int64_t) { o.params.remeasure = 1; },
         "measure every scratch disk again, not the cached figures");
     app.add_flag("--json", o.json, "print the report as one JSON object");
-    app.add_option("--sample-hz", o.sample_hz,
-                   "every node samples its counters this many times a second (default 10)")
-        ->type_name("HZ")
-        ->check(
-            [](const std::string &text) -> std::string {
-                char *end = nullptr;
-                const double hz = std::strtod(text.c_str(), &end);
-                if (end == text.c_str() || *end != '\0') return "'" + text + "' is not a number";
-                if (hz >= kMinSampleHz && hz <= kMaxSampleHz) return "";
-                return text + " is outside 0.1..100 samples a second";
-            },
-            "HZ");
+    app.add_flag("--watch", o.watch,
+                 "on a terminal, a line per node redrawn 5 times a second: phase, percent done, "
+                 "cpubar, diskbar and network MB/s; without one, a progress line every 5 s");
+    viaduct::cli::add_number(app, "--sample-hz", o.sample_hz,
+                             "every node samples its counters this many times a second, 0.1 to "
+                             "100 (default 10)",
+                             viaduct::kMinSampleHz, viaduct::kMaxSampleHz, "samples a second",
+                             "HZ");
     app.add_option("--timeline", o.timeline,
                    "write the job's timeline into DIR: timeline.jsonl, .csv, .png and .html "
                    "(made if absent; also after a failed job, with what arrived)")

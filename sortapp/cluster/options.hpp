@@ -17,6 +17,7 @@ struct JobOptions {
     double network_mb_s = 0;  // 0: measured before phase 3b
     double straggler = 1.25;  // slower than the median by this factor: named
     bool json = false;
+    bool watch = false;                  // the live view (monitor/live_view.hpp)
     double sample_hz = 10;               // every node's counter samples per second
     std::string timeline;                // the monitor writes the job's timeline here; empty: none
     long timeout_s = 3600;               // run: the whole job's limit
@@ -32,11 +33,6 @@ struct JobOptions {
 // the problem to stderr and returns false with *exit_code 2; --help prints
 // usage and returns false with *exit_code 0.
 bool parse_job_options(int argc, char **argv, bool is_run, JobOptions &out, int *exit_code);
-
-// --sample-hz's bounds: below one sample in ten seconds most phases would have none; above a
-// hundred a second the sampling itself takes a visible share of a CPU.
-constexpr double kMinSampleHz = 0.1;
-constexpr double kMaxSampleHz = 100;
 
 // The pattern with every "{rank}" replaced.
 std::string expand(const std::string &pattern, int rank);

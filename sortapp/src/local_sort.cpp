@@ -94,7 +94,10 @@ void report_phase(LocalSortResult &result, const DiskBandwidth &disk,
                   const std::function<void(const PhaseReport &)> &on_phase) {
     PhaseReport &r = result.phases.back();
     if (r.stale) {
-        warn_stale_figure(r.name, r.seconds, r.expected_seconds, disk);
+        // A node of the distributed sort (its figure marked for the next run) leaves the
+        // warning to the monitor's report, which says it once for the whole job.
+        if (disk.source.on_stale == OnStale::remeasure_now)
+            warn_stale_figure(r.name, r.seconds, r.expected_seconds, disk);
         r.note += r.note.empty() ? "figure stale" : "; figure stale";
         result.figure_stale = true;
     }

@@ -436,7 +436,7 @@ def timeline_of_killed_job(d):
 
 
 def timeline_refusals(d):
-    """--sample-hz outside 0.1..100 and a --timeline directory the timeline may not be written
+    """--sample-hz outside 0.1 to 100 and a --timeline directory the timeline may not be written
     in are refused before anything starts, in one line naming the problem; a timeline that
     cannot be drawn after the sort fails the command with status 3 but keeps the outputs."""
     generate(d, [3000, 2000], "uniform")
@@ -444,8 +444,8 @@ def timeline_refusals(d):
     shared = f"{d}/shared"
     os.mkdir(shared)
     os.chmod(shared, 0o777)
-    for extra, said in [(["--sample-hz", "0"], "--sample-hz: 0 is outside 0.1..100"),
-                        (["--sample-hz", "101"], "--sample-hz: 101 is outside 0.1..100"),
+    for extra, said in [(["--sample-hz", "0"], "--sample-hz: 0 is outside 0.1 to 100"),
+                        (["--sample-hz", "101"], "--sample-hz: 101 is outside 0.1 to 100"),
                         (["--timeline", shared], "writable by every user and not sticky"),
                         (["--timeline", f"{d}/in.0"], "is not a directory")]:
         r = subprocess.run([SORTAPP, *base, *extra], capture_output=True, text=True, timeout=60)

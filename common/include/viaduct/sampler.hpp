@@ -21,11 +21,14 @@ namespace viaduct {
 // The rates a program's --sample-hz may ask for (the paper's cpubar ran at 5-10 a second).
 inline constexpr double kMinSampleHz = 0.1, kMaxSampleHz = 100;
 
-// A ring that holds an hour at `rate_hz` (at least 16 samples, at most 36,000, about 6 MB: an
-// hour at 10 a second); a longer run keeps its last hour.
+// A ring that holds an hour at `rate_hz` (at least 16 samples, at most kHourRingSamples, about
+// 6 MB: an hour at 10 a second); a longer run keeps its last hour.
+inline constexpr std::size_t kHourRingSamples = 36000;
 inline std::size_t ring_for_an_hour(double rate_hz) {
     const double hour = rate_hz * 3600;
-    return hour < 16 ? 16 : hour > 36000 ? 36000 : static_cast<std::size_t>(hour);
+    return hour < 16                                      ? 16
+           : hour > static_cast<double>(kHourRingSamples) ? kHourRingSamples
+                                                          : static_cast<std::size_t>(hour);
 }
 
 class Sampler {

@@ -1,7 +1,8 @@
 // How the monitor asks every node at once: one order (or question) to each, every answer
 // awaited, while each node's shadow thread is asked whether it is still there; a node that
-// dies or stops answering settles its order as failed. Also the progress line it draws
-// from those answers, and the errors that name the node that failed a step.
+// dies or stops answering settles its order as failed. Also the progress it shows from those
+// answers (the progress line, or --watch's live view: monitor/live_view.hpp), and the errors
+// that name the node that failed a step.
 #include <unistd.h>
 
 #include <algorithm>
@@ -64,10 +65,10 @@ std::vector<Answer> Monitor::ask_all(uint32_t command, int target,
     Round &r = *round;
     ++round_;
     const int outstanding = send_orders(r, command, target, payload, reply_capacity);
-    const bool show = tty_ && !o_.json &&
-                      (command == kCmdLocal || command == kCmdMerge || command == kCmdRiverSort);
+    const bool show = shows(command);
     wait_for_orders(r, outstanding, show);
-    if (show) std::fputs("\r\033[K", stderr);
+    // The progress line goes with its round; the live view stays until the steps end.
+    if (show && !o_.watch) std::fputs("\r\033[K", stderr);
     std::vector<Answer> answers(static_cast<size_t>(n_));
     for (size_t i = 0; i < answers.size(); ++i) {
         Pending &o = r.orders[i];
@@ -125,41 +126,52 @@ int Monitor::send_orders(Round &r, uint32_t command, int target,
     return outstanding;
 }
 
-// Until every order is settled: answers, liveness answers, and the stall timeout.
+// Until every order is settled: answers, liveness answers, and the stall timeout. At least
+// every 0.1 s, whether answers keep coming or not: the liveness questions that are due, the
+// stalls and the progress shown.
 void Monitor::wait_for_orders(Round &r, int outstanding, bool show) {
+    double ticked = 0;
     while (outstanding > 0) {
         msg_completion_t c;
         int rc = msg_cq_wait(cq_, 100, &c);
         const double t = now_seconds();
         if (rc == MSG_OK) {
-            auto *p = static_cast<Pending *>(c.cookie);
-            if (p == nullptr || p->round != round_) continue;  // a late answer to an old round
-            p->outstanding = false;
-            const auto k = static_cast<size_t>(p->node);
-            r.pings[k].asked = t;  // heard from: the next question is due a period from now
-            if (c.status != MSG_ERR_PEER_FAILED) heard_[k] = t;
-            if (p->is_ping) {
-                if (c.status == MSG_ERR_PEER_FAILED && !r.orders[k].settled)
-                    r.settle(k, c.status, outstanding);
-                else if (c.status == RIO_OK)
-                    take_progress(r, k, c.bytes, realtime_us(), outstanding);
-                continue;
-            }
-            if (p->settled) continue;
-            p->received_us = realtime_us();
-            p->data.resize(c.bytes);
-            r.settle(k, c.status, outstanding);
-            continue;
-        }
-        if (rc != MSG_ERR_TIMEOUT) {
+            take_completion(r, c, t, outstanding);
+            if (t - ticked < 0.1) continue;
+        } else if (rc != MSG_ERR_TIMEOUT) {
             for (Pending &o : r.orders)
                 if (!o.settled) o.status = rc, o.settled = true;
             return;
         }
-        for (size_t i = 0; i < r.orders.size(); ++i)
-            if (!r.orders[i].settled) watch_node(r, i, t, outstanding);
-        if (show && t - last_draw_ >= 0.5) draw_progress();
+        ticked = t;
+        for (size_t i = 0; i < r.orders.size(); ++i) {
+            if (!r.orders[i].settled)
+                watch_node(r, i, t, outstanding);
+            else if (show && o_.watch && r.orders[i].status == RIO_OK)
+                ask_progress(r, i, t);  // done with its order: its view goes on moving
+        }
+        if (show) show_progress(t);
     }
+}
+
+void Monitor::take_completion(Round &r, const msg_completion_t &c, double now, int &outstanding) {
+    auto *p = static_cast<Pending *>(c.cookie);
+    if (p == nullptr || p->round != round_) return;  // a late answer to an old round
+    p->outstanding = false;
+    const auto k = static_cast<size_t>(p->node);
+    r.pings[k].asked = now;  // heard from: the next question is due a period from now
+    if (c.status != MSG_ERR_PEER_FAILED) heard_[k] = now;
+    if (p->is_ping) {
+        if (c.status == MSG_ERR_PEER_FAILED && !r.orders[k].settled)
+            r.settle(k, c.status, outstanding);
+        else if (c.status == RIO_OK)
+            take_progress(r, k, c.bytes, realtime_us(), outstanding);
+        return;
+    }
+    if (p->settled) return;
+    p->received_us = realtime_us();
+    p->data.resize(c.bytes);
+    r.settle(k, c.status, outstanding);
 }
 
 // Liveness questions to live nodes are answered soon; waits for them, bounded.
@@ -173,7 +185,12 @@ void Monitor::wait_for_pings(Round &r) {
         msg_completion_t c;
         if (msg_cq_wait(cq_, 100, &c) == MSG_OK) {
             auto *p = static_cast<Pending *>(c.cookie);
-            if (p != nullptr && p->round == round_) p->outstanding = false;
+            if (p == nullptr || p->round != round_) continue;
+            p->outstanding = false;
+            // Every order is settled: a liveness answer only brings progress and samples.
+            int none = 0;
+            if (p->is_ping && c.status == RIO_OK)
+                take_progress(r, static_cast<size_t>(p->node), c.bytes, realtime_us(), none);
         }
     }
 }
@@ -184,17 +201,26 @@ void Monitor::watch_node(Round &r, size_t i, double now, int &outstanding) {
         if (now - ping.asked > o_.stall_ms / 1000.0) r.settle(i, kStalled, outstanding);
         return;
     }
-    if (now - ping.asked < ping_period_s_) return;
+    if (ask_progress(r, i, now) == MSG_ERR_PEER_FAILED)
+        r.settle(i, MSG_ERR_PEER_FAILED, outstanding);
+}
+
+int Monitor::ask_progress(Round &r, size_t i, double now) {
+    Pending &ping = r.pings[i];
+    // Due a period after the node was last heard from (liveness) or, with --watch, after the
+    // last question, whatever answers came between: a job of short rounds (phase 3a) would
+    // otherwise never be asked.
+    const bool due = now - ping.asked >= ping_period_s_ ||
+                     (o_.watch && now - progress_asked_[i] >= ping_period_s_);
+    if (ping.outstanding || !due) return RIO_OK;
     ping.data.resize(kCountersAnswerBytes);
-    ping.asked = now;
+    ping.asked = progress_asked_[i] = now;
     ping.first = job.counters[i].next;
     ping.sent_us = realtime_us();
     int rc = rio_request(rio_, ping.node, RIO_TARGET_SHADOW, kCmdProgress, &ping.first,
                          sizeof ping.first, ping.data.data(), ping.data.size(), cq_, &ping);
-    if (rc == RIO_OK)
-        ping.outstanding = true;
-    else if (rc == MSG_ERR_PEER_FAILED)
-        r.settle(i, rc, outstanding);
+    if (rc == RIO_OK) ping.outstanding = true;
+    return rc;
 }
 
 void Monitor::take_progress(Round &r, size_t k, size_t bytes, int64_t now_us, int &outstanding) {
@@ -211,6 +237,53 @@ void Monitor::take_progress(Round &r, size_t k, size_t bytes, int64_t now_us, in
         garbled_[k] = why;
         r.settle(k, kMalformed, outstanding);
     }
+}
+
+bool Monitor::shows(uint32_t command) const {
+    if (o_.watch) return watching_ && command != kCmdAbort;
+    return tty_ && !o_.json &&
+           (command == kCmdLocal || command == kCmdMerge || command == kCmdRiverSort);
+}
+
+namespace {
+
+// --watch on a terminal: a frame every 0.2 s, its rates over the last 0.5 s (a shorter span
+// makes the bars flicker with each 10 ms tick of the CPU counters). Without a terminal, a
+// plain line every 5 s, its rates over those 5 s.
+constexpr double kFramePeriod = 0.2;
+constexpr double kFrameWindow = 0.5;
+constexpr double kPlainPeriod = 5;
+
+}  // namespace
+
+void Monitor::show_progress(double now) {
+    if (!o_.watch) {
+        if (now - last_draw_ >= 0.5) draw_progress();
+    } else if (tty_) {
+        if (now - last_draw_ < kFramePeriod) return;
+        last_draw_ = now;
+        double probe = 0;
+        for (const NodeCheck &c : job.checks)
+            probe = std::max({probe, c.disk_read_mb_s, c.disk_write_mb_s, c.disk_mixed_mb_s});
+        view_.draw(node_views(kFrameWindow), now - started_, probe);
+    } else if (now - last_plain_ >= kPlainPeriod) {
+        last_plain_ = now;
+        std::fprintf(stderr, "%s\n", plain_line(node_views(kPlainPeriod), now - started_).c_str());
+    }
+}
+
+std::vector<NodeView> Monitor::node_views(double window_s) const {
+    std::vector<NodeView> views;
+    for (size_t k = 0; k < static_cast<size_t>(n_); ++k) {
+        views.push_back(view_of(seen_[k], job.counters[k], window_s));
+        // Before its first progress answer (the check asks for samples alone), the phase its
+        // newest sample names.
+        const NodeCounters &c = job.counters[k];
+        if (views.back().phase.empty() && !c.samples.empty() &&
+            c.samples.back().phase < c.phase_names.size())
+            views.back().phase = c.phase_names[c.samples.back().phase];
+    }
+    return views;
 }
 
 // One line on the terminal: each node's phase, percent and MB/s. The rate is taken between
@@ -301,6 +374,7 @@ Status malformed(size_t node, const char *step, const std::string &cause) {
 
 void Monitor::progress(const char *fmt, ...) {
     if (!tty_ || o_.json) return;
+    view_.erase();  // the line goes where the frame was; the next frame follows it
     va_list ap;
     va_start(ap, fmt);
     std::fputs("sortapp: ", stderr);

@@ -51,8 +51,12 @@ int Monitor::run() {
     seen_.assign(static_cast<size_t>(n_), {});
     dead_.assign(static_cast<size_t>(n_), false);
     garbled_.assign(static_cast<size_t>(n_), {});
+    progress_asked_.assign(static_cast<size_t>(n_), 0);
     job.counters.assign(static_cast<size_t>(n_), {});
-    ping_period_s_ = std::min(tty_ && !o_.json ? 0.5 : 5.0, o_.stall_ms / 4000.0);
+    // Asked more often while a person watches: --watch's frames on a terminal, its plain
+    // lines without one, the progress line on a terminal.
+    const double period = o_.watch ? (tty_ ? 0.2 : 1.0) : tty_ && !o_.json ? 0.5 : 5.0;
+    ping_period_s_ = std::min(period, o_.stall_ms / 4000.0);
     if (msg_info_t info{}; msg_get_info(msg_, &info) == MSG_OK && info.heartbeat_ms > 0)
         heartbeat_s_ = info.heartbeat_ms / 1000.0;
     // The timeline is written where the monitor runs: a directory it could not write in fails
@@ -62,6 +66,8 @@ int Monitor::run() {
         abort_job(s.message());
     }
     const double t0 = now_seconds();
+    started_ = last_plain_ = t0;
+    watching_ = true;
     const bool river = o_.params.algorithm == kRiver;
     for (const Step &step :
          river ? std::span<const Step>(kRiverSteps) : std::span<const Step>(kThreePhaseSteps)) {
@@ -69,6 +75,8 @@ int Monitor::run() {
         if (Status s = step.run(*this); !s) abort_job(s.message());
     }
     const double total = now_seconds() - t0;
+    watching_ = false;
+    view_.erase();
     int code = 0;
     if (Status late = monitor_finish(*this); !late) {
         // Outputs are in place on the other nodes: the job's launcher must not trust them.
@@ -98,6 +106,8 @@ int Monitor::run() {
 
 void Monitor::abort_job(const std::string &why) {
     set_phase("aborting");
+    watching_ = false;
+    view_.erase();
     std::fprintf(stderr, "sortapp: the sort failed: %s\n", why.c_str());
     // Each live node's shadow thread hears it, whatever its sorting thread is doing.
     ask_all(

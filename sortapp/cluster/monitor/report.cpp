@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -191,19 +192,92 @@ Json stale_json(const std::vector<StaleFigure> &stale) {
                        {"phase", f.phase},
                        {"seconds", rounded(f.seconds, 4)},
                        {"expected_seconds", rounded(f.expected, 4)},
+                       {"times_faster", rounded(f.expected / std::max(f.seconds, 1e-9), 2)},
                        {"remeasure", f.node_remeasures ? "next run" : "--remeasure"}});
     return out;
 }
 
-// Warnings on stderr, so a JSON report on stdout stays one object.
-void warn_stale(const std::vector<StaleFigure> &stale) {
-    for (const StaleFigure &s : stale)
-        std::fprintf(stderr,
-                     "sortapp: warning: node %zu %s took %.3f s, expected %.3f s: the figure "
-                     "behind the expectation is stale; %s\n",
-                     s.node, s.phase.c_str(), s.seconds, s.expected,
-                     s.node_remeasures ? "the node measures its disk again at the next run"
-                                       : "run with --remeasure to measure every disk again");
+// "node 2", "nodes 0-3", "nodes 0, 2, 5-7": node numbers in ascending order.
+std::string node_list(const std::vector<size_t> &nodes) {
+    std::string out = nodes.size() == 1 ? "node " : "nodes ";
+    for (size_t i = 0; i < nodes.size();) {
+        size_t j = i;
+        while (j + 1 < nodes.size() && nodes[j + 1] == nodes[j] + 1) ++j;
+        out += (i ? ", " : "") + std::to_string(nodes[i]);
+        if (j > i) out += "-" + std::to_string(nodes[j]);
+        i = j + 1;
+    }
+    return out;
+}
+
+// How many times faster than expected, "1.6" or "25" (a tenth matters only below 10).
+std::string times(double x) {
+    char text[32];
+    std::snprintf(text, sizeof text, x < 10 ? "%.1f" : "%.0f", x);
+    return text;
+}
+
+// One phase's stale figures: the nodes and how much faster than expected they ran.
+struct StalePhase {
+    std::string phase;
+    std::vector<size_t> nodes;
+    double least = 0, most = 0;
+    std::string range() const {
+        const std::string lo = times(least), hi = times(most);
+        return (lo == hi ? lo : lo + "-" + hi) + "x";
+    }
+};
+
+// The stale figures as one cause, in one line: which nodes ran which phases how much faster
+// than their disk figures predicted, and when the figures are measured again. The per-node
+// figures are the JSON's (stale_figures) and the timeline's.
+std::string stale_cause(const std::vector<StaleFigure> &stale) {
+    if (stale.empty()) return "";
+    std::vector<StalePhase> phases;
+    std::vector<size_t> all, marked;
+    for (const StaleFigure &f : stale) {
+        auto it = std::find_if(phases.begin(), phases.end(),
+                               [&](const StalePhase &p) { return p.phase == f.phase; });
+        if (it == phases.end())
+            it = phases.insert(phases.end(), {f.phase, {}, std::numeric_limits<double>::max(), 0});
+        const double x = f.expected / std::max(f.seconds, 1e-9);
+        it->nodes.push_back(f.node);
+        it->least = std::min(it->least, x);
+        it->most = std::max(it->most, x);
+        all.push_back(f.node);
+        if (f.node_remeasures) marked.push_back(f.node);
+    }
+    for (auto *v : {&all, &marked}) {
+        std::sort(v->begin(), v->end());
+        v->erase(std::unique(v->begin(), v->end()), v->end());
+    }
+    for (StalePhase &p : phases) std::sort(p.nodes.begin(), p.nodes.end());
+    const bool same = std::all_of(phases.begin(), phases.end(),
+                                  [&](const StalePhase &p) { return p.nodes == all; });
+    const std::string faster = " faster than their disk figures predicted";
+    std::string out = "stale disk figures: ";
+    if (same) {
+        // "nodes 0-3 ran phase 1 1.6-2.1x and phase 3b 1.4x faster than ..."
+        out += node_list(all) + " ran ";
+        for (size_t i = 0; i < phases.size(); ++i) {
+            const char *between = i == 0 ? "" : i + 1 == phases.size() ? " and " : ", ";
+            out += between + phases[i].phase + " " + phases[i].range();
+        }
+        out += faster;
+    } else {
+        // "phase 1 ran 1.6x faster than ... on node 2, phase 3b 1.4x on nodes 0-3"
+        for (size_t i = 0; i < phases.size(); ++i)
+            out += (i == 0 ? "" : ", ") + phases[i].phase + (i == 0 ? " ran " : " ") +
+                   phases[i].range() + (i == 0 ? faster : "") + " on " + node_list(phases[i].nodes);
+    }
+    if (marked == all)
+        out += "; re-measured at the next run (--remeasure to do it now)";
+    else if (marked.empty())
+        out += "; run with --remeasure to measure every disk again";
+    else
+        out +=
+            "; " + node_list(marked) + " re-measured at the next run, the others with --remeasure";
+    return out;
 }
 
 void print_json(const JobOptions &o, int nodes, const JobFigures &job, const Report &r,
@@ -318,7 +392,14 @@ std::string text_report(const JobOptions &o, int nodes, const JobFigures &job, c
     add_counters(out, o, job);
     if (r.needles.empty()) add(out, "needles: none (threshold %.2fx the median)\n", o.straggler);
     for (const Needle &n : r.needles) add(out, "%s\n", n.text.c_str());
-    for (const StaleFigure &s : r.stale)
+    if (!r.stale.empty()) add(out, "%s\n", stale_cause(r.stale).c_str());
+    return out;
+}
+
+// The stale figures node by node, for the timeline's copy of the report.
+std::string stale_details(const std::vector<StaleFigure> &stale) {
+    std::string out;
+    for (const StaleFigure &s : stale)
         add(out, "stale figure: node %zu, %s, %.3f s against %.3f s expected (re-measured %s)\n",
             s.node, s.phase.c_str(), s.seconds, s.expected,
             s.node_remeasures ? "at the next run" : "with --remeasure");
@@ -329,14 +410,19 @@ std::string text_report(const JobOptions &o, int nodes, const JobFigures &job, c
 
 ReportText print_report(const JobOptions &o, int nodes, JobFigures &job, double total_s) {
     const Report r = gather(o, job);
-    warn_stale(r.stale);
     ReportText out;
     out.text = text_report(o, nodes, job, r, total_s);
     for (const Needle &n : r.needles) out.needles.push_back(n.text);
-    if (o.json)
+    // Each cause once: in the text report, or beside the JSON (on stderr, so that stdout
+    // holds one object) whose stale_figures hold it node by node.
+    if (o.json) {
+        if (!r.stale.empty())
+            std::fprintf(stderr, "sortapp: warning: %s\n", stale_cause(r.stale).c_str());
         print_json(o, nodes, job, r, total_s);
-    else
+    } else {
         std::fputs(out.text.c_str(), stdout);
+    }
+    out.text += stale_details(r.stale);
     return out;
 }
 

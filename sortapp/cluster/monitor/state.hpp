@@ -13,6 +13,7 @@
 
 #include "messages.hpp"
 #include "monitor/counters.hpp"
+#include "monitor/live_view.hpp"
 #include "options.hpp"
 #include "sortapp/needle.hpp"
 #include "sortapp/status.hpp"
@@ -79,10 +80,23 @@ class Monitor {
     int send_orders(Round &r, uint32_t command, int target,
                     const std::function<std::vector<char>(int)> &payload, size_t reply_capacity);
     void wait_for_orders(Round &r, int outstanding, bool show);
+    // One completion of a round: an answer settles its order, a liveness answer brings the
+    // node's progress and samples.
+    void take_completion(Round &r, const msg_completion_t &c, double now, int &outstanding);
     void wait_for_pings(Round &r);
+    // Whether a round of `command` shows the job's progress: with --watch, every round while
+    // the steps run; else the progress line on a terminal while the nodes sort.
+    bool shows(uint32_t command) const;
+    // The progress line, the live view's frame or its plain line, whichever is due.
+    void show_progress(double now);
+    // Every node's figures for the live view, its rates over `window_s`.
+    std::vector<NodeView> node_views(double window_s) const;
     // Sends the liveness question to `node` if it is due; declares the order stalled if the
     // last one went unanswered for the stall timeout.
     void watch_node(Round &r, size_t node, double now, int &outstanding);
+    // Sends the liveness question to `node` if it is due and none is in flight; the transport's
+    // status (RIO_OK when nothing was due).
+    int ask_progress(Round &r, size_t node, double now);
     void draw_progress();
     // Why node i failed, as far as the monitor can tell: a process that exits is declared
     // failed at once; a host or link that goes away only after a silence.
@@ -110,6 +124,12 @@ class Monitor {
     std::vector<std::string> garbled_;
     bool timeline_refused_ = false;  // --timeline's directory failed its check: none is written
     double last_draw_ = 0;
+    // --watch: the frame on the terminal, whether the steps are running (the view is shown
+    // only then), when they began and when the last plain line (no terminal) was printed.
+    LiveView view_;
+    bool watching_ = false;
+    double started_ = 0, last_plain_ = 0;
+    std::vector<double> progress_asked_;  // when each node was last asked kCmdProgress
     std::vector<uint64_t> last_done_;
     std::vector<std::string> last_phase_;
     std::vector<double> last_change_, shown_mb_s_;  // per node: when its count last moved, and

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "node/state.hpp"
+#include "node/test_needle.hpp"
 #include "paths.hpp"
 #include "phases/phases.hpp"
 
@@ -99,6 +100,7 @@ int node_main(const JobOptions &opts, msg_context_t *msg, int rank, int monitor)
     n.output = expand(opts.output, rank);
     n.scratch = opts.scratch.empty() ? split_path(n.output).dir : expand(opts.scratch, rank);
     start_sampling(n);
+    const TestNeedle test_needle(rank, n.scratch);
     msg_cq_t *cq = nullptr;
     if (msg_cq_create(msg, &cq) != MSG_OK) return 1;
     if (rio_init(msg, cq, nullptr, &n.rio) != RIO_OK) {

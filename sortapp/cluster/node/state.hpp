@@ -92,7 +92,10 @@ struct Node {
             progress_total = total;
             if (changed) phase_index = phase_number(phase);
         }
-        if (changed) set_phase(phase);  // outside the lock: the shadow thread reads progress
+        if (!changed) return;
+        set_phase(phase);  // outside the lock: the shadow thread reads progress
+        // A sample at every phase's start, so the timeline holds every phase, however short.
+        if (sampler) sampler->sample_now();
     }
 
     // Samples the node's counters from its start to its end (phases/counters.cpp); none when

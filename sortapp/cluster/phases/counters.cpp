@@ -20,11 +20,8 @@ namespace sortapp::cluster {
 
 namespace {
 
-// At most an hour of samples, and never more than kMaxHeldSamples, which the monitor keeps.
-size_t ring_capacity(double hz) {
-    const double hour = std::ceil(3600 * hz);
-    return static_cast<size_t>(std::clamp(hour, 2.0, static_cast<double>(kMaxHeldSamples)));
-}
+// The ring holds an hour (viaduct::ring_for_an_hour), no more than the monitor keeps of a node.
+static_assert(viaduct::kHourRingSamples <= kMaxHeldSamples);
 
 // What the node says of itself at each sample: its phase's index in its table, the bytes done
 // (and so the records) and what libmsg has sent and received.
@@ -72,8 +69,8 @@ void add_samples(const viaduct::Sampler &sampler, uint64_t first, CountersAnswer
 void start_sampling(Node &n) {
     try {
         n.sampler = std::make_unique<viaduct::Sampler>(
-            n.opts.sample_hz, ring_capacity(n.opts.sample_hz), viaduct::block_device_for(n.scratch),
-            [&n] { return progress_of(n); });
+            n.opts.sample_hz, viaduct::ring_for_an_hour(n.opts.sample_hz),
+            viaduct::block_device_for(n.scratch), [&n] { return progress_of(n); });
         n.sampler->start();
     } catch (const std::exception &e) {
         // The sort does not need its counters: it goes on, and the monitor gets none.

@@ -12,6 +12,7 @@
 
 #include "monitor/state.hpp"
 #include "node/state.hpp"
+#include "node/test_needle.hpp"
 #include "phases/phases.hpp"
 #include "sortapp/local_sort.hpp"
 #include "sortapp/report.hpp"
@@ -60,6 +61,7 @@ Status sort_locally(Node &n, const DiskBandwidth &disk, LocalSortResult &res) {
     n.work = n.job_dir + "/work";
     so.progress = [&n](const char *phase, uint64_t done, uint64_t total) {
         n.set_progress(phase, done, total);
+        test_needle_progress(phase, done);
     };
     try {
         return local_sort(so, n.input, n.work, disk, res);
