@@ -6,6 +6,9 @@ A driver imports it after putting this folder on sys.path:
 """
 import hashlib
 import os
+import shutil
+import sys
+import tempfile
 
 # VIADUCT_TEST_SLOWDOWN (>= 1): how much slower this build runs than a plain release build.
 SLOW = int(os.environ.get("VIADUCT_TEST_SLOWDOWN", "1"))
@@ -42,3 +45,21 @@ def sha(path):
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def run_case(prefix, cases):
+    """The main of a test file whose argv[1] names one of its cases: `cases` maps a name to a
+    function of a fresh temporary directory (removed after). Prints the outcome; returns the
+    exit status (2 for an unknown case)."""
+    case = sys.argv[1] if len(sys.argv) > 1 else ""
+    fn = cases.get(case)
+    if fn is None:
+        print(f"unknown case {case!r}; known: {', '.join(sorted(cases))}")
+        return 2
+    d = tempfile.mkdtemp(prefix=f"{prefix}-{case}-")
+    try:
+        fn(d)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    print(f"{case}: {'FAILED' if failures else 'ok'} ({len(failures)} failures)")
+    return 1 if failures else 0

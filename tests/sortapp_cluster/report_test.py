@@ -11,14 +11,12 @@ one (XDG_CACHE_HOME in the test's directory).
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
-from viaduct_checks import SLOW, check, failures  # noqa: E402
+from viaduct_checks import SLOW, check, failures, run_case  # noqa: E402
 
 SORTAPP = os.environ["SORTAPP_BIN"]
 SORTGEN = os.environ["SORTGEN_BIN"]
@@ -93,18 +91,8 @@ def case_stale(d):
 
 
 def main():
-    case = sys.argv[1]
-    fn = globals().get(f"case_{case}")
-    if fn is None:
-        print(f"unknown case {case}")
-        return 2
-    d = tempfile.mkdtemp(prefix=f"sortapp-report-{case}-")
-    try:
-        fn(d)
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
-    print(f"{case}: {'FAILED' if failures else 'ok'} ({len(failures)} failures)")
-    return 1 if failures else 0
+    cases = {name[len("case_"):]: fn for name, fn in globals().items() if name.startswith("case_")}
+    return run_case("sortapp-report", cases)
 
 
 if __name__ == "__main__":
