@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdarg>
 #include <cstdio>
 #include <limits>
 #include <map>
@@ -320,42 +319,25 @@ void print_json(const JobOptions &o, int nodes, const JobFigures &job, const Rep
     std::printf("%s\n", doc.dump(-1, ' ', false, Json::error_handler_t::replace).c_str());
 }
 
-// printf onto the end of `out`.
-__attribute__((format(printf, 2, 3))) void add(std::string &out, const char *format, ...) {
-    va_list args;
-    va_start(args, format);
-    va_list again;
-    va_copy(again, args);
-    const int size = std::vsnprintf(nullptr, 0, format, args);
-    va_end(args);
-    if (size > 0) {
-        const size_t at = out.size();
-        out.resize(at + static_cast<size_t>(size) + 1);
-        std::vsnprintf(out.data() + at, static_cast<size_t>(size) + 1, format, again);
-        out.pop_back();
-    }
-    va_end(again);
-}
-
 // The job's totals and the algorithm's steps, the report's first lines.
 void add_summary(std::string &out, const JobOptions &o, int nodes, const JobFigures &job,
                  const Report &r, double total_s) {
     const double bytes = static_cast<double>(r.records * o.params.record_size);
-    add(out, "sortapp: %d nodes, %llu records of %llu bytes (%.1f MB), %.3f s, %.1f MB/s\n", nodes,
-        static_cast<unsigned long long>(r.records),
-        static_cast<unsigned long long>(o.params.record_size), bytes / 1e6, total_s,
-        total_s > 0 ? bytes / total_s / 1e6 : 0.0);
+    out += printed("sortapp: %d nodes, %llu records of %llu bytes (%.1f MB), %.3f s, %.1f MB/s\n",
+                   nodes, static_cast<unsigned long long>(r.records),
+                   static_cast<unsigned long long>(o.params.record_size), bytes / 1e6, total_s,
+                   total_s > 0 ? bytes / total_s / 1e6 : 0.0);
     if (o.params.algorithm == kRiver) {
         uint32_t one_pass = 0;
         for (const RiverDone &d : job.river) one_pass += d.one_pass;
-        add(out,
+        out += printed(
             "river algorithm: sampling %.4f s (%llu samples) | river sort %.3f s (%u of %d "
             "nodes in one pass) | network %.1f MB/s per node, disk write %.1f MB/s per node "
             "(median share)\n",
             job.sample_s, static_cast<unsigned long long>(job.samples), job.river_s, one_pass,
             nodes, job.network_mb_s, r.disk_write);
     } else {
-        add(out,
+        out += printed(
             "phases 1+2 %.3f s | phase 3a %.3f s in %u rounds | phase 3b %.3f s | "
             "network %.1f MB/s per node (measured), disk write %.1f MB/s per node (median "
             "share)\n",
@@ -367,32 +349,36 @@ void add_summary(std::string &out, const JobOptions &o, int nodes, const JobFigu
 void add_counters(std::string &out, const JobOptions &o, const JobFigures &job) {
     uint64_t got = 0, lost = 0;
     for (const NodeCounters &c : job.counters) got += c.samples.size(), lost += c.lost;
-    add(out, "counters: %llu samples from %zu nodes at %g a second",
-        static_cast<unsigned long long>(got), job.counters.size(), o.sample_hz);
-    if (lost > 0) add(out, " (%llu lost)", static_cast<unsigned long long>(lost));
-    add(out, "\n");
+    out += printed("counters: %llu samples from %zu nodes at %g a second",
+                   static_cast<unsigned long long>(got), job.counters.size(), o.sample_hz);
+    if (lost > 0) out += printed(" (%llu lost)", static_cast<unsigned long long>(lost));
+    out += printed("\n");
 }
 
 std::string text_report(const JobOptions &o, int nodes, const JobFigures &job, const Report &r,
                         double total_s) {
     std::string out;
     add_summary(out, o, nodes, job, r, total_s);
-    add(out, "%4s %-10s %8s %8s %6s %9s %6s %9s %9s %9s %9s\n", "node", "phase", "seconds", "MB/s",
-        "CPU%", "expected", "ratio", "read MB", "write MB", "sent MB", "recv MB");
+    out +=
+        printed("%4s %-10s %8s %8s %6s %9s %6s %9s %9s %9s %9s\n", "node", "phase", "seconds",
+                "MB/s", "CPU%", "expected", "ratio", "read MB", "write MB", "sent MB", "recv MB");
     for (size_t i = 0; i < r.per.size(); ++i)
         for (const PhaseFigures &f : r.per[i])
-            add(out, "%4zu %-10s %8.3f %8.1f %6.0f %9.3f %6.2f %9.1f %9.1f %9.1f %9.1f\n", i,
+            out += printed(
+                "%4zu %-10s %8.3f %8.1f %6.0f %9.3f %6.2f %9.1f %9.1f %9.1f %9.1f\n", i,
                 f.phase.c_str(), f.seconds, mbps(f),
                 f.seconds > 0 ? 100 * f.cpu_seconds / f.seconds : 0.0, f.expected_seconds,
                 f.expected_seconds > 0 ? f.seconds / f.expected_seconds : 0.0, f.bytes_read / 1e6,
                 f.bytes_written / 1e6, f.bytes_sent / 1e6, f.bytes_received / 1e6);
-    add(out, "partition records:");
-    for (uint64_t c : job.partition_records) add(out, " %llu", static_cast<unsigned long long>(c));
-    add(out, " (largest %.2f%% over the mean)\n", 100 * (balance(job.partition_records) - 1));
+    out += printed("partition records:");
+    for (uint64_t c : job.partition_records)
+        out += printed(" %llu", static_cast<unsigned long long>(c));
+    out += printed(" (largest %.2f%% over the mean)\n", 100 * (balance(job.partition_records) - 1));
     add_counters(out, o, job);
-    if (r.needles.empty()) add(out, "needles: none (threshold %.2fx the median)\n", o.straggler);
-    for (const Needle &n : r.needles) add(out, "%s\n", n.text.c_str());
-    if (!r.stale.empty()) add(out, "%s\n", stale_cause(r.stale).c_str());
+    if (r.needles.empty())
+        out += printed("needles: none (threshold %.2fx the median)\n", o.straggler);
+    for (const Needle &n : r.needles) out += printed("%s\n", n.text.c_str());
+    if (!r.stale.empty()) out += printed("%s\n", stale_cause(r.stale).c_str());
     return out;
 }
 
@@ -400,9 +386,10 @@ std::string text_report(const JobOptions &o, int nodes, const JobFigures &job, c
 std::string stale_details(const std::vector<StaleFigure> &stale) {
     std::string out;
     for (const StaleFigure &s : stale)
-        add(out, "stale figure: node %zu, %s, %.3f s against %.3f s expected (re-measured %s)\n",
-            s.node, s.phase.c_str(), s.seconds, s.expected,
-            s.node_remeasures ? "at the next run" : "with --remeasure");
+        out +=
+            printed("stale figure: node %zu, %s, %.3f s against %.3f s expected (re-measured %s)\n",
+                    s.node, s.phase.c_str(), s.seconds, s.expected,
+                    s.node_remeasures ? "at the next run" : "with --remeasure");
     return out;
 }
 

@@ -8,6 +8,9 @@
 
 namespace sortapp {
 
+// printf into a string of whatever length the text needs (the reports' lines).
+__attribute__((format(printf, 1, 2))) std::string printed(const char *format, ...);
+
 struct PhaseReport {
     std::string name;         // "one-pass", "phase 1", "phase 2"
     std::uint64_t bytes = 0;  // input bytes the phase processed

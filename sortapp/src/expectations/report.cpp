@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <cstdarg>
 #include <cstdio>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -86,6 +87,19 @@ void ProgressBar::finish() {
     }
     drawn_ = false;
     phase_.clear();
+}
+
+std::string printed(const char *format, ...) {
+    va_list args;
+    va_start(args, format);
+    va_list again;
+    va_copy(again, args);
+    const int size = std::vsnprintf(nullptr, 0, format, args);
+    va_end(args);
+    std::string text(size > 0 ? static_cast<std::size_t>(size) : 0, '\0');
+    std::vsnprintf(text.data(), text.size() + 1, format, again);
+    va_end(again);
+    return text;
 }
 
 }  // namespace sortapp

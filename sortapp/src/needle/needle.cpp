@@ -3,7 +3,6 @@
 #include "sortapp/needle.hpp"
 
 #include <algorithm>
-#include <cstdarg>
 #include <cstdio>
 #include <limits>
 #include <map>
@@ -12,25 +11,13 @@
 #include <utility>
 #include <vector>
 
+#include "sortapp/report.hpp"
+
 namespace sortapp {
 
 namespace {
 
 constexpr double unbounded = std::numeric_limits<double>::infinity();
-
-// printf into a string of whatever length the phase name and figures need.
-__attribute__((format(printf, 1, 2))) std::string printed(const char *format, ...) {
-    va_list args;
-    va_start(args, format);
-    va_list again;
-    va_copy(again, args);
-    const int size = std::vsnprintf(nullptr, 0, format, args);
-    va_end(args);
-    std::string text(size > 0 ? static_cast<std::size_t>(size) : 0, '\0');
-    std::vsnprintf(text.data(), text.size() + 1, format, again);
-    va_end(again);
-    return text;
-}
 
 double median(std::vector<double> v) {
     if (v.empty()) return 0;
