@@ -150,6 +150,20 @@ std::vector<CounterSample> Sampler::samples() const {
     return out;
 }
 
+std::vector<CounterSample> Sampler::samples_from(uint64_t first, std::size_t max, uint64_t *from,
+                                                 uint64_t *end) const {
+    std::lock_guard<std::mutex> lock(ring_mutex_);
+    *end = dropped_ + count_;
+    *from = std::min(std::max(first, dropped_), *end);
+    const std::size_t n = static_cast<std::size_t>(std::min<uint64_t>(*end - *from, max));
+    const std::size_t oldest = (next_ + ring_.size() - count_) % ring_.size();
+    const std::size_t skip = static_cast<std::size_t>(*from - dropped_);
+    std::vector<CounterSample> out;
+    out.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) out.push_back(ring_[(oldest + skip + i) % ring_.size()]);
+    return out;
+}
+
 std::optional<CounterSample> Sampler::latest() const {
     std::lock_guard<std::mutex> lock(ring_mutex_);
     if (count_ == 0) return std::nullopt;

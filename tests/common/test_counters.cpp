@@ -347,6 +347,22 @@ TEST_CASE("the ring keeps the newest samples in time order and counts the droppe
     }
     REQUIRE(sampler.latest().has_value());
     CHECK(sampler.latest()->records == 7);
+
+    // By number: samples 0..3 were dropped, 4..6 (records 5..7) are held.
+    uint64_t from = 0, end = 0;
+    std::vector<CounterSample> got = sampler.samples_from(0, 10, &from, &end);
+    CHECK(from == 4);
+    CHECK(end == 7);
+    REQUIRE(got.size() == 3);
+    CHECK(got[0].records == 5);
+    got = sampler.samples_from(5, 1, &from, &end);
+    CHECK(from == 5);
+    REQUIRE(got.size() == 1);
+    CHECK(got[0].records == 6);
+    got = sampler.samples_from(9, 10, &from, &end);  // past the newest: none, from clamped
+    CHECK(got.empty());
+    CHECK(from == 7);
+    CHECK(end == 7);
 }
 
 TEST_CASE("a started sampler has a first and a last sample with the program's progress",

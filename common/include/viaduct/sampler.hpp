@@ -68,6 +68,12 @@ class Sampler {
 
     // The ring's samples, oldest first.
     std::vector<CounterSample> samples() const;
+    // Samples by number: the n-th sample taken is number n, from 0 (those pushed out of the ring
+    // are numbers below dropped()). Up to `max` samples from number `first` on (from the oldest
+    // the ring still holds when `first` is older), oldest first, read in one step under the
+    // ring's lock; *from says the number of the first returned, *end one past the newest taken.
+    std::vector<CounterSample> samples_from(uint64_t first, std::size_t max, uint64_t *from,
+                                            uint64_t *end) const;
     // The newest sample; none before the first.
     std::optional<CounterSample> latest() const;
     // Samples pushed out of the full ring, oldest first, since construction.

@@ -43,25 +43,13 @@ viaduct::Sampler::Progress progress_of(Node &n) {
     return p;
 }
 
-// The samples from number `first` on, at most kMaxSamplesPerAnswer, into the answer. A
-// sample's number is its place since the sampler started: those the ring dropped, then its
-// index in the ring. The ring is read between two readings of the dropped count that agree, so
-// that no sample moved out of it meanwhile.
+// The samples from number `first` on, at most kMaxSamplesPerAnswer, into the answer (a
+// sample's number is its place since the sampler started: Sampler::samples_from).
 void add_samples(const viaduct::Sampler &sampler, uint64_t first, CountersAnswer &a) {
-    for (int attempt = 0; attempt < 4; ++attempt) {
-        const uint64_t base = sampler.dropped();
-        const std::vector<viaduct::CounterSample> ring = sampler.samples();
-        if (sampler.dropped() != base) continue;
-        a.end = base + ring.size();
-        a.first = std::min(std::max(first, base), a.end);
-        const uint64_t count = std::min<uint64_t>(a.end - a.first, kMaxSamplesPerAnswer);
-        a.samples.resize(count * kSampleBytes);
-        if (count > 0) std::memcpy(a.samples.data(), &ring[a.first - base], count * kSampleBytes);
-        return;
-    }
-    // The ring kept moving: none this time, and an end past them so that they are asked again.
-    a.first = std::max(first, sampler.dropped());
-    a.end = a.first + 1;
+    const std::vector<viaduct::CounterSample> got =
+        sampler.samples_from(first, kMaxSamplesPerAnswer, &a.first, &a.end);
+    a.samples.resize(got.size() * kSampleBytes);
+    if (!got.empty()) std::memcpy(a.samples.data(), got.data(), got.size() * kSampleBytes);
 }
 
 }  // namespace
