@@ -95,4 +95,7 @@ int fail(const std::string &why);
 // fail() with "<what>: <the river's error>: <its text>".
 int river_failed(river_t *r, int rc, const char *what);
 
+// The alignment of O_DIRECT buffers, offsets and lengths.
+inline constexpr size_t kDirectAlign = 4096;
+
 }  // namespace pump

@@ -21,9 +21,7 @@ namespace pump {
 
 namespace {
 
-constexpr size_t kAlign = 4096;
-
-int river_failed(river_t *r, int rc) {
+int copy_failed(river_t *r, int rc) {
     return pump::river_failed(r, rc, "the copy did not complete");
 }
 
@@ -53,14 +51,14 @@ int finish_one(Writer &w) {
     if (q->error != 0)
         return fail("writing " + w.out.temp_path() + " at offset " + std::to_string(q->offset) +
                     ": " + std::strerror(q->error));
-    if (rc != RIVER_OK) return river_failed(w.r, rc);
+    if (rc != RIVER_OK) return copy_failed(w.r, rc);
     count(w.progress, q->done);
     return 0;
 }
 
 int submit(Writer &w, const river_batch_t &b) {
     std::string why;
-    if (w.out.direct() && b.count % kAlign != 0) {
+    if (w.out.direct() && b.count % kDirectAlign != 0) {
         // The tail: O_DIRECT needs whole blocks. Nothing direct may still be in flight.
         while (w.free.size() < w.reqs.size())
             if (finish_one(w) != 0) return 1;
@@ -101,7 +99,7 @@ int write_all(Writer &w) {
         else if (rc == RIVER_ERR_WOULD_BLOCK)
             status = finish_one(w);
         else
-            status = river_failed(w.r, rc);
+            status = copy_failed(w.r, rc);
     }
     // Every write ends before the river (which owns the buffers) can close.
     while (w.free.size() < depth) {
@@ -118,7 +116,7 @@ int drop_all(river_t *r, SinkProgress *progress) {
         count(progress, b.count);
         river_release(r, &b);
     }
-    return rc == RIVER_END ? 0 : river_failed(r, rc);
+    return rc == RIVER_END ? 0 : copy_failed(r, rc);
 }
 
 // Hears the source out and answers; 0 when the copy may start.
@@ -170,7 +168,7 @@ int run_sink(msg_context_t *ctx, const Options &o, Figures *mine, Figures *sourc
     const river_options_t ro = river_options(o, from, to);
     river_t *r = nullptr;
     int rc = river_open(ctx, &ro, &r);
-    if (rc != RIVER_OK) return river_failed(nullptr, rc);
+    if (rc != RIVER_OK) return copy_failed(nullptr, rc);
     const double t0 = viaduct::now_seconds(), c0 = cpu_seconds();
     std::snprintf(mine->io, sizeof mine->io, "%s", o.no_disk ? "none" : io->name());
     mine->direct = out.direct();
@@ -193,7 +191,7 @@ int run_sink(msg_context_t *ctx, const Options &o, Figures *mine, Figures *sourc
     set_phase(progress, "committing");
     river_get_stats(r, &mine->river);
     rc = river_close(r);
-    if (status == 0 && rc != RIVER_OK) status = river_failed(nullptr, rc);
+    if (status == 0 && rc != RIVER_OK) status = copy_failed(nullptr, rc);
     mine->bytes = mine->river.bytes_got;
     if (status == 0 && mine->bytes != m.size)
         status = fail("the source sent " + std::to_string(mine->bytes) + " bytes of " +

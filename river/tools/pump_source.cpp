@@ -18,19 +18,17 @@ namespace pump {
 
 namespace {
 
-constexpr size_t kAlign = 4096;
-
 struct AlignedFree {
     void operator()(uint8_t *p) const { std::free(p); }
 };
 using Aligned = std::unique_ptr<uint8_t, AlignedFree>;
 
 Aligned aligned(size_t bytes) {
-    return Aligned(
-        static_cast<uint8_t *>(std::aligned_alloc(kAlign, (bytes + kAlign - 1) / kAlign * kAlign)));
+    return Aligned(static_cast<uint8_t *>(std::aligned_alloc(
+        kDirectAlign, (bytes + kDirectAlign - 1) / kDirectAlign * kDirectAlign)));
 }
 
-int river_failed(river_t *r, int rc) {
+int source_failed(river_t *r, int rc) {
     return pump::river_failed(r, rc, "the river failed");
 }
 
@@ -49,7 +47,7 @@ void post(Reader &rd, IoRequest &q) {
     q.fd = rd.fd;
     q.offset = rd.next;
     // O_DIRECT reads whole blocks; the last one comes back short at the end of the file.
-    q.len = rd.direct ? (want + kAlign - 1) / kAlign * kAlign : want;
+    q.len = rd.direct ? (want + kDirectAlign - 1) / kDirectAlign * kDirectAlign : want;
     q.user = reinterpret_cast<void *>(want);
     q.write = false;
     rd.next += want;
@@ -59,11 +57,13 @@ void post(Reader &rd, IoRequest &q) {
 // Reads every block with up to depth in flight; puts them in order.
 int pump_file(Reader &rd) {
     const size_t depth = static_cast<size_t>(rd.o.depth);
-    Aligned memory = aligned(depth * ((rd.o.block + kAlign - 1) / kAlign * kAlign));
+    Aligned memory =
+        aligned(depth * ((rd.o.block + kDirectAlign - 1) / kDirectAlign * kDirectAlign));
     if (!memory) return fail("cannot allocate the read buffers");
     std::vector<IoRequest> reqs(depth);
     for (size_t i = 0; i < depth; ++i)
-        reqs[i].buf = memory.get() + i * ((rd.o.block + kAlign - 1) / kAlign * kAlign);
+        reqs[i].buf =
+            memory.get() + i * ((rd.o.block + kDirectAlign - 1) / kDirectAlign * kDirectAlign);
     size_t posted = 0, taken = 0;
     for (; posted < depth && rd.next < rd.size; ++posted) post(rd, reqs[posted]);
     while (taken < posted) {
@@ -77,7 +77,7 @@ int pump_file(Reader &rd) {
             return fail(rd.o.input + " ended at " + std::to_string(q.offset + q.done) +
                         " bytes, not " + std::to_string(rd.size) + ": it changed during the copy");
         const int rc = river_put_to(rd.r, 0, q.buf, want);
-        if (rc != RIVER_OK) return river_failed(rd.r, rc);
+        if (rc != RIVER_OK) return source_failed(rd.r, rc);
         ++taken;
         if (rd.next < rd.size) {
             post(rd, q);
@@ -93,7 +93,7 @@ int pump_memory(const Options &o, river_t *r) {
     for (uint64_t sent = 0; sent < o.bytes;) {
         const size_t n = static_cast<size_t>(std::min<uint64_t>(o.block, o.bytes - sent));
         const int rc = river_put_to(r, 0, block.data(), n);
-        if (rc != RIVER_OK) return river_failed(r, rc);
+        if (rc != RIVER_OK) return source_failed(r, rc);
         sent += n;
     }
     return 0;
@@ -140,7 +140,7 @@ int run_source(msg_context_t *ctx, const Options &o, Figures *mine) {
     const river_options_t ro = river_options(o, from, to);
     river_t *r = nullptr;
     int rc = status == 0 ? river_open(ctx, &ro, &r) : RIVER_OK;
-    if (rc != RIVER_OK) status = river_failed(nullptr, rc);
+    if (rc != RIVER_OK) status = source_failed(nullptr, rc);
     const double t0 = viaduct::now_seconds(), c0 = cpu_seconds();
     if (status == 0) {
         Reader rd{o, r, fd, direct, m.size, std::move(io)};
@@ -148,11 +148,11 @@ int run_source(msg_context_t *ctx, const Options &o, Figures *mine) {
         mine->io[0] = '\0';
         std::snprintf(mine->io, sizeof mine->io, "%s", o.no_disk ? "none" : rd.io->name());
     }
-    if (status == 0 && (rc = river_end(r)) != RIVER_OK) status = river_failed(r, rc);
+    if (status == 0 && (rc = river_end(r)) != RIVER_OK) status = source_failed(r, rc);
     if (r != nullptr) {
         river_get_stats(r, &mine->river);
         rc = river_close(r);
-        if (status == 0 && rc != RIVER_OK) status = river_failed(nullptr, rc);
+        if (status == 0 && rc != RIVER_OK) status = source_failed(nullptr, rc);
     }
     if (fd >= 0) close(fd);
     mine->seconds = viaduct::now_seconds() - t0;

@@ -9,12 +9,6 @@
 namespace sansim {
 namespace {
 
-std::string fmt(const char *f, double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, f, v);
-    return buf;
-}
-
 bool saturated(const Results &r, double threshold) {
     return r.stalled || r.deadlock || r.throughput_fraction < threshold * r.injected_fraction;
 }

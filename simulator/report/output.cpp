@@ -18,12 +18,6 @@ nlohmann::json dist_json(const Distribution &d) {
             {"max_us", d.max_us}};
 }
 
-std::string fmt(const char *f, double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, f, v);
-    return buf;
-}
-
 std::string dist_text(const char *name, const Distribution &d) {
     if (d.count == 0) return std::string(name) + ": none\n";
     return std::string(name) + " (us): min " + fmt("%.3f", d.min_us) + "  mean " +

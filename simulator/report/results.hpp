@@ -2,6 +2,7 @@
 // text summary, JSON, CSV files and gnuplot PNGs.
 #pragma once
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -118,6 +119,13 @@ Results collect(const Network &net, const Workload &work, int nodes, double wall
 std::string to_text(const Results &r);
 // Whether the run's figures mean what they seem to (report/verdict.cpp): empty when they do,
 // else one line that says why not and what to change ("SATURATED: ...").
+// One number in a printf format ("%.2f"), for the reports.
+inline std::string fmt(const char *format, double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, format, v);
+    return buf;
+}
+
 std::string verdict(const Results &r);
 std::string to_json(const Results &r, bool full);
 std::string sweep_json(const std::vector<Results> &rows);

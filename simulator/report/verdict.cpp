@@ -13,12 +13,6 @@ namespace {
 // allows 5% for the window's edges; a single run is given twice that).
 constexpr double kAcceptedShare = 0.9;
 
-std::string fmt(const char *f, double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, f, v);
-    return buf;
-}
-
 // The option that gives meaningful figures, by what held the nodes back.
 std::string remedy(const Results &r, double injected_mbps) {
     const bool nic_bound = r.request_limited_mbps > 0 && r.request_limited_mbps < injected_mbps &&

@@ -17,7 +17,7 @@ using namespace sansim;
 
 namespace {
 
-struct Sink : TransferClient {
+struct FabricSink : TransferClient {
     int done = 0;
     Time last = 0;
     void transfer_done(Network &net, std::uint32_t, std::uint64_t) override {
@@ -26,7 +26,7 @@ struct Sink : TransferClient {
     }
 };
 
-Params switch_theory() {
+Params fabric_theory() {
     Params p;
     p.pci_mbps = 0;  // ideal endpoints
     p.acks = AckPath::none;
@@ -34,7 +34,7 @@ Params switch_theory() {
 }
 
 Params credits(int vls, int lane_bytes) {
-    Params p = switch_theory();
+    Params p = fabric_theory();
     p.flow_control = FlowControl::credit;
     p.vls = vls;
     p.vl_buffer_bytes = lane_bytes;
@@ -90,12 +90,12 @@ TEST_CASE("a credit loop longer than the buffer limits a stream to buffer per ro
     // control the sender sees the room at once and counts bytes, not credits: three packets
     // per 6.9 us, 27.83 MB/s.
     auto stream_mbps = [](FlowControl fc) {
-        Params p = switch_theory();
+        Params p = fabric_theory();
         p.flow_control = fc;
         p.vl_buffer_bytes = 256;
         p.link_delay_ns = 5000;
         Network net(make_chain(1), p);
-        Sink sink;
+        FabricSink sink;
         const std::uint64_t bytes = 64 * 2000;
         net.start_transfer(0, 1, bytes, false, &sink, 0);
         net.run(kForever);
@@ -190,7 +190,7 @@ TEST_CASE("zero-load serialization time is bytes over the link rate, 10 to 400 G
     // bytes a nanosecond for 5 + 100 + 1.6 ns: 5.3 KB).
     for (const double gbps : {10.0, 25.0, 40.0, 100.0, 200.0, 400.0}) {
         INFO(gbps << " Gb/s");
-        Params p = switch_theory();
+        Params p = fabric_theory();
         p.link_mbps = gbps * 125;  // what --link-gbps sets
         p.link_delay_ns = 5;
         p.hop_latency_ns = 100;
@@ -198,7 +198,7 @@ TEST_CASE("zero-load serialization time is bytes over the link rate, 10 to 400 G
         const Time ps_per_byte = static_cast<Time>(8000 / gbps);  // 8 bits per byte
         {
             Network net(make_chain(1), p);
-            Sink sink;
+            FabricSink sink;
             net.start_transfer(0, 1, 64, false, &sink, 0);
             net.run(kForever);
             REQUIRE(sink.done == 1);
@@ -206,7 +206,7 @@ TEST_CASE("zero-load serialization time is bytes over the link rate, 10 to 400 G
         }
         {
             Network net(make_chain(1), p);
-            Sink sink;
+            FabricSink sink;
             const int packets = 10000;
             net.start_transfer(0, 1, 64 * packets, false, &sink, 0);
             net.run(kForever);
@@ -317,10 +317,10 @@ TEST_CASE("a 2:1 oversubscribed fat tree saturates near half the full one across
     for (const auto &[k, n] : {std::pair{4, 2}, {4, 3}}) {
         INFO("k " << k << ", n " << n);
         const std::string spec = "fattree:" + std::to_string(k) + "," + std::to_string(n);
-        const Results full = open_loop(with_rules(spec, "updown", "none", "dmodk"), switch_theory(),
+        const Results full = open_loop(with_rules(spec, "updown", "none", "dmodk"), fabric_theory(),
                                        "remote", 1.0, 500, 2000);
         const Results half = open_loop(with_rules(spec + ",2", "updown", "none", "dmodk"),
-                                       switch_theory(), "remote", 1.0, 500, 2000);
+                                       fabric_theory(), "remote", 1.0, 500, 2000);
         CHECK_FALSE(full.stalled);
         CHECK_FALSE(half.stalled);
         CHECK(half.throughput_fraction < 0.5);

@@ -19,7 +19,7 @@ WorkloadOptions open_loop(const std::string &pattern, double load) {
     return w;
 }
 
-Params switch_theory() {
+Params traffic_theory() {
     Params p;
     p.pci_mbps = 0;  // ideal endpoints
     p.acks = AckPath::none;
@@ -137,7 +137,7 @@ TEST_CASE("self-traffic turns round at the node's router", "[traffic]") {
     w.nodes = 1;  // one node, so its only destination is itself
     w.seed = 3;
     const Results r =
-        run_simulation(make_topology("crossbar:2", 1), switch_theory(), w, 0, window(100, 1000));
+        run_simulation(make_topology("crossbar:2", 1), traffic_theory(), w, 0, window(100, 1000));
     CHECK(r.complete);
     CHECK(r.senders == 1);
     CHECK(r.receivers == 1);
@@ -154,7 +154,7 @@ TEST_CASE("a load sweep finds where accepted throughput stops following", "[traf
     w.self = true;
     for (const double load : {0.2, 0.4, 0.55, 0.75, 0.9}) {
         w.load = load;
-        rows.push_back(run_simulation(make_topology("crossbar:8", 1), switch_theory(), w, 0,
+        rows.push_back(run_simulation(make_topology("crossbar:8", 1), traffic_theory(), w, 0,
                                       window(300, 3000)));
     }
     const Saturation s = find_saturation(rows);

@@ -112,7 +112,7 @@ JobParams job_params(const msg_config_t &cfg) {
     return mine;
 }
 
-std::string protocol_name(int protocol) {
+std::string setting_name(int protocol) {
     switch (protocol) {
         case MSG_PROTOCOL_SENDRECV:
             return "sendrecv";
@@ -141,8 +141,8 @@ std::string setting_difference(const JobParams &mine, const JobParams &theirs) {
          text(theirs.transport, sizeof theirs.transport)},
         {"VIADUCT_PROVIDER (provider)", text(mine.provider, sizeof mine.provider),
          text(theirs.provider, sizeof theirs.provider)},
-        {"VIADUCT_PROTOCOL (long_protocol)", protocol_name(mine.protocol),
-         protocol_name(theirs.protocol)},
+        {"VIADUCT_PROTOCOL (long_protocol)", setting_name(mine.protocol),
+         setting_name(theirs.protocol)},
         {"VIADUCT_RESTRICTED (restricted)", std::to_string(mine.restricted),
          std::to_string(theirs.restricted)},
         {"VIADUCT_EAGER_MAX (eager_max)", std::to_string(mine.eager_max),

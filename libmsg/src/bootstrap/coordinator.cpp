@@ -24,7 +24,8 @@
 
 namespace msg::boot {
 
-namespace {
+// The coordinator's own types (named, not anonymous: Coordinator::State holds them).
+namespace coordinator_detail {
 
 struct Conn {
     int fd = -1;
@@ -68,7 +69,9 @@ struct Collective {
     int lost = -1;
 };
 
-}  // namespace
+}  // namespace coordinator_detail
+
+using namespace coordinator_detail;
 
 struct Coordinator::State {
     int size;

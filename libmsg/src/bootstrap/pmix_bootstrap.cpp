@@ -21,7 +21,7 @@ namespace {
 class PmixBootstrap;
 
 // PMIx is one per process, and so is its event handler's target.
-std::mutex g_mu;
+std::mutex g_pmix_mu;
 PmixBootstrap *g_current = nullptr;
 
 class PmixBootstrap final : public Bootstrap {
@@ -47,7 +47,7 @@ class PmixBootstrap final : public Bootstrap {
         PMIX_VALUE_RELEASE(v);
         rank_ = static_cast<int>(me_.rank);
         {
-            std::lock_guard<std::mutex> lk(g_mu);
+            std::lock_guard<std::mutex> lk(g_pmix_mu);
             g_current = this;
         }
         pmix_status_t codes[] = {PMIX_EVENT_PROC_TERMINATED, PMIX_ERR_PROC_ABORTED,
@@ -107,14 +107,14 @@ class PmixBootstrap final : public Bootstrap {
     }
 
     void on_peer_failed(std::function<void(int)> callback) override {
-        std::lock_guard<std::mutex> lk(g_mu);
+        std::lock_guard<std::mutex> lk(g_pmix_mu);
         callback_ = std::move(callback);
     }
 
     void leave() override {
         if (!initialized_) return;
         {
-            std::lock_guard<std::mutex> lk(g_mu);
+            std::lock_guard<std::mutex> lk(g_pmix_mu);
             if (g_current == this) g_current = nullptr;
             callback_ = nullptr;
         }
@@ -160,7 +160,7 @@ class PmixBootstrap final : public Bootstrap {
         std::function<void(int)> callback;
         int rank = -1;
         {
-            std::lock_guard<std::mutex> lk(g_mu);
+            std::lock_guard<std::mutex> lk(g_pmix_mu);
             if (g_current != nullptr && who != nullptr &&
                 PMIX_CHECK_NSPACE(who->nspace, g_current->me_.nspace) &&
                 who->rank != PMIX_RANK_WILDCARD && who->rank != g_current->me_.rank) {
@@ -179,7 +179,7 @@ class PmixBootstrap final : public Bootstrap {
     bool initialized_ = false;
     bool have_handler_ = false;
     size_t handler_ = 0;
-    std::function<void(int)> callback_;  // guarded by g_mu
+    std::function<void(int)> callback_;  // guarded by g_pmix_mu
 };
 
 }  // namespace

@@ -45,7 +45,7 @@ std::string rank_path(const std::string &pattern, int rank) {
     return p;
 }
 
-const char *protocol_name(int p) {
+const char *trace_name(int p) {
     switch (p) {
         case MessageTrace::kEager:
             return "eager";
@@ -104,7 +104,7 @@ std::string MessageTrace::text_locked() const {
     for (const Record &x : records_) {
         std::snprintf(line, sizeof line, "%d,%s,%d,%d,%llu,%s,%llu,%llu,%d\n", rank_,
                       x.is_send ? "send" : "recv", x.peer, x.tag,
-                      static_cast<unsigned long long>(x.bytes), protocol_name(x.protocol),
+                      static_cast<unsigned long long>(x.bytes), trace_name(x.protocol),
                       static_cast<unsigned long long>(x.post_ns),
                       static_cast<unsigned long long>(x.done_ns), x.status);
         text += line;

@@ -16,7 +16,7 @@ using msg::PacketType;
 using scripted::header;
 using scripted::settle;
 
-constexpr int kTag = 9;
+constexpr int kWriteTag = 9;
 
 msg::EngineOptions write_options(bool restricted = false) {
     msg::EngineOptions o;
@@ -28,15 +28,15 @@ msg::EngineOptions write_options(bool restricted = false) {
     return o;
 }
 
-std::vector<char> pattern(size_t n, int seed) {
+std::vector<char> write_pattern(size_t n, int seed) {
     std::vector<char> v(n);
     for (size_t i = 0; i < n; ++i)
         v[i] = static_cast<char>((i * 131 + static_cast<size_t>(seed)) >> 3);
     return v;
 }
 
-struct Job {
-    explicit Job(int size = 2, bool restricted = false)
+struct WriteJob {
+    explicit WriteJob(int size = 2, bool restricted = false)
         : engine(&transport, 0, size, write_options(restricted)) {
         REQUIRE(engine.init() == MSG_OK);
     }
@@ -48,7 +48,8 @@ struct Job {
 };
 
 // The CTS a receiver on `src` would send for send `send_id`.
-msg::WireHeader cts(int src, uint64_t send_id, uint64_t recv_id, uint64_t len, const void *target) {
+msg::WireHeader write_cts(int src, uint64_t send_id, uint64_t recv_id, uint64_t len,
+                          const void *target) {
     msg::WireHeader h = header(PacketType::Cts, src);
     h.flags = msg::kFlagRdmaWrite;
     h.send_id = send_id;
@@ -59,16 +60,16 @@ msg::WireHeader cts(int src, uint64_t send_id, uint64_t recv_id, uint64_t len, c
     return h;
 }
 
-msg::WireHeader rts(int src, uint64_t send_id, uint64_t len) {
+msg::WireHeader write_rts(int src, uint64_t send_id, uint64_t len) {
     msg::WireHeader h = header(PacketType::Rts, src);
     h.flags = msg::kFlagRdmaWrite;
-    h.tag = kTag;
+    h.tag = kWriteTag;
     h.send_id = send_id;
     h.len = len;
     return h;
 }
 
-msg::WireHeader fin(int src, uint64_t send_id, uint64_t recv_id, uint64_t len) {
+msg::WireHeader write_fin(int src, uint64_t send_id, uint64_t recv_id, uint64_t len) {
     msg::WireHeader h = header(PacketType::Fin, src);
     h.flags = msg::kFlagRdmaWrite;
     h.send_id = send_id;
@@ -81,11 +82,11 @@ msg::WireHeader fin(int src, uint64_t send_id, uint64_t recv_id, uint64_t len) {
 
 TEST_CASE("a sender writes the accepted bytes in pieces, a few at a time, then sends FIN",
           "[rdma_write]") {
-    Job job;
+    WriteJob job;
     auto &t = job.transport;
     const size_t len = 20 * t.piece + 5;
-    const auto data = pattern(len, 1);
-    REQUIRE(job.engine.isend(1, kTag, data.data(), len, &job.sink, nullptr) == MSG_OK);
+    const auto data = write_pattern(len, 1);
+    REQUIRE(job.engine.isend(1, kWriteTag, data.data(), len, &job.sink, nullptr) == MSG_OK);
     settle(job.engine);
     auto offers = t.of_type(PacketType::Rts);
     REQUIRE(offers.size() == 1);
@@ -96,7 +97,7 @@ TEST_CASE("a sender writes the accepted bytes in pieces, a few at a time, then s
     // The receiver takes fewer bytes than were sent: only those are written.
     const size_t accepted = 9 * t.piece + 3;
     std::vector<char> target(accepted, 0);
-    t.deliver(cts(1, send_id, 4242, accepted, target.data()));
+    t.deliver(write_cts(1, send_id, 4242, accepted, target.data()));
     settle(job.engine);
     CHECK(job.bad() == 0);
     CHECK(t.writes_in_flight() == static_cast<size_t>(msg::kRmaInFlight));
@@ -138,11 +139,11 @@ TEST_CASE("a sender writes the accepted bytes in pieces, a few at a time, then s
 
 TEST_CASE("a CTS whose length, range, flags or request do not fit is dropped and counted",
           "[rdma_write]") {
-    Job job;
+    WriteJob job;
     auto &t = job.transport;
     const size_t len = 3 * t.piece;
-    const auto data = pattern(len, 2);
-    REQUIRE(job.engine.isend(1, kTag, data.data(), len, &job.sink, nullptr) == MSG_OK);
+    const auto data = write_pattern(len, 2);
+    REQUIRE(job.engine.isend(1, kWriteTag, data.data(), len, &job.sink, nullptr) == MSG_OK);
     settle(job.engine);
     const uint64_t send_id = t.of_type(PacketType::Rts).at(0).hdr.send_id;
     std::vector<char> target(len);
@@ -152,11 +153,12 @@ TEST_CASE("a CTS whose length, range, flags or request do not fit is dropped and
         msg::WireHeader h;
     };
     std::vector<Bad> cases = {
-        {"unknown send", cts(1, send_id + 100, 1, len, target.data())},
-        {"more bytes than the message", cts(1, send_id, 1, len + 1, target.data())},
-        {"a range that wraps", cts(1, send_id, 1, 100, reinterpret_cast<void *>(UINT64_MAX - 10))},
-        {"a write target for no bytes", cts(1, send_id, 1, 0, target.data())},
-        {"both protocols' flags", cts(1, send_id, 1, len, target.data())},
+        {"unknown send", write_cts(1, send_id + 100, 1, len, target.data())},
+        {"more bytes than the message", write_cts(1, send_id, 1, len + 1, target.data())},
+        {"a range that wraps",
+         write_cts(1, send_id, 1, 100, reinterpret_cast<void *>(UINT64_MAX - 10))},
+        {"a write target for no bytes", write_cts(1, send_id, 1, 0, target.data())},
+        {"both protocols' flags", write_cts(1, send_id, 1, len, target.data())},
     };
     cases[4].h.flags = msg::kFlagRdmaWrite | msg::kFlagRdmaRead;
     uint64_t bad = 0;
@@ -168,12 +170,12 @@ TEST_CASE("a CTS whose length, range, flags or request do not fit is dropped and
         CHECK(t.writes.empty());
     }
     // The real CTS is still taken, and a second one is not.
-    t.deliver(cts(1, send_id, 7, len, target.data()));
+    t.deliver(write_cts(1, send_id, 7, len, target.data()));
     settle(job.engine);
     CHECK(job.bad() == bad);
     const size_t posted = t.writes.size();
     CHECK(posted == 3);
-    t.deliver(cts(1, send_id, 7, len, target.data()));
+    t.deliver(write_cts(1, send_id, 7, len, target.data()));
     settle(job.engine);
     CHECK(job.bad() == bad + 1);
     CHECK(t.writes.size() == posted);
@@ -186,12 +188,12 @@ TEST_CASE("a CTS whose length, range, flags or request do not fit is dropped and
 
 TEST_CASE("a receiver offers its buffer in the CTS and completes on a FIN that fits",
           "[rdma_write]") {
-    Job job;
+    WriteJob job;
     auto &t = job.transport;
     const size_t capacity = 5000, len = 12000;
     std::vector<char> buf(capacity, 0);
-    REQUIRE(job.engine.irecv(1, kTag, buf.data(), capacity, &job.sink, nullptr) == MSG_OK);
-    t.deliver(rts(1, 900, len));
+    REQUIRE(job.engine.irecv(1, kWriteTag, buf.data(), capacity, &job.sink, nullptr) == MSG_OK);
+    t.deliver(write_rts(1, 900, len));
     settle(job.engine);
     auto grants = t.of_type(PacketType::Cts);
     REQUIRE(grants.size() == 1);
@@ -204,10 +206,10 @@ TEST_CASE("a receiver offers its buffer in the CTS and completes on a FIN that f
     const uint64_t recv_id = g.recv_id;
 
     // FINs that do not belong, and a chunk (the other protocol), are dropped and counted.
-    t.deliver(fin(1, 901, recv_id, capacity));                  // another send
-    t.deliver(fin(1, 900, recv_id + 1, capacity));              // another receive
-    t.deliver(fin(1, 900, recv_id, capacity - 1));              // not what was accepted
-    msg::WireHeader read_fin = fin(1, 900, recv_id, capacity);  // the read protocol's FIN
+    t.deliver(write_fin(1, 901, recv_id, capacity));                  // another send
+    t.deliver(write_fin(1, 900, recv_id + 1, capacity));              // another receive
+    t.deliver(write_fin(1, 900, recv_id, capacity - 1));              // not what was accepted
+    msg::WireHeader read_fin = write_fin(1, 900, recv_id, capacity);  // the read protocol's FIN
     read_fin.flags = 0;
     t.deliver(read_fin);
     msg::WireHeader chunk = header(PacketType::Chunk, 1);  // whole, at its place
@@ -220,45 +222,45 @@ TEST_CASE("a receiver offers its buffer in the CTS and completes on a FIN that f
     CHECK(job.sink.got.empty());
     CHECK(std::all_of(buf.begin(), buf.end(), [](char c) { return c == 0; }));
 
-    t.deliver(fin(1, 900, recv_id, capacity));
+    t.deliver(write_fin(1, 900, recv_id, capacity));
     settle(job.engine);
     REQUIRE(job.sink.got.size() == 1);
     CHECK(job.sink.got[0].op == MSG_OP_RECV);
     CHECK(job.sink.got[0].status == MSG_ERR_TRUNCATED);
     CHECK(job.sink.got[0].bytes == capacity);
     CHECK(job.sink.got[0].source == 1);
-    CHECK(job.sink.got[0].tag == kTag);
+    CHECK(job.sink.got[0].tag == kWriteTag);
     // Once complete, a repeated FIN finds nothing.
-    t.deliver(fin(1, 900, recv_id, capacity));
+    t.deliver(write_fin(1, 900, recv_id, capacity));
     settle(job.engine);
     CHECK(job.bad() == 6);
     CHECK(job.sink.got.size() == 1);
 }
 
 TEST_CASE("a FIN before the receiver's CTS is dropped", "[rdma_write]") {
-    Job job(3, true);
+    WriteJob job(3, true);
     auto &t = job.transport;
     std::vector<char> a(4000), b(4000);
-    REQUIRE(job.engine.irecv(1, kTag, a.data(), a.size(), &job.sink, nullptr) == MSG_OK);
-    REQUIRE(job.engine.irecv(2, kTag, b.data(), b.size(), &job.sink, nullptr) == MSG_OK);
-    t.deliver(rts(1, 10, 4000));
-    t.deliver(rts(2, 20, 4000));
+    REQUIRE(job.engine.irecv(1, kWriteTag, a.data(), a.size(), &job.sink, nullptr) == MSG_OK);
+    REQUIRE(job.engine.irecv(2, kWriteTag, b.data(), b.size(), &job.sink, nullptr) == MSG_OK);
+    t.deliver(write_rts(1, 10, 4000));
+    t.deliver(write_rts(2, 20, 4000));
     settle(job.engine);
     // Restricted: one receive moves data at a time, so rank 2 has no CTS yet.
     auto grants = t.of_type(PacketType::Cts);
     REQUIRE(grants.size() == 1);
     CHECK(grants[0].peer == 1);
     // Rank 2 guesses the next receive id; without a CTS its FIN is not taken.
-    t.deliver(fin(2, 20, grants[0].hdr.recv_id + 1, 4000));
+    t.deliver(write_fin(2, 20, grants[0].hdr.recv_id + 1, 4000));
     settle(job.engine);
     CHECK(job.bad() == 1);
     CHECK(job.sink.got.empty());
     // A FIN for rank 1's receive, but sent by rank 2, is not taken either.
-    t.deliver(fin(2, 10, grants[0].hdr.recv_id, 4000));
+    t.deliver(write_fin(2, 10, grants[0].hdr.recv_id, 4000));
     settle(job.engine);
     CHECK(job.bad() == 2);
 
-    t.deliver(fin(1, 10, grants[0].hdr.recv_id, 4000));
+    t.deliver(write_fin(1, 10, grants[0].hdr.recv_id, 4000));
     settle(job.engine);
     REQUIRE(job.sink.got.size() == 1);
     CHECK(job.sink.got[0].source == 1);
@@ -266,27 +268,27 @@ TEST_CASE("a FIN before the receiver's CTS is dropped", "[rdma_write]") {
     grants = t.of_type(PacketType::Cts);
     REQUIRE(grants.size() == 2);
     CHECK(grants[1].peer == 2);
-    t.deliver(fin(2, 20, grants[1].hdr.recv_id, 4000));
+    t.deliver(write_fin(2, 20, grants[1].hdr.recv_id, 4000));
     settle(job.engine);
     REQUIRE(job.sink.got.size() == 2);
     CHECK(job.sink.got[1].status == MSG_OK);
 }
 
 TEST_CASE("restricted senders write one message at a time, in CTS order", "[rdma_write]") {
-    Job job(3, true);
+    WriteJob job(3, true);
     auto &t = job.transport;
     const size_t len = 2 * t.piece;
-    const auto data = pattern(len, 3);
-    REQUIRE(job.engine.isend(1, kTag, data.data(), len, &job.sink, nullptr) == MSG_OK);
-    REQUIRE(job.engine.isend(2, kTag, data.data(), len, &job.sink, nullptr) == MSG_OK);
+    const auto data = write_pattern(len, 3);
+    REQUIRE(job.engine.isend(1, kWriteTag, data.data(), len, &job.sink, nullptr) == MSG_OK);
+    REQUIRE(job.engine.isend(2, kWriteTag, data.data(), len, &job.sink, nullptr) == MSG_OK);
     settle(job.engine);
     auto offers = t.of_type(PacketType::Rts);
     REQUIRE(offers.size() == 2);  // requests to send are never held back
     std::vector<char> to1(len), to2(len);
-    t.deliver(cts(2, offers[1].hdr.send_id, 5, len, to2.data()));
-    t.deliver(cts(1, offers[0].hdr.send_id, 6, len, to1.data()));
+    t.deliver(write_cts(2, offers[1].hdr.send_id, 5, len, to2.data()));
+    t.deliver(write_cts(1, offers[0].hdr.send_id, 6, len, to1.data()));
     // A CTS naming rank 2's send but coming from rank 1 is refused.
-    t.deliver(cts(1, offers[1].hdr.send_id, 6, len, to1.data()));
+    t.deliver(write_cts(1, offers[1].hdr.send_id, 6, len, to1.data()));
     settle(job.engine);
     CHECK(job.bad() == 1);
     // Only the first CTS's send moves data.
@@ -312,17 +314,17 @@ TEST_CASE("restricted senders write one message at a time, in CTS order", "[rdma
 }
 
 TEST_CASE("without a write target both sides fall back to chunks", "[rdma_write]") {
-    Job job;
+    WriteJob job;
     auto &t = job.transport;
     const size_t chunk = job.engine.chunk_payload();
 
     SECTION("the receiver cannot register its buffer for remote writes") {
         t.refuse_access = msg::kRemoteWrite;
         const size_t len = chunk + 100;
-        const auto data = pattern(len, 4);
+        const auto data = write_pattern(len, 4);
         std::vector<char> buf(len, 0);
-        REQUIRE(job.engine.irecv(1, kTag, buf.data(), len, &job.sink, nullptr) == MSG_OK);
-        t.deliver(rts(1, 30, len));
+        REQUIRE(job.engine.irecv(1, kWriteTag, buf.data(), len, &job.sink, nullptr) == MSG_OK);
+        t.deliver(write_rts(1, 30, len));
         settle(job.engine);
         auto grants = t.of_type(PacketType::Cts);
         REQUIRE(grants.size() == 1);
@@ -346,8 +348,8 @@ TEST_CASE("without a write target both sides fall back to chunks", "[rdma_write]
     }
 
     SECTION("a receive truncated to nothing completes at once, as with send/recv") {
-        REQUIRE(job.engine.irecv(1, kTag, nullptr, 0, &job.sink, nullptr) == MSG_OK);
-        t.deliver(rts(1, 31, 50000));
+        REQUIRE(job.engine.irecv(1, kWriteTag, nullptr, 0, &job.sink, nullptr) == MSG_OK);
+        t.deliver(write_rts(1, 31, 50000));
         settle(job.engine);
         auto grants = t.of_type(PacketType::Cts);
         REQUIRE(grants.size() == 1);
@@ -360,10 +362,11 @@ TEST_CASE("without a write target both sides fall back to chunks", "[rdma_write]
 
     SECTION("a sender given a plain CTS streams chunks") {
         const size_t len = 2 * chunk;
-        const auto data = pattern(len, 5);
-        REQUIRE(job.engine.isend(1, kTag, data.data(), len, &job.sink, nullptr) == MSG_OK);
+        const auto data = write_pattern(len, 5);
+        REQUIRE(job.engine.isend(1, kWriteTag, data.data(), len, &job.sink, nullptr) == MSG_OK);
         settle(job.engine);
-        msg::WireHeader h = cts(1, t.of_type(PacketType::Rts).at(0).hdr.send_id, 8, len, nullptr);
+        msg::WireHeader h =
+            write_cts(1, t.of_type(PacketType::Rts).at(0).hdr.send_id, 8, len, nullptr);
         h.flags = 0;
         h.offset = 0;
         t.deliver(h);
@@ -381,16 +384,16 @@ TEST_CASE("without a write target both sides fall back to chunks", "[rdma_write]
 
 TEST_CASE("a failed write or a failed peer ends both sides with MSG_ERR_PEER_FAILED",
           "[rdma_write]") {
-    Job job(3);
+    WriteJob job(3);
     auto &t = job.transport;
     const size_t len = 3 * t.piece;
-    const auto data = pattern(len, 6);
+    const auto data = write_pattern(len, 6);
     std::vector<char> target(len), buf(len);
-    REQUIRE(job.engine.isend(1, kTag, data.data(), len, &job.sink, nullptr) == MSG_OK);
-    REQUIRE(job.engine.irecv(2, kTag, buf.data(), len, &job.sink, nullptr) == MSG_OK);
+    REQUIRE(job.engine.isend(1, kWriteTag, data.data(), len, &job.sink, nullptr) == MSG_OK);
+    REQUIRE(job.engine.irecv(2, kWriteTag, buf.data(), len, &job.sink, nullptr) == MSG_OK);
     settle(job.engine);
-    t.deliver(cts(1, t.of_type(PacketType::Rts).at(0).hdr.send_id, 3, len, target.data()));
-    t.deliver(rts(2, 40, len));
+    t.deliver(write_cts(1, t.of_type(PacketType::Rts).at(0).hdr.send_id, 3, len, target.data()));
+    t.deliver(write_rts(2, 40, len));
     settle(job.engine);
     REQUIRE(t.writes.size() == 3);
     REQUIRE(t.of_type(PacketType::Cts).size() == 1);

@@ -19,7 +19,7 @@ using msg::ReceivePlan;
 using scripted::header;
 using scripted::settle;
 
-constexpr int kTag = 9;
+constexpr int kPoolTag = 9;
 
 ReceivePlan plan(int size, int credits, int active, size_t max_posted) {
     ReceivePlan p;
@@ -144,7 +144,7 @@ TEST_CASE("credit moves from the peer that stopped to the one that waits", "[rec
     bufs.reserve(200);
     auto receive = [&](int from) {
         bufs.emplace_back(200);
-        REQUIRE(engine.irecv(from, kTag, bufs.back().data(), 200, &sink, nullptr) == MSG_OK);
+        REQUIRE(engine.irecv(from, kPoolTag, bufs.back().data(), 200, &sink, nullptr) == MSG_OK);
     };
     Sender s1{1, 2}, s2{2, 2};
     // Sends while it has credit beyond its reserve, up to `count` packets; the most credit it
@@ -156,7 +156,7 @@ TEST_CASE("credit moves from the peer that stopped to the one that waits", "[rec
             if (s.credits <= 1) return;
             receive(s.rank);
             msg::WireHeader h = header(PacketType::Eager, s.rank);
-            h.tag = kTag;
+            h.tag = kPoolTag;
             h.len = 200;
             t.deliver(h, payload_of(s.rank, s.sent));
             --s.credits;

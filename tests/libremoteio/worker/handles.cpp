@@ -12,7 +12,7 @@ namespace riotest {
 
 namespace {
 
-constexpr uint64_t kSeed = 777;
+constexpr uint64_t kHandlesSeed = 777;
 constexpr size_t kFile = 65536;
 constexpr int kExports = 16;
 
@@ -25,7 +25,7 @@ void run_handles(const Args &) {
     std::unique_ptr<ScratchFile> file;
     uint64_t first = 0, second = 0;
     if (me == 0) {
-        file = std::make_unique<ScratchFile>("handles", kFile, kSeed);
+        file = std::make_unique<ScratchFile>("handles", kFile, kHandlesSeed);
         std::set<uint64_t> seen;
         for (int i = 0; i < kExports; ++i) {
             uint64_t h = 0;
@@ -51,7 +51,8 @@ void run_handles(const Args &) {
         std::vector<uint8_t> buf(100);
         size_t moved = 0;
         RSTATUS(rio_read_sync(node.rio(), 0, first, 0, buf.data(), buf.size(), &moved), RIO_OK);
-        WCHECK(check_pattern(buf.data(), buf.size(), kSeed) == buf.size(), "read by a real handle");
+        WCHECK(check_pattern(buf.data(), buf.size(), kHandlesSeed) == buf.size(),
+               "read by a real handle");
         RSTATUS(rio_read_sync(node.rio(), 0, second, 0, buf.data(), buf.size(), &moved), RIO_OK);
         uint64_t random = 0;
         WCHECK(getrandom(&random, sizeof random, 0) == sizeof random, "getrandom");

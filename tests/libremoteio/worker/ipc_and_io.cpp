@@ -14,7 +14,7 @@ namespace riotest {
 namespace {
 
 constexpr uint32_t kHello = 9;
-constexpr size_t kBlock = 128 * 1024;
+constexpr size_t kIpcBlock = 128 * 1024;
 constexpr uint64_t kFileSeed = 4242;
 
 // Rank 0: waits, away from the CQ, until the shadow thread has served every read and write,
@@ -22,8 +22,8 @@ constexpr uint64_t kFileSeed = 4242;
 void serve_without_worker(Node &node, size_t reads, const ScratchFile &target) {
     // Wait, away from the CQ, for the shadow thread to serve all the I/O.
     // Per reader: the reads, the read-back of its write, and one last read.
-    const uint64_t want_read = 2 * (reads * kBlock + 2 * kBlock);
-    const uint64_t want_written = 2 * kBlock;
+    const uint64_t want_read = 2 * (reads * kIpcBlock + 2 * kIpcBlock);
+    const uint64_t want_written = 2 * kIpcBlock;
     worker::Watchdog dog(60.0 * worker::slowdown(), "serving remote I/O without the worker");
     rio_stats_t s{};
     for (;;) {
@@ -59,10 +59,10 @@ void serve_without_worker(Node &node, size_t reads, const ScratchFile &target) {
         [&] { return answered == 2; });
     // The written region must hold exactly what the writers sent.
     std::vector<uint8_t> got = target.contents();
-    WCHECK(got.size() == 2 * kBlock, "read-write export is %zu B", got.size());
+    WCHECK(got.size() == 2 * kIpcBlock, "read-write export is %zu B", got.size());
     for (int w = 1; w <= 2; ++w) {
-        size_t bad = check_pattern(got.data() + (w - 1) * kBlock, kBlock, 1000 + w);
-        WCHECK(bad == kBlock, "block written by rank %d differs at %zu", w, bad);
+        size_t bad = check_pattern(got.data() + (w - 1) * kIpcBlock, kIpcBlock, 1000 + w);
+        WCHECK(bad == kIpcBlock, "block written by rank %d differs at %zu", w, bad);
     }
 }
 
@@ -75,13 +75,13 @@ void use_remote_files(Node &node, size_t reads, uint64_t ro, uint64_t rw) {
                         sizeof answer, node.cq(), &answer),
             RIO_OK);
     // Reads, 8 outstanding, of blocks all over the file; then a write and a read back.
-    std::vector<std::vector<uint8_t>> bufs(8, std::vector<uint8_t>(kBlock));
+    std::vector<std::vector<uint8_t>> bufs(8, std::vector<uint8_t>(kIpcBlock));
     std::vector<uint64_t> where(8);
     size_t issued = 0, done = 0;
     bool ipc_done = false;
     auto issue_read = [&](size_t slot) {
-        where[slot] = ((issued * 7 + static_cast<size_t>(me)) % 64) * kBlock;
-        RSTATUS(rio_read(node.rio(), 0, ro, where[slot], bufs[slot].data(), kBlock, node.cq(),
+        where[slot] = ((issued * 7 + static_cast<size_t>(me)) % 64) * kIpcBlock;
+        RSTATUS(rio_read(node.rio(), 0, ro, where[slot], bufs[slot].data(), kIpcBlock, node.cq(),
                          &bufs[slot]),
                 RIO_OK);
         ++issued;
@@ -96,22 +96,23 @@ void use_remote_files(Node &node, size_t reads, uint64_t ro, uint64_t rw) {
         auto slot = static_cast<size_t>(static_cast<std::vector<uint8_t> *>(c.cookie) - &bufs[0]);
         WCHECK(slot < 8, "completion with a foreign cookie: %s", worker::describe(c).c_str());
         RSTATUS(c.status, RIO_OK);
-        WCHECK(c.bytes == kBlock, "read returned %zu B", c.bytes);
-        size_t bad = check_pattern(bufs[slot].data(), kBlock, kFileSeed, where[slot]);
-        WCHECK(bad == kBlock, "read at %llu differs at byte %zu",
+        WCHECK(c.bytes == kIpcBlock, "read returned %zu B", c.bytes);
+        size_t bad = check_pattern(bufs[slot].data(), kIpcBlock, kFileSeed, where[slot]);
+        WCHECK(bad == kIpcBlock, "read at %llu differs at byte %zu",
                static_cast<unsigned long long>(where[slot]), bad);
         ++done;
         if (issued < reads) issue_read(slot);
     }
-    std::vector<uint8_t> block(kBlock), back(kBlock);
-    fill_pattern(block.data(), kBlock, 1000 + static_cast<uint64_t>(me));
-    RSTATUS(rio_write_sync(node.rio(), 0, rw, (me - 1) * kBlock, block.data(), kBlock), RIO_OK);
-    size_t moved = 0;
-    RSTATUS(rio_read_sync(node.rio(), 0, rw, (me - 1) * kBlock, back.data(), kBlock, &moved),
+    std::vector<uint8_t> block(kIpcBlock), back(kIpcBlock);
+    fill_pattern(block.data(), kIpcBlock, 1000 + static_cast<uint64_t>(me));
+    RSTATUS(rio_write_sync(node.rio(), 0, rw, (me - 1) * kIpcBlock, block.data(), kIpcBlock),
             RIO_OK);
-    WCHECK(moved == kBlock && back == block, "read back %zu B, equal: %d", moved, back == block);
+    size_t moved = 0;
+    RSTATUS(rio_read_sync(node.rio(), 0, rw, (me - 1) * kIpcBlock, back.data(), kIpcBlock, &moved),
+            RIO_OK);
+    WCHECK(moved == kIpcBlock && back == block, "read back %zu B, equal: %d", moved, back == block);
     // One more read of the read-only file completes rank 0's byte count.
-    RSTATUS(rio_read_sync(node.rio(), 0, ro, 0, back.data(), kBlock, &moved), RIO_OK);
+    RSTATUS(rio_read_sync(node.rio(), 0, ro, 0, back.data(), kIpcBlock, &moved), RIO_OK);
     WCHECK(!ipc_done, "the IPC request was answered before the worker looked at its CQ");
     msg_completion_t c = worker::wait_completion(node.cq(), "the IPC reply");
     WCHECK(c.cookie == &answer && c.status == RIO_OK && c.bytes == sizeof answer, "IPC reply: %s",
@@ -126,12 +127,12 @@ void run_ipc_and_io(const Args &args) {
     WCHECK(node.size() == 3, "ipc_and_io needs 3 ranks, not %d", node.size());
     const int me = node.rank();
     const size_t reads = worker::scaled(worker::parse_size_arg(args, 0, 64), 8);
-    const size_t file_len = 64 * kBlock;
+    const size_t file_len = 64 * kIpcBlock;
     std::unique_ptr<ScratchFile> file, target;
     uint64_t ro = 0, rw = 0;
     if (me == 0) {
         file = std::make_unique<ScratchFile>("ro", file_len, kFileSeed);
-        target = std::make_unique<ScratchFile>("rw", 2 * kBlock, 0);
+        target = std::make_unique<ScratchFile>("rw", 2 * kIpcBlock, 0);
         RSTATUS(rio_export(node.rio(), file->path().c_str(), 0, RIO_EXPORT_TO_END,
                            RIO_EXPORT_READ_ONLY, &ro),
                 RIO_OK);

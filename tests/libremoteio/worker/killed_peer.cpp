@@ -11,7 +11,7 @@
 namespace riotest {
 
 namespace {
-constexpr size_t kBlock = 64 * 1024;
+constexpr size_t kKilledBlock = 64 * 1024;
 constexpr size_t kReads = 32;
 constexpr uint32_t kHold = 3;
 }  // namespace
@@ -23,7 +23,7 @@ void run_killed_peer(const Args &) {
     std::unique_ptr<ScratchFile> file;
     uint64_t h = 0;
     if (me == 2) {
-        file = std::make_unique<ScratchFile>("victim", kReads * kBlock, 5);
+        file = std::make_unique<ScratchFile>("victim", kReads * kKilledBlock, 5);
         RSTATUS(rio_export(node.rio(), file->path().c_str(), 0, RIO_EXPORT_TO_END,
                            RIO_EXPORT_READ_ONLY, &h),
                 RIO_OK);
@@ -45,7 +45,7 @@ void run_killed_peer(const Args &) {
     const char *v = std::getenv("VIADUCT_TIMEOUT_MS");
     const double bound =
         2.0 * (v != nullptr ? std::atof(v) : 10000.0) / 1000.0 + 2.0 * worker::slowdown();
-    std::vector<std::vector<uint8_t>> bufs(kReads, std::vector<uint8_t>(kBlock));
+    std::vector<std::vector<uint8_t>> bufs(kReads, std::vector<uint8_t>(kKilledBlock));
     int hold_cookie = 0;
     RSTATUS(rio_request(node.rio(), 2, RIO_TARGET_WORKER, kHold, nullptr, 0, nullptr, 0, node.cq(),
                         &hold_cookie),
@@ -54,8 +54,8 @@ void run_killed_peer(const Args &) {
     // posted after libmsg learned of the death is refused at once.
     size_t posted = 0, ok = 0, failed = 0;
     for (size_t i = 0; i < kReads; ++i) {
-        const int rc =
-            rio_read(node.rio(), 2, h, i * kBlock, bufs[i].data(), kBlock, node.cq(), &bufs[i]);
+        const int rc = rio_read(node.rio(), 2, h, i * kKilledBlock, bufs[i].data(), kKilledBlock,
+                                node.cq(), &bufs[i]);
         WCHECK(rc == RIO_OK || rc == MSG_ERR_PEER_FAILED, "posting read %zu: %d", i, rc);
         ++(rc == RIO_OK ? posted : failed);
     }
@@ -73,8 +73,9 @@ void run_killed_peer(const Args &) {
             auto *buf = static_cast<std::vector<uint8_t> *>(c.cookie);
             if (c.status == RIO_OK) {
                 auto i = static_cast<size_t>(buf - bufs.data());
-                WCHECK(check_pattern(buf->data(), kBlock, 5, i * kBlock) == kBlock,
-                       "read %zu came back with wrong data", i);
+                WCHECK(
+                    check_pattern(buf->data(), kKilledBlock, 5, i * kKilledBlock) == kKilledBlock,
+                    "read %zu came back with wrong data", i);
                 ++ok;
             } else {
                 WCHECK(c.status == MSG_ERR_PEER_FAILED, "read completed as %s",

@@ -8,8 +8,8 @@
 namespace riotest {
 
 namespace {
-constexpr size_t kBlock = 4096;
-constexpr uint64_t kSeed = 77;
+constexpr size_t kOutstandingBlock = 4096;
+constexpr uint64_t kOutstandingSeed = 77;
 }  // namespace
 
 void run_outstanding(const Args &args) {
@@ -20,7 +20,7 @@ void run_outstanding(const Args &args) {
     const auto cases = echo_cases(node.job.info.eager_max, 0);
     EchoHandler handler{me, cases};
     RSTATUS(rio_set_handler(node.rio(), kEchoFirst + 8, echo_handler, &handler), RIO_OK);
-    ScratchFile file("out", 256 * kBlock, kSeed + static_cast<uint64_t>(me));
+    ScratchFile file("out", 256 * kOutstandingBlock, kOutstandingSeed + static_cast<uint64_t>(me));
     uint64_t h = 0;
     RSTATUS(
         rio_export(node.rio(), file.path().c_str(), 0, RIO_EXPORT_TO_END, RIO_EXPORT_READ_ONLY, &h),
@@ -34,9 +34,9 @@ void run_outstanding(const Args &args) {
     std::vector<int> seen(count, 0);
     for (size_t i = 0; i < count; ++i) {
         if (i % 2 == 0) {
-            bufs[i].resize(kBlock);
-            RSTATUS(rio_read(node.rio(), next, remote, (i % 256) * kBlock, bufs[i].data(), kBlock,
-                             node.cq(), &seen[i]),
+            bufs[i].resize(kOutstandingBlock);
+            RSTATUS(rio_read(node.rio(), next, remote, (i % 256) * kOutstandingBlock,
+                             bufs[i].data(), kOutstandingBlock, node.cq(), &seen[i]),
                     RIO_OK);
         } else {
             bufs[i].resize(1);
@@ -52,10 +52,11 @@ void run_outstanding(const Args &args) {
         WCHECK(seen[i]++ == 0, "request %zu completed twice", i);
         WCHECK(c.status == RIO_OK, "request %zu: %s", i, rio_strerror(c.status));
         if (i % 2 == 0) {
-            size_t bad = check_pattern(bufs[i].data(), kBlock, kSeed + static_cast<uint64_t>(next),
-                                       (i % 256) * kBlock);
-            WCHECK(c.bytes == kBlock && bad == kBlock, "read %zu: %zu B, bad byte at %zu", i,
-                   c.bytes, bad);
+            size_t bad = check_pattern(bufs[i].data(), kOutstandingBlock,
+                                       kOutstandingSeed + static_cast<uint64_t>(next),
+                                       (i % 256) * kOutstandingBlock);
+            WCHECK(c.bytes == kOutstandingBlock && bad == kOutstandingBlock,
+                   "read %zu: %zu B, bad byte at %zu", i, c.bytes, bad);
         } else {
             WCHECK(c.bytes == 1 && bufs[i][0] == pattern_byte(reply_seed(me, next, cmd), 0),
                    "echo %zu: %zu B", i, c.bytes);

@@ -11,8 +11,8 @@
 namespace riotest {
 
 namespace {
-constexpr size_t kBlock = 16 * 1024;
-constexpr uint64_t kSeed = 606;
+constexpr size_t kThreadsBlock = 16 * 1024;
+constexpr uint64_t kThreadsSeed = 606;
 
 int worker_dest(int source, int thread, int n) {
     return (source + thread) % n;
@@ -28,7 +28,7 @@ void run_threads(const Args &args) {
     EchoHandler handler{me, cases};
     for (uint32_t cmd = kEchoFirst; cmd < kEchoFirst + cases.size(); ++cmd)
         RSTATUS(rio_set_handler(node.rio(), cmd, echo_handler, &handler), RIO_OK);
-    ScratchFile file("threads", 64 * kBlock, kSeed + static_cast<uint64_t>(me));
+    ScratchFile file("threads", 64 * kThreadsBlock, kThreadsSeed + static_cast<uint64_t>(me));
     uint64_t h = 0;
     RSTATUS(
         rio_export(node.rio(), file.path().c_str(), 0, RIO_EXPORT_TO_END, RIO_EXPORT_READ_ONLY, &h),
@@ -53,14 +53,16 @@ void run_threads(const Args &args) {
                 int dest = static_cast<int>((static_cast<size_t>(me) + j) % static_cast<size_t>(n));
                 if (j % 3 == 1) {
                     dest = (dest + 1) % n;
-                    reply.resize(kBlock);
-                    size_t off = ((j * 13 + static_cast<size_t>(t)) % 64) * kBlock, moved = 0;
+                    reply.resize(kThreadsBlock);
+                    size_t off = ((j * 13 + static_cast<size_t>(t)) % 64) * kThreadsBlock,
+                           moved = 0;
                     RSTATUS(rio_read_sync(node.rio(), dest, handles[static_cast<size_t>(dest)], off,
-                                          reply.data(), kBlock, &moved),
+                                          reply.data(), kThreadsBlock, &moved),
                             RIO_OK);
-                    WCHECK(moved == kBlock &&
-                               check_pattern(reply.data(), kBlock,
-                                             kSeed + static_cast<uint64_t>(dest), off) == kBlock,
+                    WCHECK(moved == kThreadsBlock &&
+                               check_pattern(reply.data(), kThreadsBlock,
+                                             kThreadsSeed + static_cast<uint64_t>(dest),
+                                             off) == kThreadsBlock,
                            "thread %d read %zu from rank %d: wrong data", t, j, dest);
                 } else {
                     const int target = j % 3 == 2 ? RIO_TARGET_WORKER : RIO_TARGET_SHADOW;

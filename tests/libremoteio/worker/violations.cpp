@@ -14,7 +14,7 @@ namespace riotest {
 namespace {
 
 constexpr uint32_t kStats = 5;  // shadow handler: replies with rio_stats_t
-constexpr uint64_t kSeed = 31337;
+constexpr uint64_t kViolationsSeed = 31337;
 constexpr size_t kFile = 1 << 20;
 constexpr size_t kLimit = 1 << 20;  // rank 0's max_transfer
 
@@ -101,7 +101,7 @@ struct ServerFiles {
 // Rank 0: a stats handler and five exports, one of a file then cut short and one withdrawn.
 void export_files(Node &node, ServerFiles &files, Handles *h) {
     RSTATUS(rio_set_handler(node.rio(), kStats, stats_handler, nullptr), RIO_OK);
-    files.ro = std::make_unique<ScratchFile>("ro", kFile, kSeed);
+    files.ro = std::make_unique<ScratchFile>("ro", kFile, kViolationsSeed);
     files.rw = std::make_unique<ScratchFile>("rw", 8192, 1);
     files.shorter = std::make_unique<ScratchFile>("short", 65536, 2);
     files.big = std::make_unique<ScratchFile>("big", 4 * kLimit, 3);
@@ -136,7 +136,7 @@ void refused_transfers(Node &node, const Handles &h, std::vector<uint8_t> &buf) 
     size_t moved = 99;
     // Inside the range: data from file offset 4096 on.
     RSTATUS(rio_read_sync(node.rio(), 0, h.ro, 0, buf.data(), 65536, &moved), RIO_OK);
-    WCHECK(moved == 65536 && check_pattern(buf.data(), 65536, kSeed, 4096) == 65536,
+    WCHECK(moved == 65536 && check_pattern(buf.data(), 65536, kViolationsSeed, 4096) == 65536,
            "in-range read: %zu B or wrong data", moved);
     RSTATUS(rio_read_sync(node.rio(), 0, h.ro, 65536, buf.data(), 0, &moved), RIO_OK);
     WCHECK(moved == 0, "empty read at the end moved %zu B", moved);
@@ -154,7 +154,7 @@ void refused_transfers(Node &node, const Handles &h, std::vector<uint8_t> &buf) 
             RIO_ERR_BAD_HANDLE);
     RSTATUS(rio_read_sync(node.rio(), 0, h.ro, 4096, buf.data(), 65536 - 4096, &moved), RIO_OK);
     WCHECK(moved == 65536 - 4096 &&
-               check_pattern(buf.data(), 65536 - 4096, kSeed, 8192) == 65536 - 4096,
+               check_pattern(buf.data(), 65536 - 4096, kViolationsSeed, 8192) == 65536 - 4096,
            "direct read at an offset: %zu B or wrong data", moved);
     RSTATUS(rio_read_sync(node.rio(), 0, h.withdrawn, 0, buf.data(), 10, &moved),
             RIO_ERR_BAD_HANDLE);
@@ -197,7 +197,8 @@ void refused_calls_and_counts(Node &node, const Handles &h, std::vector<uint8_t>
     const int sent_bad = send_malformed(node);
     // Still serving: a good read, then the server's own count.
     RSTATUS(rio_read_sync(node.rio(), 0, h.ro, 100, buf.data(), 1000, &moved), RIO_OK);
-    WCHECK(check_pattern(buf.data(), 1000, kSeed, 4196) == 1000, "read after bad headers");
+    WCHECK(check_pattern(buf.data(), 1000, kViolationsSeed, 4196) == 1000,
+           "read after bad headers");
     rio_stats_t s{};
     RSTATUS(rio_call(node.rio(), 0, RIO_TARGET_SHADOW, kStats, nullptr, 0, &s, sizeof s, &got),
             RIO_OK);

@@ -19,7 +19,7 @@ namespace rivertest {
 
 namespace {
 
-constexpr int kCredits = 3;
+constexpr int kFlowCredits = 3;
 
 void make_layout(const std::string &layout, int size, std::vector<int> *sources,
                  std::vector<int> *sinks) {
@@ -158,7 +158,7 @@ void run_flow(const Args &args) {
     Flow f;
     make_layout(args[0], job.size, &f.sources, &f.sinks);
     f.o = options(worker::parse_size_arg(args, 2, 100), worker::parse_size_arg(args, 3, 16384),
-                  kCredits);
+                  kFlowCredits);
     WCHECK(f.o.record_size >= kMinRecord, "records of at least %zu bytes", kMinRecord);
     f.o.sources = f.sources.data();
     f.o.nsources = static_cast<int>(f.sources.size());
@@ -203,7 +203,7 @@ void run_flow(const Args &args) {
            "records_got %llu of %llu", static_cast<unsigned long long>(s.records_got),
            static_cast<unsigned long long>(total));
     WCHECK(s.bad_batches == 0 && s.bad_messages == 0, "rejected messages in a clean flow");
-    check_bounds(r, kCredits, f.sources.size());
+    check_bounds(r, kFlowCredits, f.sources.size());
     worker::say("flow: %llu records got, %llu batches sent, %llu credit waits",
                 static_cast<unsigned long long>(total),
                 static_cast<unsigned long long>(s.batches_sent),

@@ -26,15 +26,15 @@ namespace rivertest {
 
 namespace {
 
-constexpr size_t kRecord = 64;
+constexpr size_t kKilledRecord = 64;
 constexpr size_t kBatch = 8192;
-constexpr int kCredits = 4;
+constexpr int kKilledCredits = 4;
 constexpr uint64_t kBatchesBeforeDeath = 20;
 
 river_t *open_river(worker::Job &job) {
     static const int sources[] = {0, 1}, sinks[] = {2, 3};
     static river_hash_t key{0, 8};
-    river_options_t o = options(kRecord, kBatch, kCredits);
+    river_options_t o = options(kKilledRecord, kBatch, kKilledCredits);
     o.sources = sources;
     o.nsources = 2;
     o.sinks = sinks;
@@ -67,13 +67,13 @@ void die_now(void *, const msg_completion_t *) {
 
 // Puts until the river fails (or, for the victim, until `die_after` records).
 int put_until_error(worker::Job &job, river_t *r, uint64_t die_after) {
-    std::vector<uint8_t> rec(kRecord);
+    std::vector<uint8_t> rec(kKilledRecord);
     for (uint64_t seq = 0;; ++seq) {
         if (seq == die_after) {
             worker::say("dying after %llu records", static_cast<unsigned long long>(seq));
             die_holding_fabric(job);
         }
-        make_record(rec.data(), kRecord, job.rank, seq);
+        make_record(rec.data(), kKilledRecord, job.rank, seq);
         int rc = river_put(r, rec.data());
         if (rc != RIVER_OK) return rc;
     }
@@ -92,8 +92,9 @@ int get_until_error(worker::Job &job, river_t *r, uint64_t die_after) {
         for (size_t i = 0; i < b.count; ++i) {
             int source;
             uint64_t seq;
-            const char *why = check_record(static_cast<const uint8_t *>(b.records) + i * kRecord,
-                                           kRecord, &source, &seq);
+            const char *why =
+                check_record(static_cast<const uint8_t *>(b.records) + i * kKilledRecord,
+                             kKilledRecord, &source, &seq);
             WCHECK(why == nullptr, "record damaged: %s", why);
         }
         VSTATUS(river_release(r, &b), RIVER_OK);
@@ -155,7 +156,7 @@ void run_killed_source(const Args &) {
     {
         worker::Watchdog dog(60.0 * worker::slowdown() + failure_bound_seconds(),
                              "the flow ending in an error after the source's death");
-        const uint64_t victim_records = kBatchesBeforeDeath * (kBatch / kRecord);
+        const uint64_t victim_records = kBatchesBeforeDeath * (kBatch / kKilledRecord);
         if (job.rank == 1) put_until_error(job, r, victim_records);
         rc = job.rank == 0 ? put_until_error(job, r, UINT64_MAX)
                            : get_until_error(job, r, UINT64_MAX);

@@ -17,9 +17,9 @@ namespace {
 using riv::Control;
 using riv::ControlKind;
 
-constexpr size_t kRecord = 16;
-constexpr size_t kPerBatch = 64;
-constexpr int kCredits = 2;
+constexpr size_t kSinkRecord = 16;
+constexpr size_t kSinkPerBatch = 64;
+constexpr int kSinkCredits = 2;
 
 Control grant(uint32_t credits) {
     Control c = riv::make_control(ControlKind::Grant, 0);
@@ -27,14 +27,14 @@ Control grant(uint32_t credits) {
     return c;
 }
 
-struct Variant {
+struct SinkVariant {
     const char *name;
     int expect;
     bool at_open;
     Control (*message)(const Control &hello);  // what the rogue sends after its hello
 };
 
-const Variant kVariants[] = {
+const SinkVariant kSinkVariants[] = {
     {"a grant of more credits than batches in flight", RIVER_ERR_PROTOCOL, false,
      [](const Control &) { return grant(1000); }},
     {"a grant of no credit", RIVER_ERR_PROTOCOL, false, [](const Control &) { return grant(0); }},
@@ -47,11 +47,11 @@ const Variant kVariants[] = {
     {"a hello granting other credits", RIVER_ERR_MISMATCH, true, nullptr},
 };
 
-void play_rogue(worker::Job &job, int tag, const Variant &v) {
+void play_rogue(worker::Job &job, int tag, const SinkVariant &v) {
     // The source's batches land in receives of the rogue's own.
     worker::Cq cq(job.ctx());
-    std::vector<std::vector<uint8_t>> slots(kCredits,
-                                            std::vector<uint8_t>(kPerBatch * kRecord + 64));
+    std::vector<std::vector<uint8_t>> slots(kSinkCredits,
+                                            std::vector<uint8_t>(kSinkPerBatch * kSinkRecord + 64));
     for (auto &s : slots)
         WSTATUS(
             msg_irecv(job.ctx(), 0, tag + riv::kTagBatch, s.data(), s.size(), cq.get(), nullptr),
@@ -62,7 +62,7 @@ void play_rogue(worker::Job &job, int tag, const Variant &v) {
     WCHECK(c.bytes == sizeof hello && hello.kind == static_cast<uint16_t>(ControlKind::Hello),
            "the source's first message is not a hello");
     Control mine = hello;  // source index 0 = sink index 0, the same settings
-    if (v.at_open) mine.credits = kCredits + 1;
+    if (v.at_open) mine.credits = kSinkCredits + 1;
     WSTATUS(msg_send(job.ctx(), 0, tag + riv::kTagToSource, &mine, sizeof mine), MSG_OK);
     if (v.message != nullptr) {
         // Only once the source's river_open has returned, so put is what sees it.
@@ -73,13 +73,14 @@ void play_rogue(worker::Job &job, int tag, const Variant &v) {
     WSTATUS(msg_recv(job.ctx(), 0, kTagDone, nullptr, 0, nullptr), MSG_OK);
     size_t canceled = 0;
     WSTATUS(msg_cq_cancel_recvs(cq.get(), &canceled), MSG_OK);
-    for (int i = 0; i < kCredits; ++i) worker::wait_completion(cq.get(), "the rogue's receives");
+    for (int i = 0; i < kSinkCredits; ++i)
+        worker::wait_completion(cq.get(), "the rogue's receives");
     cq.destroy();
 }
 
-void play_source(worker::Job &job, int tag, const Variant &v) {
+void play_source(worker::Job &job, int tag, const SinkVariant &v) {
     const int sources[] = {0}, sinks[] = {1};
-    river_options_t o = options(kRecord, kPerBatch * kRecord, kCredits);
+    river_options_t o = options(kSinkRecord, kSinkPerBatch * kSinkRecord, kSinkCredits);
     o.sources = sources;
     o.nsources = 1;
     o.sinks = sinks;
@@ -91,7 +92,7 @@ void play_source(worker::Job &job, int tag, const Variant &v) {
     if (!v.at_open) {
         VSTATUS(rc, RIVER_OK);
         WSTATUS(msg_send(job.ctx(), 1, kTagGo, nullptr, 0), MSG_OK);
-        std::vector<uint8_t> rec(kRecord);
+        std::vector<uint8_t> rec(kSinkRecord);
         for (uint64_t seq = 0; rc == RIVER_OK; ++seq) {
             std::memcpy(rec.data(), &seq, sizeof seq);
             rc = river_put(r, rec.data());
@@ -120,12 +121,12 @@ void play_source(worker::Job &job, int tag, const Variant &v) {
 void run_rogue_sink(const Args &) {
     worker::Job job;
     WCHECK(job.size == 2, "rogue_sink needs 2 ranks, not %d", job.size);
-    for (size_t i = 0; i < std::size(kVariants); ++i) {
+    for (size_t i = 0; i < std::size(kSinkVariants); ++i) {
         const int tag = RIVER_TAG_DEFAULT + 0x100 + 4 * static_cast<int>(i);
         if (job.rank == 0)
-            play_source(job, tag, kVariants[i]);
+            play_source(job, tag, kSinkVariants[i]);
         else
-            play_rogue(job, tag, kVariants[i]);
+            play_rogue(job, tag, kSinkVariants[i]);
     }
     job.finalize();
 }

@@ -19,9 +19,9 @@ using riv::BatchTrailer;
 using riv::Control;
 using riv::ControlKind;
 
-constexpr size_t kRecord = 16;
-constexpr size_t kPerBatch = 64;
-constexpr int kCredits = 2;
+constexpr size_t kSourceRecord = 16;
+constexpr size_t kSourcePerBatch = 64;
+constexpr int kSourceCredits = 2;
 
 struct Rogue {
     msg_context_t *ctx;
@@ -30,15 +30,15 @@ struct Rogue {
 };
 
 void send_batch(Rogue &g, uint64_t seq, size_t payload_records, void (*edit)(BatchTrailer &)) {
-    std::vector<uint8_t> msg(payload_records * kRecord + sizeof(BatchTrailer), 0x5a);
+    std::vector<uint8_t> msg(payload_records * kSourceRecord + sizeof(BatchTrailer), 0x5a);
     BatchTrailer t{};
     t.magic = riv::kBatchMagic;
     t.version = riv::kVersion;
     t.seq = seq;
     t.record_count = payload_records;
-    t.record_size = kRecord;
+    t.record_size = kSourceRecord;
     if (edit != nullptr) edit(t);
-    std::memcpy(msg.data() + payload_records * kRecord, &t, sizeof t);
+    std::memcpy(msg.data() + payload_records * kSourceRecord, &t, sizeof t);
     WSTATUS(msg_send(g.ctx, 0, g.tag + riv::kTagBatch, msg.data(), msg.size()), MSG_OK);
 }
 
@@ -53,19 +53,19 @@ Control end_of(uint64_t batches, uint64_t records) {
     return c;
 }
 
-struct Variant {
+struct SourceVariant {
     const char *name;
     int expect;    // the sink's error
     bool at_open;  // river_open returns it (a bad hello)
     void (*act)(Rogue &);
 };
 
-const Variant kVariants[] = {
+const SourceVariant kSourceVariants[] = {
     {"length other than the record count", RIVER_ERR_BAD_BATCH, false,
      [](Rogue &g) { send_batch(g, 0, 3, [](BatchTrailer &t) { t.record_count = 2; }); }},
     {"no records", RIVER_ERR_BAD_BATCH, false, [](Rogue &g) { send_batch(g, 0, 0, nullptr); }},
     {"longer than a batch", RIVER_ERR_BAD_BATCH, false,
-     [](Rogue &g) { send_batch(g, 0, kPerBatch + 2, nullptr); }},
+     [](Rogue &g) { send_batch(g, 0, kSourcePerBatch + 2, nullptr); }},
     {"names another source", RIVER_ERR_BAD_BATCH, false,
      [](Rogue &g) { send_batch(g, 0, 1, [](BatchTrailer &t) { t.source_index = 1; }); }},
     {"addressed to another sink", RIVER_ERR_BAD_BATCH, false,
@@ -82,7 +82,7 @@ const Variant kVariants[] = {
          WSTATUS(msg_send(g.ctx, 0, g.tag + riv::kTagBatch, bytes, sizeof bytes), MSG_OK);
      }},
     {"sent without a credit", RIVER_ERR_BAD_BATCH, false,
-     [](Rogue &g) { send_batch(g, kCredits, 1, nullptr); }},
+     [](Rogue &g) { send_batch(g, kSourceCredits, 1, nullptr); }},
     {"a batch twice", RIVER_ERR_BAD_BATCH, false,
      [](Rogue &g) {
          send_batch(g, 0, 1, nullptr);
@@ -94,7 +94,7 @@ const Variant kVariants[] = {
          send_control(g, end_of(1, 4));
      }},
     {"an end announcing batches it could not send", RIVER_ERR_PROTOCOL, false,
-     [](Rogue &g) { send_control(g, end_of(kCredits + 3, 0)); }},
+     [](Rogue &g) { send_control(g, end_of(kSourceCredits + 3, 0)); }},
     {"a second hello", RIVER_ERR_PROTOCOL, false, [](Rogue &g) { send_control(g, g.hello); }},
     {"a short control message", RIVER_ERR_PROTOCOL, false,
      [](Rogue &g) { send_control(g, end_of(0, 0), 32); }},
@@ -104,15 +104,15 @@ const Variant kVariants[] = {
     {"a hello naming another source", RIVER_ERR_PROTOCOL, true, nullptr},
 };
 
-void play_rogue(worker::Job &job, int tag, const Variant &v, size_t index) {
+void play_rogue(worker::Job &job, int tag, const SourceVariant &v, size_t index) {
     Rogue g{job.ctx(), tag, {}};
     msg_completion_t c{};
     WSTATUS(msg_recv(g.ctx, 0, tag + riv::kTagToSource, &g.hello, sizeof g.hello, &c), MSG_OK);
     WCHECK(c.bytes == sizeof(Control) && g.hello.kind == static_cast<uint16_t>(ControlKind::Hello),
            "the sink's first message is not a hello");
     Control mine = g.hello;  // sink index 0 = source index 0, the same settings
-    if (index == std::size(kVariants) - 2) mine.record_size = 32;
-    if (index == std::size(kVariants) - 1) mine.from_index = 1;
+    if (index == std::size(kSourceVariants) - 2) mine.record_size = 32;
+    if (index == std::size(kSourceVariants) - 1) mine.from_index = 1;
     send_control(g, mine);
     if (v.act != nullptr) {
         // Only once the sink's river_open has returned, so get is what sees it.
@@ -122,9 +122,9 @@ void play_rogue(worker::Job &job, int tag, const Variant &v, size_t index) {
     WSTATUS(msg_recv(g.ctx, 0, kTagDone, nullptr, 0, nullptr), MSG_OK);
 }
 
-void play_sink(worker::Job &job, int tag, const Variant &v) {
+void play_sink(worker::Job &job, int tag, const SourceVariant &v) {
     const int sources[] = {1}, sinks[] = {0};
-    river_options_t o = options(kRecord, kPerBatch * kRecord, kCredits);
+    river_options_t o = options(kSourceRecord, kSourcePerBatch * kSourceRecord, kSourceCredits);
     o.sources = sources;
     o.nsources = 1;
     o.sinks = sinks;
@@ -163,12 +163,12 @@ void play_sink(worker::Job &job, int tag, const Variant &v) {
 void run_rogue_source(const Args &) {
     worker::Job job;
     WCHECK(job.size == 2, "rogue_source needs 2 ranks, not %d", job.size);
-    for (size_t i = 0; i < std::size(kVariants); ++i) {
+    for (size_t i = 0; i < std::size(kSourceVariants); ++i) {
         const int tag = RIVER_TAG_DEFAULT + 4 * static_cast<int>(i);
         if (job.rank == 0)
-            play_sink(job, tag, kVariants[i]);
+            play_sink(job, tag, kSourceVariants[i]);
         else
-            play_rogue(job, tag, kVariants[i], i);
+            play_rogue(job, tag, kSourceVariants[i], i);
     }
     job.finalize();
 }

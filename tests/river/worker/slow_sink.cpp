@@ -16,43 +16,45 @@ namespace rivertest {
 
 namespace {
 
-constexpr int kCredits = 2;
-constexpr size_t kRecord = 64;
-constexpr size_t kPerBatch = 16;
+constexpr int kSlowCredits = 2;
+constexpr size_t kSlowRecord = 64;
+constexpr size_t kSlowPerBatch = 16;
 constexpr uint64_t kMoreBatches = 40;
 
 void source(worker::Job &job, river_t *r) {
-    std::vector<uint8_t> rec(kRecord);
+    std::vector<uint8_t> rec(kSlowRecord);
     Checksum sent;
     uint64_t seq = 0;
     int rc;
     for (;;) {
-        make_record(rec.data(), kRecord, job.rank, seq);
+        make_record(rec.data(), kSlowRecord, job.rank, seq);
         if ((rc = river_try_put(r, rec.data())) != RIVER_OK) break;
-        sent.add(rec.data(), kRecord);
+        sent.add(rec.data(), kSlowRecord);
         ++seq;
     }
     VSTATUS(rc, RIVER_ERR_WOULD_BLOCK);
-    WCHECK(seq == (kCredits + 1) * kPerBatch, "try_put took %llu records before refusing, not %zu",
-           static_cast<unsigned long long>(seq), (kCredits + 1) * kPerBatch);
+    WCHECK(seq == (kSlowCredits + 1) * kSlowPerBatch,
+           "try_put took %llu records before refusing, not %zu",
+           static_cast<unsigned long long>(seq), (kSlowCredits + 1) * kSlowPerBatch);
     river_stats_t s;
     VSTATUS(river_get_stats(r, &s), RIVER_OK);
-    WCHECK(s.batches_sent == kCredits && s.peak_in_flight == kCredits && s.credit_waits >= 1,
-           "with the sink idle: %llu batches sent, %llu in flight, %llu credit waits",
-           static_cast<unsigned long long>(s.batches_sent),
-           static_cast<unsigned long long>(s.peak_in_flight),
-           static_cast<unsigned long long>(s.credit_waits));
+    WCHECK(
+        s.batches_sent == kSlowCredits && s.peak_in_flight == kSlowCredits && s.credit_waits >= 1,
+        "with the sink idle: %llu batches sent, %llu in flight, %llu credit waits",
+        static_cast<unsigned long long>(s.batches_sent),
+        static_cast<unsigned long long>(s.peak_in_flight),
+        static_cast<unsigned long long>(s.credit_waits));
     WSTATUS(msg_send(job.ctx(), 2, kTagGo, nullptr, 0), MSG_OK);
-    for (const uint64_t end = seq + kMoreBatches * kPerBatch; seq < end; ++seq) {
-        make_record(rec.data(), kRecord, job.rank, seq);
+    for (const uint64_t end = seq + kMoreBatches * kSlowPerBatch; seq < end; ++seq) {
+        make_record(rec.data(), kSlowRecord, job.rank, seq);
         VSTATUS(river_put(r, rec.data()), RIVER_OK);
-        sent.add(rec.data(), kRecord);
+        sent.add(rec.data(), kSlowRecord);
     }
     VSTATUS(river_end(r), RIVER_OK);
     send_checksum(job.ctx(), 2, sent);
     VSTATUS(river_get_stats(r, &s), RIVER_OK);
-    WCHECK(s.source_bytes_bound == (kCredits + 1) * (kPerBatch * kRecord + 64), "source bound %llu",
-           static_cast<unsigned long long>(s.source_bytes_bound));
+    WCHECK(s.source_bytes_bound == (kSlowCredits + 1) * (kSlowPerBatch * kSlowRecord + 64),
+           "source bound %llu", static_cast<unsigned long long>(s.source_bytes_bound));
     worker::say(
         "source: peak %llu batches in flight, peak %llu of %llu bytes held, %llu credit "
         "waits, %.3f s blocked",
@@ -71,13 +73,13 @@ void sink(worker::Job &job, river_t *r) {
     while ((rc = river_get_batch(r, &b, -1)) == RIVER_OK) {
         WCHECK(b.source == 0 || b.source == 1, "batch from rank %d", b.source);
         for (size_t i = 0; i < b.count; ++i) {
-            const auto *rec = static_cast<const uint8_t *>(b.records) + i * kRecord;
+            const auto *rec = static_cast<const uint8_t *>(b.records) + i * kSlowRecord;
             int source;
             uint64_t seq;
-            const char *why = check_record(rec, kRecord, &source, &seq);
+            const char *why = check_record(rec, kSlowRecord, &source, &seq);
             WCHECK(why == nullptr && source == b.source, "record damaged: %s",
                    why ? why : "source");
-            got[b.source].add(rec, kRecord);
+            got[b.source].add(rec, kSlowRecord);
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(3));  // the slow consumer
         VSTATUS(river_release(r, &b), RIVER_OK);
@@ -91,7 +93,7 @@ void sink(worker::Job &job, river_t *r) {
     }
     river_stats_t s;
     VSTATUS(river_get_stats(r, &s), RIVER_OK);
-    WCHECK(s.sink_bytes == 2 * kCredits * kPerBatch * kRecord, "sink bytes %llu",
+    WCHECK(s.sink_bytes == 2 * kSlowCredits * kSlowPerBatch * kSlowRecord, "sink bytes %llu",
            static_cast<unsigned long long>(s.sink_bytes));
     worker::say("sink: peak %llu batches held, %llu received",
                 static_cast<unsigned long long>(s.peak_sink_batches),
@@ -104,7 +106,7 @@ void run_slow_sink(const Args &) {
     worker::Job job;
     WCHECK(job.size == 3, "slow_sink needs 3 ranks, not %d", job.size);
     const int sources[] = {0, 1}, sinks[] = {2};
-    river_options_t o = options(kRecord, kPerBatch * kRecord, kCredits);
+    river_options_t o = options(kSlowRecord, kSlowPerBatch * kSlowRecord, kSlowCredits);
     o.sources = sources;
     o.nsources = 2;
     o.sinks = sinks;
@@ -115,7 +117,7 @@ void run_slow_sink(const Args &) {
         sink(job, r);
     else
         source(job, r);
-    check_bounds(r, kCredits, 2);
+    check_bounds(r, kSlowCredits, 2);
     VSTATUS(river_close(r), RIVER_OK);
     job.finalize();
 }

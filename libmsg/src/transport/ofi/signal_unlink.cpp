@@ -28,7 +28,7 @@ Slot g_slots[kSlots];
 // The actions our handler replaced, and whether it is installed, per signal.
 struct sigaction g_replaced[NSIG];
 std::atomic<bool> g_installed[NSIG];
-std::mutex g_mu;  // registration only; never taken in the handler
+std::mutex g_unlink_mu;  // registration only; never taken in the handler
 
 void on_signal(int sig, siginfo_t *info, void *ucontext) {
     const int saved_errno = errno;  // the interrupted code's
@@ -77,7 +77,7 @@ void remove_handlers() {
 
 bool unlink_on_signal(const std::string &name) {
     if (name.empty() || name.size() >= kNameMax) return false;
-    std::lock_guard<std::mutex> lk(g_mu);
+    std::lock_guard<std::mutex> lk(g_unlink_mu);
     for (Slot &s : g_slots) {
         if (s.used.load(std::memory_order_relaxed)) continue;
         std::memcpy(s.name, name.c_str(), name.size() + 1);
@@ -89,7 +89,7 @@ bool unlink_on_signal(const std::string &name) {
 }
 
 void forget_on_signal(const std::string &name) {
-    std::lock_guard<std::mutex> lk(g_mu);
+    std::lock_guard<std::mutex> lk(g_unlink_mu);
     bool any = false;
     for (Slot &s : g_slots) {
         if (s.used.load(std::memory_order_relaxed) && name == s.name)
