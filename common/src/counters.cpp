@@ -3,6 +3,7 @@
 #include "viaduct/counters.hpp"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -14,6 +15,7 @@
 #include <charconv>
 #include <filesystem>
 #include <system_error>
+#include <vector>
 
 namespace viaduct {
 
@@ -38,13 +40,14 @@ void host_shares(const CounterSample &a, const CounterSample &b, CounterRates &r
     const uint64_t steal = growth(a.host_steal_us, b.host_steal_us);
     const uint64_t total = user + sys + iowait + idle + steal;
     const uint64_t busy = user + sys;
-    const uint64_t mine =
-        growth(a.proc_user_us, b.proc_user_us) + growth(a.proc_sys_us, b.proc_sys_us);
+    // This process's time and its job mates' (JobMates): the job's own, not a disturbance.
+    const uint64_t mine = growth(a.proc_user_us, b.proc_user_us) +
+                          growth(a.proc_sys_us, b.proc_sys_us) + growth(a.job_cpu_us, b.job_cpu_us);
     r.host_busy = share(busy, total);
     r.host_iowait = share(iowait, total);
     r.host_steal = share(steal, total);
-    // The host's and the process's times are read a moment apart, so the process can appear
-    // to have used more than the host was busy; the others' share is then none.
+    // The host's and the processes' times are read a moment apart, so the job can appear to
+    // have used more than the host was busy; the others' share is then none.
     r.other_cpu = share(busy > mine ? busy - mine : 0, total);
 }
 
@@ -100,10 +103,10 @@ bool keyed_value(std::string_view text, std::string_view key, uint64_t &value) {
 
 // The start of a small file (the first read of a /proc or /sys file holds it whole), or ""
 // when it cannot be opened or read: a missing counter file is a counter that reads 0.
-std::string read_small_file(const char *path) {
+std::string read_small_file(const char *path, std::size_t limit = 4096) {
     const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return {};
-    std::string text(4096, '\0');
+    std::string text(limit, '\0');
     ssize_t n;
     do {
         n = ::read(fd, text.data(), text.size());
@@ -116,6 +119,18 @@ std::string read_small_file(const char *path) {
 long sysconf_or(int name, long fallback) {
     const long v = ::sysconf(name);
     return v > 0 ? v : fallback;
+}
+
+// The CPUs this thread may run on when they are fewer than the host's `online` CPUs (a rank
+// bound to its own, as by msgrun --bind-to core); empty when it may run on all of them.
+std::vector<int> bound_cpus(long online) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) >= online) return {};
+    std::vector<int> cpus;
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &set)) cpus.push_back(c);
+    return cpus;
 }
 
 }  // namespace
@@ -170,16 +185,44 @@ bool proc_self_stat(std::string_view text, long ticks_per_s, long page_bytes, Co
     return true;
 }
 
-bool host_stat(std::string_view text, long ticks_per_s, CounterSample &s) {
+bool host_stat(std::string_view text, long ticks_per_s, CounterSample &s,
+               const std::vector<int> &only) {
     if (text.substr(0, 4) != "cpu " || ticks_per_s <= 0) return false;
     // user nice system idle iowait irq softirq steal (guest time is already in user).
     std::array<uint64_t, 8> f{};
-    if (!parse_fields(text.substr(4), f)) return false;
+    if (only.empty()) {
+        if (!parse_fields(text.substr(4), f)) return false;
+    } else {
+        // The "cpuN" lines of the CPUs in `only`, each counted once and every one found.
+        std::vector<bool> seen(only.size(), false);
+        std::size_t found = 0;
+        for (std::size_t at = 0; at < text.size();) {
+            const std::size_t end = std::min(text.find('\n', at), text.size());
+            const std::string_view line = text.substr(at, end - at);
+            at = end + 1;
+            if (line.substr(0, 3) != "cpu" || line.size() < 4 || line[3] < '0' || line[3] > '9')
+                continue;
+            int cpu = -1;
+            const auto [next, ec] =
+                std::from_chars(line.data() + 3, line.data() + line.size(), cpu);
+            const auto k = std::find(only.begin(), only.end(), cpu) - only.begin();
+            if (ec != std::errc() || static_cast<std::size_t>(k) == only.size() || seen[k])
+                continue;
+            std::array<uint64_t, 8> g{};
+            if (!parse_fields(line.substr(static_cast<std::size_t>(next - line.data())), g))
+                return false;
+            for (std::size_t i = 0; i < f.size(); ++i) f[i] += g[i];
+            seen[k] = true;
+            ++found;
+        }
+        if (found != only.size()) return false;
+    }
     s.host_user_us = ticks_to_us(f[0] + f[1], ticks_per_s);
     s.host_sys_us = ticks_to_us(f[2] + f[5] + f[6], ticks_per_s);
     s.host_idle_us = ticks_to_us(f[3], ticks_per_s);
     s.host_iowait_us = ticks_to_us(f[4], ticks_per_s);
     s.host_steal_us = ticks_to_us(f[7], ticks_per_s);
+    s.cpus = static_cast<uint32_t>(only.empty() ? s.cpus : only.size());
     return true;
 }
 
@@ -223,13 +266,92 @@ CounterSample read_counters(const std::string &block_device) {
     // A file that is missing or not as expected leaves its fields 0; the other files still
     // count.
     counters_parse::proc_self_stat(read_small_file("/proc/self/stat"), ticks_per_s, page_bytes, s);
-    counters_parse::host_stat(read_small_file("/proc/stat"), ticks_per_s, s);
+    // A process bound to some CPUs shares only those: the host figures are theirs. Their
+    // lines come before /proc/stat's long interrupt lines, within 64 KiB up to ~1000 CPUs.
+    const std::vector<int> bound = bound_cpus(s.cpus);
+    counters_parse::host_stat(read_small_file("/proc/stat", bound.empty() ? 4096 : 65536),
+                              ticks_per_s, s, bound);
     counters_parse::proc_io(read_small_file("/proc/self/io"), s);
     if (valid_block_device_name(block_device)) {
         const std::string path = "/sys/block/" + block_device + "/stat";
         counters_parse::block_stat(read_small_file(path.c_str()), s);
     }
     return s;
+}
+
+namespace {
+
+// From a /proc/PID/stat line: ppid (field 4), utime and stime (14, 15, clock ticks) and
+// starttime (22), counted from the last ')' as in proc_self_stat. False when not that shape.
+bool mate_stat(std::string_view text, uint64_t &ppid, uint64_t &cpu_ticks, uint64_t &start) {
+    const auto close = text.rfind(')');
+    if (close == std::string_view::npos) return false;
+    const std::string_view rest = text.substr(close + 1);
+    std::array<uint64_t, 1> parent{}, started{};
+    std::array<uint64_t, 2> times{};
+    if (!parse_fields(skip_fields(rest, 1), parent) ||
+        !parse_fields(skip_fields(rest, 11), times) ||
+        !parse_fields(skip_fields(rest, 19), started))
+        return false;
+    ppid = parent[0];
+    cpu_ticks = times[0] + times[1];
+    start = started[0];
+    return true;
+}
+
+// Whether every CPU of `theirs` is in `mine`.
+bool within(const cpu_set_t &theirs, const cpu_set_t &mine) {
+    cpu_set_t both;
+    CPU_AND(&both, &theirs, &mine);
+    return CPU_EQUAL(&both, &theirs);
+}
+
+}  // namespace
+
+JobMates JobMates::find() {
+    JobMates m;
+    const pid_t self = ::getpid();
+    const pid_t parent = ::getppid();
+    if (parent <= 1) return m;  // no launcher: started by init, or orphaned
+    const long ticks_per_s = sysconf_or(_SC_CLK_TCK, 100);
+    cpu_set_t mine;
+    CPU_ZERO(&mine);
+    const bool bound = !bound_cpus(sysconf_or(_SC_NPROCESSORS_ONLN, 1)).empty() &&
+                       ::sched_getaffinity(0, sizeof mine, &mine) == 0;
+    std::error_code ec;
+    for (const auto &entry : std::filesystem::directory_iterator("/proc", ec)) {
+        const std::string name = entry.path().filename().string();
+        int pid = 0;
+        const auto [end, perr] = std::from_chars(name.data(), name.data() + name.size(), pid);
+        if (perr != std::errc() || end != name.data() + name.size() || pid == self) continue;
+        struct stat st {};
+        if (::stat(entry.path().c_str(), &st) != 0 || st.st_uid != ::getuid()) continue;
+        uint64_t ppid = 0, ticks = 0, start = 0;
+        if (!mate_stat(read_small_file((entry.path() / "stat").c_str()), ppid, ticks, start) ||
+            ppid != static_cast<uint64_t>(parent))
+            continue;
+        cpu_set_t theirs;
+        CPU_ZERO(&theirs);
+        if (bound &&
+            (::sched_getaffinity(pid, sizeof theirs, &theirs) != 0 || !within(theirs, mine)))
+            continue;
+        m.mates_.push_back({pid, start, ticks_to_us(ticks, ticks_per_s)});
+    }
+    return m;
+}
+
+uint64_t JobMates::cpu_us() {
+    static const long ticks_per_s = sysconf_or(_SC_CLK_TCK, 100);
+    uint64_t sum = 0;
+    for (Mate &mate : mates_) {
+        const std::string path = "/proc/" + std::to_string(mate.pid) + "/stat";
+        uint64_t ppid = 0, ticks = 0, start = 0;
+        if (mate_stat(read_small_file(path.c_str()), ppid, ticks, start) &&
+            start == mate.start_ticks)
+            mate.cpu_us = std::max(mate.cpu_us, ticks_to_us(ticks, ticks_per_s));
+        sum += mate.cpu_us;
+    }
+    return sum;
 }
 
 std::string block_device_for(const std::string &path) {

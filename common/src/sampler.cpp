@@ -118,6 +118,7 @@ void Sampler::run(Clock::time_point next_tick) {
 CounterSample Sampler::sample_now() {
     std::lock_guard<std::mutex> lock(sampling_);
     CounterSample s = read_counters(block_device_);
+    if (mates_) s.job_cpu_us = mates_->cpu_us();
     if (progress_) {
         const Progress p = progress_();
         s.phase = p.phase;
@@ -128,6 +129,12 @@ CounterSample Sampler::sample_now() {
     }
     push(s);
     return s;
+}
+
+void Sampler::count_job_mates() {
+    JobMates found = JobMates::find();
+    std::lock_guard<std::mutex> lock(sampling_);
+    mates_ = std::move(found);
 }
 
 void Sampler::push(const CounterSample &s) {

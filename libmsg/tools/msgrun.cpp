@@ -1,6 +1,7 @@
 // msgrun: starts N local processes as one libmsg job and serves their
 // address exchange; or, with --serve, only coordinates a job started elsewhere.
 #include <glob.h>
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -95,6 +96,7 @@ struct Options {
     long failure_grace_s = -1;  // -1: from the ranks' timeout
     std::string serve, key_file;
     bool receive_memory = false, json = false;
+    std::string bind_to = "none";
     int program = 0;  // argv's index of PROGRAM
 };
 
@@ -128,6 +130,12 @@ void add_options(CLI::App &app, Options &o) {
                    "with --serve: write the job key to PATH, a new file (mode 0600; an "
                    "existing file is refused)")
         ->type_name("PATH");
+    app.add_option("--bind-to", o.bind_to,
+                   "core: rank r runs on the r-th CPU msgrun may use only (round robin when "
+                   "there are more ranks than CPUs), as mpirun's --bind-to core; none "
+                   "(default): the ranks may run on every CPU msgrun may use")
+        ->type_name("core|none")
+        ->check(CLI::IsMember({"core", "none"}));
     app.add_flag("--receive-memory", o.receive_memory,
                  "print the receive buffers of a job of N ranks (per rank and on one host, "
                  "with the VIADUCT_* settings here) and start nothing");
@@ -175,6 +183,11 @@ int check_options(const Options &o, int argc) {
     }
     if (!o.key_file.empty() && o.serve.empty()) {
         viaduct::cli::usage_error("msgrun", "--key-file goes with --serve");
+        return 2;
+    }
+    if (o.bind_to != "none" && !o.serve.empty()) {
+        viaduct::cli::usage_error("msgrun",
+                                  "--bind-to goes with the ranks msgrun starts, not --serve");
         return 2;
     }
     return -1;
@@ -252,6 +265,27 @@ int serve_job(const Options &o, msg::boot::Coordinator &coord, const msg::boot::
     return coord.join() ? 0 : 1;
 }
 
+// --bind-to core: rank r's CPU set holds the (r mod k)-th of the k CPUs msgrun may use.
+// Empty for --bind-to none, or when msgrun's own CPUs cannot be read (said on stderr).
+std::vector<cpu_set_t> rank_cpus(const Options &o) {
+    if (o.bind_to != "core") return {};
+    cpu_set_t mine;
+    CPU_ZERO(&mine);
+    if (sched_getaffinity(0, sizeof mine, &mine) != 0) {
+        std::perror("msgrun: --bind-to core: sched_getaffinity (the ranks are not bound)");
+        return {};
+    }
+    std::vector<int> usable;
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &mine)) usable.push_back(c);
+    std::vector<cpu_set_t> sets(static_cast<size_t>(o.n));
+    for (size_t r = 0; r < sets.size(); ++r) {
+        CPU_ZERO(&sets[r]);
+        CPU_SET(usable[r % usable.size()], &sets[r]);
+    }
+    return sets;
+}
+
 // Starts the ranks on this machine, each told where the coordinator listens
 // and the job's key, and waits for them all.
 int run_local_job(const Options &o, char **argv, msg::boot::Coordinator &coord,
@@ -271,7 +305,7 @@ int run_local_job(const Options &o, char **argv, msg::boot::Coordinator &coord,
                        "VIADUCT_JOB_KEY=" + msg::boot::key_to_hex(key)});
     // The ranks take the key msgrun gives them, not a file named in its own environment.
     unsetenv("VIADUCT_JOB_KEY_FILE");
-    if (!supervisor->launch(argv + o.program, env, &error)) {
+    if (!supervisor->launch(argv + o.program, env, rank_cpus(o), &error)) {
         std::fprintf(stderr, "msgrun: %s\n", error.c_str());
         return 1;
     }

@@ -54,7 +54,8 @@ void write_all(int fd, const char *s) {
 // Runs in the child between fork and exec, where only async-signal-safe calls are allowed
 // (msgrun has other threads): everything it needs was prepared before fork.
 [[noreturn]] void exec_rank(char *const *argv, char *const *envp, pid_t msgrun, int stdin_fd,
-                            const std::vector<int> &caught, const sigset_t &mask) {
+                            const std::vector<int> &caught, const sigset_t &mask,
+                            const cpu_set_t *cpus) {
     // A group of its own: a signal for the job reaches the rank and whatever it starts,
     // and never msgrun's parent or siblings.
     ::setpgid(0, 0);
@@ -65,6 +66,13 @@ void write_all(int fd, const char *s) {
     // when the forking thread ends: msgrun forks from its main thread only. msgrun may have
     // died before prctl took effect; then the rank's parent is already someone else.
     if (::prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || ::getppid() != msgrun) ::_exit(1);
+    if (cpus != nullptr && ::sched_setaffinity(0, sizeof *cpus, cpus) != 0) {
+        const char *why = strerrordesc_np(errno);
+        write_all(2, "msgrun: cannot bind a rank to its CPU (--bind-to): ");
+        write_all(2, why != nullptr ? why : "sched_setaffinity failed");
+        write_all(2, "\n");
+        ::_exit(127);
+    }
     if (stdin_fd >= 0) ::dup2(stdin_fd, 0);
     for (int sig : caught) ::signal(sig, SIG_DFL);
     ::sigprocmask(SIG_SETMASK, &mask, nullptr);
@@ -128,7 +136,7 @@ Supervisor::~Supervisor() {
 }
 
 bool Supervisor::launch(char *const *argv, const std::vector<std::vector<std::string>> &env,
-                        std::string *error) {
+                        const std::vector<cpu_set_t> &cpus, std::string *error) {
     // Environments are built before fork: the child may not allocate.
     std::vector<std::vector<std::string>> envs(env.size());
     std::vector<std::vector<char *>> envps(env.size());
@@ -161,7 +169,9 @@ bool Supervisor::launch(char *const *argv, const std::vector<std::vector<std::st
             ok = false;
             break;
         }
-        if (pid == 0) exec_rank(argv, envps[r].data(), self, stdin_fd, caught_, saved_mask_);
+        if (pid == 0)
+            exec_rank(argv, envps[r].data(), self, stdin_fd, caught_, saved_mask_,
+                      r < cpus.size() ? &cpus[r] : nullptr);
         // Also here, so the group exists before msgrun signals it; EACCES once the child
         // has exec'd means it already did it itself.
         ::setpgid(pid, pid);

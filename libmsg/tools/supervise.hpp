@@ -2,6 +2,7 @@
 // SIGINT/SIGTERM/SIGHUP reach every group, then SIGKILL after a grace period.
 #pragma once
 
+#include <sched.h>
 #include <signal.h>
 #include <sys/types.h>
 
@@ -29,10 +30,11 @@ class Supervisor {
     Supervisor &operator=(const Supervisor &) = delete;
 
     // Starts argv[0] (looked up in PATH) once per rank; rank r's environment is msgrun's
-    // with the NAME=value entries of env[r] set. If a rank cannot be forked, kills the
-    // ranks already started and returns false with *error.
+    // with the NAME=value entries of env[r] set, and when `cpus` is not empty rank r runs on
+    // the CPUs of cpus[r] only (a rank that cannot be bound exits 127 saying why). If a rank
+    // cannot be forked, kills the ranks already started and returns false with *error.
     bool launch(char *const *argv, const std::vector<std::vector<std::string>> &env,
-                std::string *error);
+                const std::vector<cpu_set_t> &cpus, std::string *error);
 
     // After a rank fails, the others have `linger_s` to end by themselves (they hear of the
     // failure from the coordinator and may want to clean up), then they are stopped as by

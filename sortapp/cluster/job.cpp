@@ -254,9 +254,16 @@ int run_main(int argc, char **argv) {
         std::fprintf(stderr, "sortapp run: cannot find msgrun (set VIADUCT_MSGRUN)\n");
         return 1;
     }
-    std::vector<std::string> cmd = {
-        msgrun, "-n", std::to_string(o.nodes + 1), "--timeout", std::to_string(o.timeout_s), "--",
-        exe,    "job"};
+    std::vector<std::string> cmd = {msgrun,
+                                    "-n",
+                                    std::to_string(o.nodes + 1),
+                                    "--timeout",
+                                    std::to_string(o.timeout_s),
+                                    "--bind-to",
+                                    o.bind_to,
+                                    "--",
+                                    exe,
+                                    "job"};
     cmd.insert(cmd.end(), args.begin(), args.end());
     const int status = run_msgrun(cmd, o.stall_ms);
     if (status < 0) return 1;

@@ -81,7 +81,7 @@ struct NodeCheck {
 // whose fields are all fixed-size) travel as they are in memory, kSampleBytes each, numbered
 // from the node's first: `first` numbers the first one here, later than asked when the node's
 // ring had dropped the ones between.
-constexpr size_t kSampleBytes = 176;
+constexpr size_t kSampleBytes = 184;
 constexpr size_t kMaxSamplesPerAnswer = 512;
 constexpr size_t kMaxPhaseNames = 64;
 constexpr size_t kMaxPhaseNameBytes = 64;

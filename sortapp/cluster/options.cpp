@@ -50,6 +50,11 @@ void add_run_options(CLI::App &app, JobOptions &o) {
                    "then SIGKILL after a grace period")
         ->type_name("SECONDS")
         ->check(CLI::PositiveNumber);
+    app.add_option("--bind-to", o.bind_to,
+                   "(run) core: each process runs on one CPU of its own, round robin (msgrun "
+                   "--bind-to core); none (default): on any")
+        ->type_name("core|none")
+        ->check(one_of({"core", "none"}));
 }
 
 void add_file_options(CLI::App &app, JobOptions &o) {
@@ -159,7 +164,8 @@ std::vector<std::string> forwarded_options(const CLI::App &app) {
     std::vector<std::string> out;
     for (const CLI::Option *opt : app.get_options()) {
         const std::string name = opt->get_name();
-        if (opt->count() == 0 || name == "--nodes" || name == "--timeout") continue;
+        if (opt->count() == 0 || name == "--nodes" || name == "--timeout" || name == "--bind-to")
+            continue;
         if (opt->get_type_size() == 0) {
             for (std::size_t k = 0; k < opt->count(); ++k) out.push_back(name);
         } else {

@@ -21,6 +21,7 @@ struct JobOptions {
     double sample_hz = 10;               // every node's counter samples per second
     std::string timeline;                // the monitor writes the job's timeline here; empty: none
     long timeout_s = 3600;               // run: the whole job's limit
+    std::string bind_to = "none";        // run: msgrun --bind-to
     int stall_ms = 30000;                // a process silent this long is declared stopped
     bool same_input = false;             // an --input without {rank} is meant
     std::string job_id;                  // names what the job creates; empty: from the pid

@@ -203,6 +203,27 @@ TEST_CASE("/proc/stat's cpu line, /proc/self/io and a disk's stat file are parse
     CHECK(s.host_steal_us == 20'000);
     CHECK_FALSE(parse::host_stat("cpu0 1 2 3 4 5 6 7 8\n", 100, s));
 
+    // A process bound to CPUs 1 and 3 (msgrun --bind-to core) shares only those: their lines,
+    // summed, and nothing of the others or of the total line.
+    const std::string four =
+        "cpu  1000 0 1000 1000 1000 0 0 0\ncpu0 1 0 0 0 0 0 0 0\n"
+        "cpu1 10 1 20 300 4 5 6 7\ncpu2 2 0 0 0 0 0 0 0\n"
+        "cpu3 100 0 0 200 0 0 0 1\nintr 12 3 4\n";
+    CounterSample bound;
+    bound.cpus = 4;
+    REQUIRE(parse::host_stat(four, 100, bound, {1, 3}));
+    CHECK(bound.cpus == 2);
+    CHECK(bound.host_user_us == 1'110'000);  // (10 + 1 + 100) ticks
+    CHECK(bound.host_sys_us == 310'000);     // (20 + 5 + 6) ticks
+    CHECK(bound.host_idle_us == 5'000'000);
+    CHECK(bound.host_iowait_us == 40'000);
+    CHECK(bound.host_steal_us == 80'000);
+    // A CPU whose line is missing (or a list naming one twice) is not a partial sum.
+    CounterSample missing;
+    CHECK_FALSE(parse::host_stat(four, 100, missing, {1, 7}));
+    CHECK(missing.host_user_us == 0);
+    CHECK_FALSE(parse::host_stat(four, 100, missing, {1, 1}));
+
     REQUIRE(
         parse::proc_io("rchar: 9\nwchar: 8\nsyscr: 1\nsyscw: 1\nread_bytes: 4096\n"
                        "write_bytes: 8192\ncancelled_write_bytes: 12288\n",

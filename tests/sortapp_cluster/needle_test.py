@@ -5,8 +5,8 @@ needle injected names that node with that cause.
 usage: needle_test.py [--repeat N] [--kinds K,K...] [--records R] [--verbose]
   --repeat N   runs every kind N times (default 1), the injected node changing from run to run,
                and prints the tally per kind ("disk: 10 of 10 named correctly")
-  --kinds      which of clean, partition, disk, memory, cpu to run (default: all but cpu,
-               which cannot be told apart where every node shares one host: see below)
+  --kinds      which of clean, partition, disk, memory, cpu to run (default: all; cpu only
+               where this process may run on 2 CPUs or more: see below)
   --records R  records per node (default 1,000,000 100-byte records: phase 1 lasts a few
                seconds, long enough to judge)
   --verbose    prints every run's phase times and needles
@@ -17,11 +17,15 @@ to the device before the next: a busy disk that delivers little), memory (the no
 touches again pages of a mapped file: major faults), cpu (the node forks spinning processes).
 A larger partition is one node given PARTITION_FACTOR times the others' input.
 
-`sortapp run` puts every node on this host, so they share its CPUs and its disk: the counters
-of a CPU hog (other processes' share of the host) are the same on every node, and the cpu
-needle cannot single one out here; --kinds cpu runs it anyway and shows what the counters say.
-The disk needle can be singled out because the slow node's phase lasts past the others': its
-own phase is mostly the slow writes, the others' mostly their own full-speed transfers.
+`sortapp run` puts every node on this host, so they share its CPUs and its disk. Left free to
+run on every CPU, the nodes all count a CPU hog among their "other processes", and the cpu
+needle could not be singled out. So the cpu needle runs 3 nodes with `--bind-to core`: on 2
+CPUs, nodes 0 and 2 share CPU 0 and node 1 has CPU 1 with the monitor, as on 2 hosts. A node
+bound to fewer CPUs than the host's counts the CPU time of those only, less its job mates' (the
+job's other processes bound there), and the hog, forked by the victim, inherits its CPU. The
+victim is node 1, the one node alone on its CPU whatever the number of CPUs (2 or more). The disk needle can be singled out because the slow node's phase lasts past the
+others': its own phase is mostly the slow writes, the others' mostly their own full-speed
+transfers.
 
 Binaries come from SORTAPP_BIN and SORTGEN_BIN (`sortapp run` finds msgrun as the cluster tests
 do). Where the temporary directory is on no block device (a tmpfs), the disk and memory
@@ -41,6 +45,7 @@ from viaduct_checks import SLOW, check, failures  # noqa: E402
 SORTAPP = os.environ["SORTAPP_BIN"]
 SORTGEN = os.environ["SORTGEN_BIN"]
 NODES = 4
+CPU_NODES = 3  # the cpu needle's job (see above)
 # The node with the larger partition holds this many times the others' input. Twice is not
 # enough where the nodes share one host: once the others are done, the last node has the
 # host's CPUs and disk to itself and sorts its extra records several times faster. Measured
@@ -77,13 +82,14 @@ def larger_partition(d, node):
     return sub
 
 
-def sort(d, inputs, env):
-    """One 4-node `sortapp run --json`; its report, or None after recording why it failed."""
+def sort(d, inputs, env, nodes=NODES, extra=()):
+    """One `sortapp run --json` of `nodes` nodes; its report, or None after recording why it
+    failed."""
     out = tempfile.mkdtemp(dir=d)
     try:
-        r = subprocess.run([SORTAPP, "run", "-n", str(NODES), "--input", f"{inputs}/in.{{rank}}",
+        r = subprocess.run([SORTAPP, "run", "-n", str(nodes), "--input", f"{inputs}/in.{{rank}}",
                             "--output", f"{out}/out.{{rank}}", "--json",
-                            "--timeout", str(300 * SLOW)],
+                            "--timeout", str(300 * SLOW), *extra],
                            capture_output=True, text=True, timeout=400 * SLOW, env=env)
     finally:
         shutil.rmtree(out, ignore_errors=True)
@@ -118,21 +124,27 @@ def judge(kind, node, report, verbose):
 
 
 def run_kind(d, kind, attempt, verbose):
-    node = (attempt + 1) % NODES  # a different node each time
+    # The cpu needle: 3 nodes bound to CPUs, node 1 the victim (see above).
+    nodes, extra = (CPU_NODES, ["--bind-to", "core"]) if kind == "cpu" else (NODES, [])
+    node = 1 if kind == "cpu" else (attempt + 1) % nodes  # else a different node each time
     env = dict(os.environ)
     env.pop("SORTAPP_TEST_NEEDLE", None)
     inputs = larger_partition(d, node) if kind == "partition" else f"{d}/even"
     if kind not in ("clean", "partition"):
         env["SORTAPP_TEST_NEEDLE"] = f"{node}:{kind}"
-    report = sort(d, inputs, env)
+    report = sort(d, inputs, env, nodes, extra)
     if kind == "partition":
         shutil.rmtree(inputs)
     return report is not None and judge(kind, node, report, verbose)
 
 
 def kinds_seen_here(d, kinds):
-    """The kinds whose counters can be seen where `d` is: the disk and memory needles need a
-    block device under it (on a tmpfs there is no device to count and nothing to page in)."""
+    """The kinds whose counters can be seen here: the disk and memory needles need a block
+    device under `d` (on a tmpfs there is no device to count and nothing to page in), the cpu
+    needle a CPU for each of its nodes."""
+    if "cpu" in kinds and len(os.sched_getaffinity(0)) < 2:
+        print("one CPU here: the cpu needle is skipped")
+        kinds = [k for k in kinds if k != "cpu"]
     if os.major(os.stat(d).st_dev) != 0:
         return kinds
     print(f"{d} is on no block device: the disk and memory needles are skipped")
@@ -142,7 +154,7 @@ def kinds_seen_here(d, kinds):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=1)
-    ap.add_argument("--kinds", default="clean,partition,disk,memory")
+    ap.add_argument("--kinds", default=",".join(ALL_KINDS))
     ap.add_argument("--records", type=int, default=1_000_000)
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args()

@@ -22,7 +22,9 @@ struct CounterSample {
     // What the program says of itself (Sampler::Progress): its phase (an index into the
     // program's own table of phase names) and the work done so far.
     uint32_t phase = 0;
-    uint32_t cpus = 0;  // online CPUs of the host (the host CPU figures are summed over them)
+    // The CPUs the host CPU figures are summed over: the host's online CPUs, or those this
+    // process may run on when it is bound to fewer (msgrun --bind-to core): the CPUs it shares.
+    uint32_t cpus = 0;
     uint64_t records = 0;
     uint64_t bytes = 0;
     // CPU time, microseconds: this process (user, system) and the whole host (user + nice,
@@ -51,6 +53,10 @@ struct CounterSample {
     uint64_t major_faults = 0;
     uint64_t minor_faults = 0;
     uint64_t rss_bytes = 0;
+    // CPU time (user + system, microseconds) of this job's other processes on this host whose
+    // time falls on the CPUs of the host figures (JobMates): not "other processes" in the
+    // rates. 0 where the program does not count them.
+    uint64_t job_cpu_us = 0;
 };
 
 // What happened between two samples, as rates and shares (a later sample `b`, an earlier `a`).
@@ -62,7 +68,8 @@ struct CounterRates {
     double host_busy = 0;       // share of the host's CPU time busy (user + system), 0..1
     double host_iowait = 0;     // share of the host's CPU time in iowait, 0..1
     double host_steal = 0;      // share stolen by the hypervisor, 0..1
-    double other_cpu = 0;       // share of the host's CPU time busy in other processes, 0..1
+    double other_cpu = 0;       // share of the host's CPU time busy in processes not this
+                                // job's (neither this one nor its job mates), 0..1
     double proc_read_mb_s = 0;  // MB = 10^6 bytes
     double proc_write_mb_s = 0;
     double dev_read_mb_s = 0;
@@ -80,6 +87,29 @@ struct CounterRates {
 // gives all-zero rates; a counter that went backwards (a device that came and went, a counter
 // reset) counts as 0 for that interval rather than wrapping to a huge unsigned difference.
 CounterRates rates(const CounterSample &a, const CounterSample &b);
+
+// The other processes of this process's job on this host, as its launcher started them: the
+// other children of its parent (msgrun's ranks, slurmstepd's tasks, a PMIx daemon's ranks) of
+// the same user, found once, when made. Their CPU time is the job's own, not a disturbance
+// ("other processes") of this one. When this process is bound to fewer CPUs than the host's
+// (msgrun --bind-to core), only the mates bound within its CPUs count: the host figures cover
+// those CPUs only.
+class JobMates {
+  public:
+    // Scans /proc for the mates.
+    static JobMates find();
+    // Their CPU time, user + system, microseconds so far; a mate that has ended keeps its last.
+    uint64_t cpu_us();
+    std::size_t count() const { return mates_.size(); }
+
+  private:
+    struct Mate {
+        int pid = 0;
+        uint64_t start_ticks = 0;  // tells the mate from a later process given its pid
+        uint64_t cpu_us = 0;
+    };
+    std::vector<Mate> mates_;
+};
 
 // Reads the counters of this process and host now: /proc/self/stat, /proc/stat, /proc/self/io
 // and, when `block_device` is not empty, /sys/block/<block_device>/stat. A file that is missing
@@ -102,8 +132,11 @@ namespace counters_parse {
 // /proc/self/stat: minflt, majflt, utime, stime (clock ticks of `ticks_per_s`), rss (pages of
 // `page_bytes`).
 bool proc_self_stat(std::string_view text, long ticks_per_s, long page_bytes, CounterSample &s);
-// /proc/stat's first "cpu" line, in clock ticks of `ticks_per_s`.
-bool host_stat(std::string_view text, long ticks_per_s, CounterSample &s);
+// /proc/stat's first "cpu" line, in clock ticks of `ticks_per_s`; with `only` not empty, the
+// sum of its "cpuN" lines for the N in `only` instead (false unless each is there), and
+// s.cpus becomes their number.
+bool host_stat(std::string_view text, long ticks_per_s, CounterSample &s,
+               const std::vector<int> &only = {});
 // /proc/self/io: read_bytes and write_bytes (each left as it is when its line is missing).
 bool proc_io(std::string_view text, CounterSample &s);
 // /sys/block/DEV/stat: sectors read and written (x 512), requests in flight, io_ticks (ms).

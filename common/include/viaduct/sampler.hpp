@@ -65,6 +65,11 @@ class Sampler {
     void stop();
     // Takes a sample now, on the calling thread, and adds it to the ring.
     CounterSample sample_now();
+    // From now on each sample counts the CPU time of this process's job mates on this host
+    // (JobMates, looked for now: call it once every process of the job has started), so that
+    // the job's own processes are not "other processes" in its rates. For the processes of a
+    // distributed job only: a program run from a shell has no job mates, but siblings.
+    void count_job_mates();
 
     // The ring's samples, oldest first.
     std::vector<CounterSample> samples() const;
@@ -95,6 +100,7 @@ class Sampler {
 
     // Serialises whole samples, so the ring is in the order the samples were read.
     std::mutex sampling_;
+    std::optional<JobMates> mates_;  // guarded by sampling_
 
     mutable std::mutex ring_mutex_;
     std::vector<CounterSample> ring_;

@@ -3,6 +3,7 @@
 #include "node/test_needle.hpp"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -249,8 +250,13 @@ TestNeedle::~TestNeedle() {
 
 void TestNeedle::start_hogs() {
     const pid_t node = getpid();
-    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    for (long i = 0; i < std::max(1L, cpus); ++i) {
+    // Eight for each CPU the node may run on (the children inherit them): the scheduler shares
+    // a CPU by thread, and the node's few busy threads then keep a third of it or less.
+    cpu_set_t mine;
+    CPU_ZERO(&mine);
+    const long cpus = sched_getaffinity(0, sizeof mine, &mine) == 0 ? CPU_COUNT(&mine)
+                                                                    : sysconf(_SC_NPROCESSORS_ONLN);
+    for (long i = 0; i < 8 * std::max(1L, cpus); ++i) {
         const pid_t pid = fork();
         if (pid == 0) hog(node);
         if (pid > 0) hogs_.push_back(pid);

@@ -3,14 +3,16 @@
 // so that a test can check that the needle finder (sortapp/needle.hpp) names that node and the
 // cause its counters show. Nothing happens without the variable; another rank ignores it.
 //
-// cpu: other processes take the node's CPU. The node forks one spinning child per online CPU
-//   when it starts, at its own priority and on its own CPUs (both inherited). They are processes,
-//   not threads: the counters tell the node's CPU (/proc/self/stat) from other processes' (the
-//   host's /proc/stat less the node's), and a thread of the node would count as its own. A child
-//   dies with the node: PR_SET_PDEATHSIG (SIGKILL) covers a node killed or ended by a signal,
-//   and the TestNeedle's destructor kills and reaps them when the node returns. Where nodes
-//   share a host (sortapp run), the children take every node's CPU and show in every node's
-//   counters alike: only a node alone on its host can be singled out by them.
+// cpu: other processes take the node's CPU. The node forks eight spinning children per CPU it
+//   may run on when it starts, at its own priority and on its own CPUs (both inherited). They
+//   are processes, not threads: the counters tell the node's CPU (/proc/self/stat) and its job
+//   mates' (viaduct::JobMates) from other processes' (the host's /proc/stat less those), and a
+//   thread of the node would count as its own; the children are the node's, not its launcher's,
+//   so they are no job mates. A child dies with the node: PR_SET_PDEATHSIG (SIGKILL) covers a
+//   node killed or ended by a signal, and the TestNeedle's destructor kills and reaps them when
+//   the node returns. Where nodes share a host's CPUs (sortapp run), the children take every
+//   node's CPU and show in every node's counters alike; under --bind-to core they take the
+//   node's own CPU (and that of the node or monitor bound beside it) only.
 //
 // disk: the node's disk is slow: busy all the time, moving few bytes. For every
 //   disk_share_of_progress bytes that phases 1 and 2 move, the thread that moved them has

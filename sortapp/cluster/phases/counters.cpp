@@ -59,6 +59,8 @@ void start_sampling(Node &n) {
         n.sampler = std::make_unique<viaduct::Sampler>(
             n.opts.sample_hz, viaduct::ring_for_an_hour(n.opts.sample_hz),
             viaduct::block_device_for(n.scratch), [&n] { return progress_of(n); });
+        // Every process of the job has joined it by now: the mates found are all there are.
+        n.sampler->count_job_mates();
         n.sampler->start();
     } catch (const std::exception &e) {
         // The sort does not need its counters: it goes on, and the monitor gets none.

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """msgrun's care of its ranks: signals reach every rank and what it started, no rank outlives
-msgrun, --timeout ends with SIGTERM then SIGKILL, a rank's fatal signal is named.
+msgrun, --timeout ends with SIGTERM then SIGKILL, a rank's fatal signal is named, --bind-to
+core puts each rank on a CPU of its own.
 
 usage: launcher_test.py SCENARIO        (msgrun from VIADUCT_MSGRUN)
        launcher_test.py rank MODE DIR   (what msgrun runs as each rank)
 Scenarios: forward_term, second_signal, stopped_rank, msgrun_killed, timeout_grace,
-failure_grace, rank_signal, tty_stdin.
+failure_grace, rank_signal, tty_stdin, bind_core.
 The test waits on files the ranks write (their pids, the signals they saw), never on sleeps.
 """
 import os
@@ -58,6 +59,12 @@ def rank_main(mode, d):
         write_atomically(f"{d}/pid.{rank}", str(os.getpid()))
         if rank == "1":
             return 3
+    elif mode == "affinity":
+        # Its CPUs and those of a process it starts (which inherits them).
+        child = subprocess.run([sys.executable, "-c", "import os; print(sorted(os.sched_getaffinity(0)))"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+        write_atomically(f"{d}/cpus.{rank}", f"{sorted(os.sched_getaffinity(0))} {child}")
+        return 0
     elif mode == "segv":
         if rank == "1":
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -331,8 +338,28 @@ def rank_signal(d):
     check("rank 1 killed by SIGSEGV" in err, f"SIGSEGV not named")
 
 
+def bind_core(d):
+    """--bind-to core: rank r and what it starts run on the (r mod k)-th of msgrun's k CPUs
+    only; --bind-to none (the default) leaves them all; another word is a usage error."""
+    mine = sorted(os.sched_getaffinity(0))
+    n = len(mine) + 1  # one more rank than CPUs: the binding wraps round
+    for opts, want in (((), lambda r: mine), (("--bind-to", "core"), lambda r: [mine[r % len(mine)]]),
+                       (("--bind-to", "none"), lambda r: mine)):
+        for f in os.listdir(d):
+            os.unlink(f"{d}/{f}")
+        rc, _ = finish(msgrun(d, n, "affinity", *opts), d, f"bind {opts}")
+        check(rc == 0, f"msgrun {opts}: exit {rc}")
+        for r in range(n):
+            with open(f"{d}/cpus.{r}") as f:
+                got = f.read()
+            check(got == f"{want(r)} {want(r)}", f"{opts}: rank {r} on CPUs {got}, want {want(r)}")
+    rc, err = finish(msgrun(d, 2, "affinity", "--bind-to", "socket"), d, "bind socket")
+    check(rc == 2 and "--bind-to" in err, f"--bind-to socket: exit {rc}, want 2 naming the option")
+
+
 SCENARIOS = {f.__name__: f for f in (forward_term, second_signal, stopped_rank, msgrun_killed,
-                                     timeout_grace, failure_grace, rank_signal, tty_stdin)}
+                                     timeout_grace, failure_grace, rank_signal, tty_stdin,
+                                     bind_core)}
 
 
 def main():
