@@ -290,7 +290,8 @@ TEST_CASE("a node's counters answer on the wire; more than an answer may hold is
     CHECK(answer(a).empty());
     cl::CountersAnswer bad = a;
     bad.samples.pop_back();
-    CHECK(answer(bad) == "samples of 351 bytes, not whole samples");
+    CHECK(answer(bad) ==
+          "samples of " + std::to_string(2 * cl::kSampleBytes - 1) + " bytes, not whole samples");
     bad = a;
     bad.end = 8;  // two samples from number 7, yet the newest is number 7
     CHECK(answer(bad) == "samples numbered past the newest the node says it has");
