@@ -162,12 +162,21 @@ void print_expectation(FILE *text, const SortOptions &o, const DiskBandwidth &di
     }
 }
 
-// "total 12.34 s  expected ...": the whole sort against its expectation.
-std::string total_line(const LocalSortResult &result) {
+// CPU-seconds (user + system, every phase) per GB (10^9 bytes) of input; 0 for no input.
+double cpu_per_gb(const SortOptions &o, const LocalSortResult &result) {
+    double cpu = 0;
+    for (const PhaseReport &r : result.phases) cpu += r.cpu_seconds;
+    const double gb = static_cast<double>(result.records) * o.format.record_size / 1e9;
+    return gb > 0 ? cpu / gb : 0;
+}
+
+// "total 12.34 s  1.23 CPU-s/GB  expected ...": the whole sort against its expectation.
+std::string total_line(const SortOptions &o, const LocalSortResult &result) {
     double total = 0, expected = 0;
     for (const PhaseReport &r : result.phases) total += r.seconds, expected += r.expected_seconds;
-    char line[160];
-    int n = std::snprintf(line, sizeof line, "total     %8.2f s", total);
+    char line[200];
+    int n = std::snprintf(line, sizeof line, "total     %8.2f s  %.2f CPU-s/GB", total,
+                          cpu_per_gb(o, result));
     if (expected > 0)
         std::snprintf(line + n, sizeof line - n, "  expected %.2f s  actual/expected %.2f",
                       expected, total / expected);
@@ -194,12 +203,13 @@ void print_result(const SortOptions &o, const DiskBandwidth &disk, const LocalSo
                                       {"disk_read_mb_s", disk.read_mb_s},
                                       {"disk_write_mb_s", disk.write_mb_s},
                                       {"seconds", total},
+                                      {"cpu_seconds_per_gb", cpu_per_gb(o, result)},
                                       {"expected_seconds", expected},
                                       {"phases", phases}};
         if (!timeline.empty()) doc["timeline"] = timeline;
         std::printf("%s\n", cli::dump(doc).c_str());
     } else {
-        std::printf("%s\n", total_line(result).c_str());
+        std::printf("%s\n", total_line(o, result).c_str());
     }
 }
 
@@ -247,7 +257,8 @@ struct LocalRun {
 void finish_timeline(const LocalArgs &a, const LocalSortResult &result, const Status &s,
                      LocalRun &run) {
     if (!run.recorder || (!s && run.done.phase() == 0)) return;
-    std::string report = run.report + (s ? total_line(result) : "failed: " + s.message()) + "\n";
+    std::string report =
+        run.report + (s ? total_line(a.o, result) : "failed: " + s.message()) + "\n";
     try {
         run.timeline = run.recorder->finish(timeline_title(a, result, !s), std::move(report));
     } catch (const std::runtime_error &e) {

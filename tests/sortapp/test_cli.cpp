@@ -113,11 +113,19 @@ TEST_CASE("sortapp local sorts, sortcheck confirms with the generator's checksum
         for (const char *phase : {"phase 1", "phase 2"}) {
             std::string line = line_starting(plain.out, phase);
             INFO(line);
-            double secs = -1, rate = -1, cpu = -1, expected = -1, ratio = -1;
+            double secs = -1, rate = -1, cpu = -1, per_gb = -1, expected = -1, ratio = -1;
             CHECK(std::sscanf(line.c_str() + 7,
-                              " %lf s %lf MB/s cpu %lf%% expected %lf s actual/expected %lf", &secs,
-                              &rate, &cpu, &expected, &ratio) == 5);
+                              " %lf s %lf MB/s cpu %lf%% %lf CPU-s/GB expected %lf s "
+                              "actual/expected %lf",
+                              &secs, &rate, &cpu, &per_gb, &expected, &ratio) == 6);
             CHECK(secs > 0);
+            // CPU-seconds per GB: the CPU share times the seconds, over the phase's input, within
+            // the rounding of the printed figures (cpu to 0.5%, seconds to 0.005 s, CPU-s/GB to
+            // 0.005).
+            const double gb = bytes / 1e9;
+            const double rounding = (0.005 * secs + cpu / 100 * 0.005) / gb + 0.005;
+            CHECK(per_gb > 0);
+            CHECK(per_gb == Approx(cpu / 100 * secs / gb).margin(rounding));
             CHECK(expected > 0);
             const double want = std::string(phase) == "phase 1" ? pass : passes * pass;
             CHECK(expected == Approx(want).margin(0.0051));  // printed with 2 decimals

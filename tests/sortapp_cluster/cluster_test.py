@@ -71,7 +71,24 @@ def sort_and_validate(d, nodes, what, rec=100, key=10, extra=(), balance=None):
     for k, f in enumerate(outputs):
         check(os.path.getsize(f) == parts[k] * rec, f"{what}: out.{k} holds "
               f"{os.path.getsize(f)} bytes, partition {parts[k]} records")
+    check_cpu_per_gb(report, what)
     return report
+
+
+def check_cpu_per_gb(report, what):
+    """The report's CPU-seconds per GB: the job's is the nodes' plus the monitor's; the nodes'
+    whole processes took at least what their phases did; every phase of the table is there.
+    Nothing sorted: all 0."""
+    cpu = report["cpu_seconds_per_gb"]
+    phases = {p["phase"] for n in report["per_node"] for p in n["phases"]}
+    if report["records"] == 0:
+        check(cpu["total"] == 0 and not cpu["phases"], f"{what}: CPU per GB of nothing: {cpu}")
+        return
+    check(cpu["nodes"] > 0 and cpu["monitor"] >= 0 and
+          abs(cpu["total"] - cpu["nodes"] - cpu["monitor"]) <= 0.002 and
+          cpu["nodes"] >= sum(cpu["phases"].values()) - 0.001 * (1 + len(cpu["phases"])) and
+          set(cpu["phases"]) == phases and all(v >= 0 for v in cpu["phases"].values()),
+          f"{what}: CPU per GB {cpu}, phases {sorted(phases)}")
 
 
 def scenario_distributions(d):

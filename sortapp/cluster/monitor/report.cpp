@@ -4,6 +4,8 @@
 // or as one JSON object.
 #include "sortapp/report.hpp"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -11,6 +13,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "monitor/state.hpp"
@@ -49,7 +52,41 @@ struct Report {
     std::vector<std::vector<PhaseFigures>> per;  // all phases per node, in order
     std::vector<Needle> needles;
     std::vector<StaleFigure> stale;
+    // CPU-seconds (user + system) per GB of input: each phase's over all nodes, in the order
+    // the phases first appear; the nodes' whole processes from start to end (their last
+    // counter sample: shadow threads and the steps between phases included); the monitor's
+    // own; and the job's, nodes and monitor. All 0 when no record was sorted.
+    std::vector<std::pair<std::string, double>> cpu_per_gb;
+    double nodes_cpu_per_gb = 0;
+    double monitor_cpu_per_gb = 0;
+    double cpu_per_gb_total = 0;
 };
+
+// Report::cpu_per_gb and the rest. A node whose counters never arrived counts its phases.
+void add_cpu_per_gb(const JobFigures &job, double gb, Report &r) {
+    if (!(gb > 0)) return;
+    for (size_t i = 0; i < r.per.size(); ++i) {
+        double phases = 0;
+        for (const PhaseFigures &f : r.per[i]) {
+            auto it = std::find_if(r.cpu_per_gb.begin(), r.cpu_per_gb.end(),
+                                   [&f](const auto &p) { return p.first == f.phase; });
+            if (it == r.cpu_per_gb.end()) it = r.cpu_per_gb.insert(it, {f.phase, 0.0});
+            it->second += f.cpu_seconds / gb;
+            phases += f.cpu_seconds;
+        }
+        const bool sampled = i < job.counters.size() && !job.counters[i].samples.empty();
+        const viaduct::CounterSample *last = sampled ? &job.counters[i].samples.back() : nullptr;
+        const double whole =
+            last != nullptr ? static_cast<double>(last->proc_user_us + last->proc_sys_us) / 1e6 : 0;
+        r.nodes_cpu_per_gb += std::max(whole, phases) / gb;
+    }
+    rusage ru{};
+    if (getrusage(RUSAGE_SELF, &ru) == 0) {
+        auto seconds = [](const timeval &t) { return t.tv_sec + t.tv_usec / 1e6; };
+        r.monitor_cpu_per_gb = (seconds(ru.ru_utime) + seconds(ru.ru_stime)) / gb;
+    }
+    r.cpu_per_gb_total = r.nodes_cpu_per_gb + r.monitor_cpu_per_gb;
+}
 
 double mbps(const PhaseFigures &f) {
     uint64_t b = std::max({f.bytes_read + f.bytes_received, f.bytes_written});
@@ -132,6 +169,7 @@ Report gather(const JobOptions &o, JobFigures &job) {
         if (i < job.merge.size()) r.per[i].push_back(job.merge[i]);
     }
     r.needles = job_needles(o, job, r.per);
+    add_cpu_per_gb(job, static_cast<double>(r.records * o.params.record_size) / 1e9, r);
     // Only phases 1 and 2 are judged on the node itself (sortapp local's code), which then
     // marks its cached figure; the monitor judges phase 3b and the river's phases.
     const bool three_phase = o.params.algorithm != kRiver;
@@ -316,6 +354,12 @@ void print_json(const JobOptions &o, int nodes, const JobFigures &job, const Rep
     doc["straggler_threshold"] = o.straggler;
     doc["needles"] = needles;
     doc["stale_figures"] = stale_json(r.stale);
+    Json cpu_phases = Json::object();
+    for (const auto &[phase, v] : r.cpu_per_gb) cpu_phases[phase] = rounded(v, 3);
+    doc["cpu_seconds_per_gb"] = {{"total", rounded(r.cpu_per_gb_total, 3)},
+                                 {"nodes", rounded(r.nodes_cpu_per_gb, 3)},
+                                 {"monitor", rounded(r.monitor_cpu_per_gb, 3)},
+                                 {"phases", cpu_phases}};
     std::printf("%s\n", doc.dump(-1, ' ', false, Json::error_handler_t::replace).c_str());
 }
 
@@ -375,6 +419,16 @@ std::string text_report(const JobOptions &o, int nodes, const JobFigures &job, c
         out += printed(" %llu", static_cast<unsigned long long>(c));
     out += printed(" (largest %.2f%% over the mean)\n", 100 * (balance(job.partition_records) - 1));
     add_counters(out, o, job);
+    if (r.cpu_per_gb_total > 0) {
+        out += printed(
+            "CPU: %.2f CPU-seconds per GB sorted (user + system: the nodes' processes %.2f, the "
+            "monitor %.2f); by phase, over the nodes:",
+            r.cpu_per_gb_total, r.nodes_cpu_per_gb, r.monitor_cpu_per_gb);
+        for (size_t k = 0; k < r.cpu_per_gb.size(); ++k)
+            out += printed("%s %s %.2f", k == 0 ? "" : ",", r.cpu_per_gb[k].first.c_str(),
+                           r.cpu_per_gb[k].second);
+        out += printed("\n");
+    }
     if (r.needles.empty())
         out += printed("needles: none (threshold %.2fx the median)\n", o.straggler);
     for (const Needle &n : r.needles) out += printed("%s\n", n.text.c_str());

@@ -22,6 +22,8 @@ struct PhaseReport {
 
     double mb_per_s() const { return seconds > 0 ? bytes / seconds / 1e6 : 0; }
     double cpu_percent() const { return seconds > 0 ? 100 * cpu_seconds / seconds : 0; }
+    // CPU-seconds (user + system) per GB (10^9 bytes) of the phase's input; 0 for none.
+    double cpu_per_gb() const { return bytes > 0 ? cpu_seconds / (bytes / 1e9) : 0; }
     double ratio() const { return expected_seconds > 0 ? seconds / expected_seconds : 0; }
     std::string to_text() const;
     std::string to_json() const;

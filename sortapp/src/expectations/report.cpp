@@ -30,8 +30,8 @@ Stopwatch Stopwatch::now() {
 
 std::string PhaseReport::to_text() const {
     char line[256];
-    std::snprintf(line, sizeof line, "%-9s %8.2f s %9.1f MB/s  cpu %4.0f%%", name.c_str(), seconds,
-                  mb_per_s(), cpu_percent());
+    std::snprintf(line, sizeof line, "%-9s %8.2f s %9.1f MB/s  cpu %4.0f%% %6.2f CPU-s/GB",
+                  name.c_str(), seconds, mb_per_s(), cpu_percent(), cpu_per_gb());
     std::string s = line;
     if (expected_seconds > 0) {
         std::snprintf(line, sizeof line, "  expected %7.2f s  actual/expected %.2f",
@@ -49,6 +49,8 @@ std::string PhaseReport::to_json() const {
                                       {"seconds", seconds},
                                       {"mb_per_s", mb_per_s()},
                                       {"cpu_percent", cpu_percent()},
+                                      {"cpu_seconds", cpu_seconds},
+                                      {"cpu_seconds_per_gb", cpu_per_gb()},
                                       {"expected_seconds", expected_seconds},
                                       {"actual_over_expected", ratio()},
                                       {"stale_figure", stale},
