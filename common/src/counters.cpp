@@ -121,12 +121,17 @@ long sysconf_or(int name, long fallback) {
     return v > 0 ? v : fallback;
 }
 
-// The CPUs this thread may run on when they are fewer than the host's `online` CPUs (a rank
-// bound to its own, as by msgrun --bind-to core); empty when it may run on all of them.
+// Whether this thread may run on fewer CPUs than the host's `online` ones (a rank bound to its
+// own, as by msgrun --bind-to core), with those CPUs in `set`.
+bool bound_set(long online, cpu_set_t &set) {
+    CPU_ZERO(&set);
+    return ::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) < online;
+}
+
+// bound_set's CPUs by number; empty when this thread may run on all of the host's.
 std::vector<int> bound_cpus(long online) {
     cpu_set_t set;
-    CPU_ZERO(&set);
-    if (::sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) >= online) return {};
+    if (!bound_set(online, set)) return {};
     std::vector<int> cpus;
     for (int c = 0; c < CPU_SETSIZE; ++c)
         if (CPU_ISSET(c, &set)) cpus.push_back(c);
@@ -315,9 +320,7 @@ JobMates JobMates::find() {
     if (parent <= 1) return m;  // no launcher: started by init, or orphaned
     const long ticks_per_s = sysconf_or(_SC_CLK_TCK, 100);
     cpu_set_t mine;
-    CPU_ZERO(&mine);
-    const bool bound = !bound_cpus(sysconf_or(_SC_NPROCESSORS_ONLN, 1)).empty() &&
-                       ::sched_getaffinity(0, sizeof mine, &mine) == 0;
+    const bool bound = bound_set(sysconf_or(_SC_NPROCESSORS_ONLN, 1), mine);
     std::error_code ec;
     for (const auto &entry : std::filesystem::directory_iterator("/proc", ec)) {
         const std::string name = entry.path().filename().string();

@@ -100,7 +100,6 @@ class JobMates {
     static JobMates find();
     // Their CPU time, user + system, microseconds so far; a mate that has ended keeps its last.
     uint64_t cpu_us();
-    std::size_t count() const { return mates_.size(); }
 
   private:
     struct Mate {

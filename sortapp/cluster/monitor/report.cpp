@@ -4,8 +4,6 @@
 // or as one JSON object.
 #include "sortapp/report.hpp"
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -80,11 +78,7 @@ void add_cpu_per_gb(const JobFigures &job, double gb, Report &r) {
             last != nullptr ? static_cast<double>(last->proc_user_us + last->proc_sys_us) / 1e6 : 0;
         r.nodes_cpu_per_gb += std::max(whole, phases) / gb;
     }
-    rusage ru{};
-    if (getrusage(RUSAGE_SELF, &ru) == 0) {
-        auto seconds = [](const timeval &t) { return t.tv_sec + t.tv_usec / 1e6; };
-        r.monitor_cpu_per_gb = (seconds(ru.ru_utime) + seconds(ru.ru_stime)) / gb;
-    }
+    r.monitor_cpu_per_gb = Stopwatch::now().cpu / gb;
     r.cpu_per_gb_total = r.nodes_cpu_per_gb + r.monitor_cpu_per_gb;
 }
 
