@@ -88,16 +88,13 @@ PhaseReport finish_phase(const char *name, const Stopwatch &start, std::uint64_t
     return r;
 }
 
-// A phase that beat its expectation: warn at once (the figure is stale), re-measure once the
-// sort is over so the measurement has the disk to itself.
+// A phase that beat its expectation: warn at once (the figure is stale); once the sort is over
+// its cache entry is marked stale, never re-measured inside the sort.
 void report_phase(LocalSortResult &result, const DiskBandwidth &disk,
                   const std::function<void(const PhaseReport &)> &on_phase) {
     PhaseReport &r = result.phases.back();
     if (r.stale) {
-        // A node of the distributed sort (its figure marked for the next run) leaves the
-        // warning to the monitor's report, which says it once for the whole job.
-        if (disk.source.on_stale == OnStale::remeasure_now)
-            warn_stale_figure(r.name, r.seconds, r.expected_seconds, disk);
+        if (disk.source.warn_stale) warn_stale_figure(r.name, r.seconds, r.expected_seconds, disk);
         r.note += r.note.empty() ? "figure stale" : "; figure stale";
         result.figure_stale = true;
     }
@@ -238,7 +235,7 @@ Status local_sort(const SortOptions &options_in, const std::string &input,
     SORTAPP_TRY(check_input_unchanged(input, identity_of(in_st)));
     SORTAPP_TRY(out.commit());
     if (result.figure_stale) {
-        result.stale_note = refresh_stale_figure(disk, result.remeasured);
+        result.stale_note = mark_stale_figure(disk);
         for (PhaseReport &r : result.phases)
             if (r.stale) r.note += " (" + result.stale_note + ")";
     }

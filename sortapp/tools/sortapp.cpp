@@ -221,10 +221,12 @@ void print_plan(FILE *text, const LocalArgs &a, const MemoryFigures &mem,
     std::fprintf(text, "memory budget: %.1f MiB%s\n", a.o.memory_budget / 1048576.0,
                  mem.available ? " (from /proc/meminfo and the cgroup limit, less a margin)" : "");
     if (disk.read_mb_s > 0) {
-        std::fprintf(
-            text, "scratch disk: read %.0f MB/s, write %.0f MB/s (%s)\n", disk.read_mb_s,
-            disk.write_mb_s,
-            disk.cached ? "cached measurement" : (a.disk_read > 0 ? "given" : "measured now"));
+        std::fprintf(text, "scratch disk: read %.0f MB/s, write %.0f MB/s (%s)\n", disk.read_mb_s,
+                     disk.write_mb_s,
+                     disk.marked_stale
+                         ? "cached measurement, marked stale: sortapp probe measures it again"
+                     : disk.cached ? "cached measurement"
+                                   : (a.disk_read > 0 ? "given" : "measured now"));
     }
 }
 

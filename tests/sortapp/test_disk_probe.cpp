@@ -1,6 +1,8 @@
 // The disk figures: the cache keeps the conditions beside each figure, a malformed cache is
-// ignored and replaced, a phase far faster than its expectation flags the figure stale and
-// gets it measured again, and `sortapp probe` and `--remeasure` measure for real.
+// ignored and replaced, a phase far faster than its expectation flags the figure stale (kept,
+// never measured again unasked), and `sortapp probe` and `--remeasure` measure for real.
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -87,10 +89,14 @@ TEST_CASE("disk cache: figures and their conditions round-trip, per device", "[d
     CHECK(back.read_mb_s == 300);
     CHECK_FALSE(read_disk_cache(cache, "5", back, warning));
     CHECK(warning.empty());
-    // Marked stale: not used any more, the other device's entry untouched.
+    CHECK_FALSE(back.marked_stale);
+    // Marked stale: still read, flagged; the other device's entry untouched.
     REQUIRE(mark_disk_cache_stale(cache, "2049"));
-    CHECK_FALSE(read_disk_cache(cache, "2049", back, warning));
-    CHECK(read_disk_cache(cache, "77", back, warning));
+    REQUIRE(read_disk_cache(cache, "2049", back, warning));
+    CHECK(back.marked_stale);
+    CHECK(back.read_mb_s == 120.5);
+    REQUIRE(read_disk_cache(cache, "77", back, warning));
+    CHECK_FALSE(back.marked_stale);
 }
 
 TEST_CASE("disk cache: a malformed cache is ignored with a warning", "[disk_probe]") {
@@ -163,7 +169,8 @@ TEST_CASE("disk probe: a malformed cache is re-measured and replaced", "[disk_pr
     CHECK_FALSE(again.cached);
 }
 
-TEST_CASE("stale figure: a phase far below its expectation warns and re-measures", "[disk_probe]") {
+TEST_CASE("stale figure: a phase far below its expectation warns and marks it, never measures",
+          "[disk_probe]") {
     TempDir dir;
     GeneratorSpec spec;
     Checksum sum;
@@ -172,38 +179,55 @@ TEST_CASE("stale figure: a phase far below its expectation warns and re-measures
     o.memory_budget = 64u << 20;
     o.scratch_dir = dir.path();
     const std::string cache = dir / "disk.json";
-    // Injected figures from a "busy" measurement: 1 MB at 0.01 MB/s is expected to take
-    // minutes, so any real sort of it beats the expectation.
-    DiskBandwidth slow = sample_figure("1", 0.01);
+    // Injected figures from a "busy" measurement of the test directory's disk, with the probe's
+    // request size and depth: 1 MB at 0.01 MB/s is expected to take minutes, so any real sort
+    // of it beats the expectation.
+    struct stat st {};
+    REQUIRE(::stat(dir.path().c_str(), &st) == 0);
+    const DiskProbeOptions probe = small_probe(dir, cache);
+    DiskBandwidth slow = sample_figure(std::to_string(std::uint64_t(st.st_dev)), 0.01);
     slow.write_mb_s = 0.01;
-    slow.source = small_probe(dir, cache);
+    slow.conditions.io_size = probe.io_size;
+    slow.conditions.io_depth = probe.io_depth;
+    slow.source = probe;
 
-    SECTION("re-measured at once, the cache updated") {
+    SECTION("marked stale in the cache, kept in use, measured again only when asked") {
+        REQUIRE(write_disk_cache(cache, slow));
         LocalSortResult r;
         REQUIRE(local_sort(o, dir / "in", dir / "out", slow, r));
         REQUIRE(r.phases.size() == 1);
         CHECK(r.phases[0].stale);
         CHECK(r.figure_stale);
-        CHECK(r.remeasured.read_mb_s > 0);
-        CHECK_FALSE(r.remeasured.cached);
-        CHECK(r.stale_note.find("re-measured") != std::string::npos);
+        CHECK(r.stale_note.find("sortapp probe") != std::string::npos);
         CHECK(nlohmann::json::parse(r.phases[0].to_json()).at("stale_figure") == true);
+        // Nothing was measured: the entry is the injected one, flagged.
+        CHECK(cached_measured_at(cache) == Approx(slow.conditions.measured_at));
+        DiskBandwidth next;
+        REQUIRE(probe_disk(probe, next));
+        CHECK(next.cached);
+        CHECK(next.marked_stale);
+        CHECK(next.read_mb_s == Approx(0.01));
+        CHECK(nlohmann::json::parse(disk_figure_json(next)).at("stale") == true);
+        // Asked for (sortapp probe, --remeasure): measured, and no longer stale.
+        DiskProbeOptions again = probe;
+        again.remeasure = true;
+        DiskBandwidth fresh;
+        REQUIRE(probe_disk(again, fresh));
+        CHECK_FALSE(fresh.cached);
+        CHECK_FALSE(fresh.marked_stale);
+        CHECK(fresh.read_mb_s > 0.01);
         DiskBandwidth back;
         std::string warning;
-        REQUIRE(read_disk_cache(cache, r.remeasured.conditions.device, back, warning));
-        CHECK(back.conditions.measured_at == Approx(r.remeasured.conditions.measured_at));
+        REQUIRE(read_disk_cache(cache, fresh.conditions.device, back, warning));
+        CHECK_FALSE(back.marked_stale);
+        CHECK(back.conditions.measured_at == Approx(fresh.conditions.measured_at));
     }
-    SECTION("marked for the next run") {
-        REQUIRE(write_disk_cache(cache, slow));
-        slow.source.on_stale = OnStale::remeasure_next_run;
+    SECTION("without a cache nothing is marked or measured") {
+        slow.source.cache_path.clear();
         LocalSortResult r;
         REQUIRE(local_sort(o, dir / "in", dir / "out", slow, r));
         CHECK(r.figure_stale);
-        CHECK(r.remeasured.read_mb_s == 0);
-        DiskBandwidth back;
-        std::string warning;
-        CHECK_FALSE(read_disk_cache(cache, "1", back, warning));
-        CHECK(warning.empty());
+        CHECK(r.stale_note.find("sortapp probe") != std::string::npos);
     }
     SECTION("a figure that was not beaten is not stale") {
         DiskBandwidth fast = sample_figure("1", 1e6);

@@ -38,9 +38,6 @@ struct StaleFigure {
     size_t node;
     std::string phase;
     double seconds, expected;
-    // Phases 1 and 2: the node marked its cached figure, its next run measures again. Phase
-    // 3b's and the river's are judged by the monitor: `--remeasure` renews every node's.
-    bool node_remeasures;
 };
 
 // What the report prints, gathered from the job's figures.
@@ -164,14 +161,12 @@ Report gather(const JobOptions &o, JobFigures &job) {
     }
     r.needles = job_needles(o, job, r.per);
     add_cpu_per_gb(job, static_cast<double>(r.records * o.params.record_size) / 1e9, r);
-    // Only phases 1 and 2 are judged on the node itself (sortapp local's code), which then
-    // marks its cached figure; the monitor judges phase 3b and the river's phases.
-    const bool three_phase = o.params.algorithm != kRiver;
+    // Phases 1 and 2 are also judged on the node itself (sortapp local's code), which marks
+    // its cached figure stale; nothing is measured again unless asked (--remeasure).
     for (size_t i = 0; i < r.per.size(); ++i)
         for (const PhaseFigures &f : r.per[i])
             if (beats_expectation(f.seconds, f.expected_seconds))
-                r.stale.push_back({i, f.phase, f.seconds, f.expected_seconds,
-                                   three_phase && f.phase != "phase 3b"});
+                r.stale.push_back({i, f.phase, f.seconds, f.expected_seconds});
     return r;
 }
 
@@ -223,8 +218,7 @@ Json stale_json(const std::vector<StaleFigure> &stale) {
                        {"phase", f.phase},
                        {"seconds", rounded(f.seconds, 4)},
                        {"expected_seconds", rounded(f.expected, 4)},
-                       {"times_faster", rounded(f.expected / std::max(f.seconds, 1e-9), 2)},
-                       {"remeasure", f.node_remeasures ? "next run" : "--remeasure"}});
+                       {"times_faster", rounded(f.expected / std::max(f.seconds, 1e-9), 2)}});
     return out;
 }
 
@@ -260,12 +254,13 @@ struct StalePhase {
 };
 
 // The stale figures as one cause, in one line: which nodes ran which phases how much faster
-// than their disk figures predicted, and when the figures are measured again. The per-node
+// than their disk figures predicted, and how to measure them again (only when asked: a probe
+// inside a sort would slow the sort). The per-node
 // figures are the JSON's (stale_figures) and the timeline's.
 std::string stale_cause(const std::vector<StaleFigure> &stale) {
     if (stale.empty()) return "";
     std::vector<StalePhase> phases;
-    std::vector<size_t> all, marked;
+    std::vector<size_t> all;
     for (const StaleFigure &f : stale) {
         auto it = std::find_if(phases.begin(), phases.end(),
                                [&](const StalePhase &p) { return p.phase == f.phase; });
@@ -276,12 +271,9 @@ std::string stale_cause(const std::vector<StaleFigure> &stale) {
         it->least = std::min(it->least, x);
         it->most = std::max(it->most, x);
         all.push_back(f.node);
-        if (f.node_remeasures) marked.push_back(f.node);
     }
-    for (auto *v : {&all, &marked}) {
-        std::sort(v->begin(), v->end());
-        v->erase(std::unique(v->begin(), v->end()), v->end());
-    }
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
     for (StalePhase &p : phases) std::sort(p.nodes.begin(), p.nodes.end());
     const bool same = std::all_of(phases.begin(), phases.end(),
                                   [&](const StalePhase &p) { return p.nodes == all; });
@@ -301,14 +293,7 @@ std::string stale_cause(const std::vector<StaleFigure> &stale) {
             out += (i == 0 ? "" : ", ") + phases[i].phase + (i == 0 ? " ran " : " ") +
                    phases[i].range() + (i == 0 ? faster : "") + " on " + node_list(phases[i].nodes);
     }
-    if (marked == all)
-        out += "; re-measured at the next run (--remeasure to do it now)";
-    else if (marked.empty())
-        out += "; run with --remeasure to measure every disk again";
-    else
-        out +=
-            "; " + node_list(marked) + " re-measured at the next run, the others with --remeasure";
-    return out;
+    return out + "; kept until --remeasure (or sortapp probe) measures the disks again";
 }
 
 void print_json(const JobOptions &o, int nodes, const JobFigures &job, const Report &r,
@@ -434,10 +419,8 @@ std::string text_report(const JobOptions &o, int nodes, const JobFigures &job, c
 std::string stale_details(const std::vector<StaleFigure> &stale) {
     std::string out;
     for (const StaleFigure &s : stale)
-        out +=
-            printed("stale figure: node %zu, %s, %.3f s against %.3f s expected (re-measured %s)\n",
-                    s.node, s.phase.c_str(), s.seconds, s.expected,
-                    s.node_remeasures ? "at the next run" : "with --remeasure");
+        out += printed("stale figure: node %zu, %s, %.3f s against %.3f s expected\n", s.node,
+                       s.phase.c_str(), s.seconds, s.expected);
     return out;
 }
 

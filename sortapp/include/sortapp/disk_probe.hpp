@@ -11,12 +11,6 @@
 
 namespace sortapp {
 
-// What to do when a phase beats the expectation the cached figure gave.
-enum class OnStale {
-    remeasure_now,       // measure again at once (the sort is over: the disk is ours)
-    remeasure_next_run,  // mark the cache entry stale (other processes still use the disk)
-};
-
 struct DiskProbeOptions {
     std::string dir;         // directory on the disk to measure; the probe file goes there
     std::string cache_path;  // empty: no cache
@@ -25,7 +19,9 @@ struct DiskProbeOptions {
     unsigned io_depth = 15;
     double max_seconds = 5;  // each of the three sweeps stops after this long
     bool remeasure = false;  // ignore the cache
-    OnStale on_stale = OnStale::remeasure_now;
+    // A phase that beats the figure warns on stderr (sortapp local); a node of the
+    // distributed sort leaves that to the monitor's report, which says it once for the job.
+    bool warn_stale = true;
 };
 
 // The circumstances of one measurement: a figure is only as good as these.
@@ -44,7 +40,11 @@ struct DiskConditions {
 struct DiskBandwidth {
     double read_mb_s = 0;  // MB = 10^6 bytes
     double write_mb_s = 0;
-    bool cached = false;    // read from the cache rather than measured now
+    bool cached = false;  // read from the cache rather than measured now
+    // The cache entry was marked stale by a sort that beat it. It is still used: only
+    // `sortapp probe` or --remeasure measures again, never a sort unasked (that would put the
+    // probe's seconds inside a timed run).
+    bool marked_stale = false;
     double mixed_mb_s = 0;  // bytes read plus written per second, both going on at once
     DiskConditions conditions;
     // Where the figure came from, so a stale one can be measured again; empty dir: given
@@ -57,19 +57,20 @@ struct DiskBandwidth {
 };
 
 // The cached figure for the directory's device when there is a sound one taken with the same
-// request size and depth (unless options.remeasure), else a fresh measurement, cached.
+// request size and depth (unless options.remeasure), else a fresh measurement, cached. An entry
+// marked stale is used all the same (marked_stale says so).
 Status probe_disk(const DiskProbeOptions &options, DiskBandwidth &out);
 
 // Measures now, never looks at or writes the cache. The probe file is removed on every path.
 Status measure_disk(const DiskProbeOptions &options, DiskBandwidth &out);
 
 // The cache file is untrusted input: anything malformed is not used (and `warning` says why);
-// false also when there is no entry for the device or the entry is marked stale.
+// false also when there is no entry for the device.
 bool read_disk_cache(const std::string &path, const std::string &device, DiskBandwidth &out,
                      std::string &warning);
 // Replaces the device's entry (the file is written whole and renamed into place).
 Status write_disk_cache(const std::string &path, const DiskBandwidth &figure);
-// Marks the device's entry stale, so the next probe_disk measures again.
+// Marks the device's entry stale: still used, and said so, until measured again.
 Status mark_disk_cache_stale(const std::string &path, const std::string &device);
 
 // The figure and its conditions as one JSON object.
@@ -79,9 +80,10 @@ std::string disk_figure_json(const DiskBandwidth &figure);
 // and under which load it was measured.
 void warn_stale_figure(const std::string &phase, double actual, double expected,
                        const DiskBandwidth &used);
-// Then, as used.source.on_stale says, measures again (`fresh`, cached) or marks the cache
-// entry stale. Returns a note for the report. Figures given by hand are left alone.
-std::string refresh_stale_figure(const DiskBandwidth &used, DiskBandwidth &fresh);
+// Then marks the cache entry stale, without measuring: the disk is measured again only when
+// asked (`sortapp probe`, --remeasure). Returns a note for the report. Figures given by hand
+// are left alone.
+std::string mark_stale_figure(const DiskBandwidth &used);
 
 // ${XDG_CACHE_HOME:-$HOME/.cache}/viaduct/sortapp-disk.json, HOME from the password database
 // when unset; "" (no cache) when there is no home. Only absolute directories count.

@@ -21,11 +21,10 @@ struct LocalSortResult {
     MemoryPlan memory;
     MergePlan merge;
     std::vector<PhaseReport> phases;
-    // A phase beat its expectation: the disk figure was stale. After the sort it was measured
-    // again (`remeasured`, cached) or marked for the next run, as disk.source.on_stale says.
+    // A phase beat its expectation: the disk figure was stale. After the sort its cache entry
+    // was marked stale (stale_note says so); nothing was measured.
     bool figure_stale = false;
     std::string stale_note;
-    DiskBandwidth remeasured;
 };
 
 // Sorts input into output. Output appears only when everything worked: the records are

@@ -219,7 +219,7 @@ bool read_entry(const CacheDir &dir, const std::string &device, DiskBandwidth &o
     json doc;
     if (!load(dir, doc, warning)) return false;
     const json &e = field(doc["devices"], device.c_str());
-    if (e.is_null() || field(e, "stale") == true) return false;
+    if (e.is_null()) return false;
     std::string why;
     DiskBandwidth b;
     if (!parse_entry(e, b, why)) {
@@ -228,6 +228,7 @@ bool read_entry(const CacheDir &dir, const std::string &device, DiskBandwidth &o
         return false;
     }
     out = b;
+    out.marked_stale = field(e, "stale") == true;
     return true;
 }
 
@@ -329,6 +330,7 @@ Status mark_disk_cache_stale(const std::string &path, const std::string &device)
 std::string disk_figure_json(const DiskBandwidth &figure) {
     json j = figure_json(figure);
     j["cached"] = figure.cached;
+    j["stale"] = figure.marked_stale;
     return j.dump();
 }
 
@@ -342,29 +344,13 @@ void warn_stale_figure(const std::string &phase, double actual, double expected,
                  c.date.empty() ? "given by hand" : "measured ", c.date.c_str(), c.load_average);
 }
 
-std::string refresh_stale_figure(const DiskBandwidth &used, DiskBandwidth &fresh) {
-    fresh = DiskBandwidth();
+std::string mark_stale_figure(const DiskBandwidth &used) {
     if (used.source.dir.empty()) return "figure stale (given by hand)";
-    if (used.source.on_stale == OnStale::remeasure_next_run) {
-        Status s = used.source.cache_path.empty()
-                       ? Status::ok()
-                       : mark_disk_cache_stale(used.source.cache_path, used.conditions.device);
+    if (!used.source.cache_path.empty()) {
+        Status s = mark_disk_cache_stale(used.source.cache_path, used.conditions.device);
         if (!s) std::fprintf(stderr, "sortapp: warning: %s\n", s.message().c_str());
-        return "figure stale: re-measured at the next run";
     }
-    DiskProbeOptions o = used.source;
-    o.remeasure = true;
-    Status s = probe_disk(o, fresh);
-    if (!s) {
-        std::fprintf(stderr, "sortapp: warning: re-measuring the disk: %s\n", s.message().c_str());
-        return "figure stale; re-measuring failed";
-    }
-    char note[160];
-    std::snprintf(note, sizeof note,
-                  "figure stale; re-measured: read %.0f, write %.0f, mixed %.0f MB/s",
-                  fresh.read_mb_s, fresh.write_mb_s, fresh.mixed_mb_s);
-    std::fprintf(stderr, "sortapp: %s\n", note);
-    return note;
+    return "figure stale: kept until sortapp probe or --remeasure measures the disk again";
 }
 
 }  // namespace sortapp
