@@ -35,9 +35,17 @@ struct Pending {
     bool settled = false;      // an order's outcome is known (answered, failed or stalled)
     int status = 0;
     double asked = 0;
-    std::vector<char> data;
+    // Where the answer lands: left uninitialised, so a large capacity (phase 3a's samples) costs
+    // only the pages the answer fills, not a zeroing of the whole per node and round.
+    std::unique_ptr<char[]> buf;
+    size_t capacity = 0, bytes = 0;
     uint64_t first = 0;  // the liveness question's payload: the first sample wanted
     int64_t sent_us = 0, received_us = 0;
+
+    void make_room(size_t n) {
+        if (capacity < n) buf.reset(new char[n]), capacity = n;
+        bytes = 0;
+    }
 };
 
 // A round's questions. If some are still unanswered when the round ends (a stopped node),
@@ -73,7 +81,8 @@ std::vector<Answer> Monitor::ask_all(uint32_t command, int target,
     for (size_t i = 0; i < answers.size(); ++i) {
         Pending &o = r.orders[i];
         answers[i].status = o.status;
-        if (o.settled && !o.outstanding) answers[i].data = o.data;  // an answer or a message
+        if (o.settled && !o.outstanding)  // an answer or a message
+            answers[i].data.assign(o.buf.get(), o.buf.get() + o.bytes);
         answers[i].sent_us = o.sent_us;
         answers[i].received_us = o.received_us;
         if (o.status == kStalled || o.status == MSG_ERR_PEER_FAILED) dead_[i] = true;
@@ -98,23 +107,23 @@ int Monitor::send_orders(Round &r, uint32_t command, int target,
     const double t0 = now_seconds();
     heard_.resize(n, t0);
     for (size_t i = 0; i < n; ++i) {
-        Pending &o = r.orders[i];
-        o.round = round_;
-        o.node = static_cast<int>(i);
-        o.asked = t0;
-        r.pings[i] = o;
+        for (Pending *p : {&r.orders[i], &r.pings[i]}) {
+            p->round = round_;
+            p->node = static_cast<int>(i);
+            p->asked = t0;  // for the liveness question, the order itself is the first
+        }
         r.pings[i].is_ping = true;
-        r.pings[i].asked = t0;  // the order itself is the first question
+        Pending &o = r.orders[i];
         if (dead_[i]) {
             o.status = MSG_ERR_PEER_FAILED;
             o.settled = true;
             continue;
         }
         r.requests[i] = payload ? payload(static_cast<int>(i)) : std::vector<char>{};
-        o.data.resize(reply_capacity);
+        o.make_room(reply_capacity);
         o.sent_us = realtime_us();
         int rc = rio_request(rio_, o.node, target, command, r.requests[i].data(),
-                             r.requests[i].size(), o.data.data(), o.data.size(), cq_, &o);
+                             r.requests[i].size(), o.buf.get(), o.capacity, cq_, &o);
         if (rc != RIO_OK) {
             o.status = rc;
             o.settled = true;
@@ -170,7 +179,7 @@ void Monitor::take_completion(Round &r, const msg_completion_t &c, double now, i
     }
     if (p->settled) return;
     p->received_us = realtime_us();
-    p->data.resize(c.bytes);
+    p->bytes = std::min(c.bytes, p->capacity);
     r.settle(k, c.status, outstanding);
 }
 
@@ -213,12 +222,12 @@ int Monitor::ask_progress(Round &r, size_t i, double now) {
     const bool due = now - ping.asked >= ping_period_s_ ||
                      (o_.watch && now - progress_asked_[i] >= ping_period_s_);
     if (ping.outstanding || !due) return RIO_OK;
-    ping.data.resize(kCountersAnswerBytes);
+    ping.make_room(kCountersAnswerBytes);
     ping.asked = progress_asked_[i] = now;
     ping.first = job.counters[i].next;
     ping.sent_us = realtime_us();
     int rc = rio_request(rio_, ping.node, RIO_TARGET_SHADOW, kCmdProgress, &ping.first,
-                         sizeof ping.first, ping.data.data(), ping.data.size(), cq_, &ping);
+                         sizeof ping.first, ping.buf.get(), ping.capacity, cq_, &ping);
     if (rc == RIO_OK) ping.outstanding = true;
     return rc;
 }
@@ -226,7 +235,7 @@ int Monitor::ask_progress(Round &r, size_t i, double now) {
 void Monitor::take_progress(Round &r, size_t k, size_t bytes, int64_t now_us, int &outstanding) {
     const Pending &ping = r.pings[k];
     CountersAnswer a;
-    std::string why = decode_counters(ping.data.data(), bytes, a);
+    std::string why = decode_counters(ping.buf.get(), std::min(bytes, ping.capacity), a);
     if (why.empty()) {
         Status s = job.counters[k].take(ping.first, a, ping.sent_us, now_us);
         if (!s) why = s.message();
