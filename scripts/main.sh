@@ -14,8 +14,8 @@ records=${RECORDS:-500000}
 # with (and the libraries they link); the tests and benchmarks are left to scripts/test.sh.
 echo "== building sortapp, sortgen, sortcheck and msgrun in build/ =="
 log=$(mktemp /tmp/viaduct-main-build-XXXXXX)
-if ! scripts/build.sh build -- sortapp/sortapp sortapp/sortgen sortapp/sortcheck \
-  libmsg/tools/msgrun >"$log" 2>&1; then
+if ! scripts/build.sh build -- sortapp/sortapp sortapp/sortapp-job sortapp/sortgen \
+  sortapp/sortcheck libmsg/tools/msgrun >"$log" 2>&1; then
   tail -n 60 "$log"
   rm -f "$log"
   echo "main job: the build failed (above)" >&2

@@ -1,4 +1,4 @@
-// `sortapp run` and `sortapp job` (see job.hpp).
+// `sortapp run` and `sortapp job` (see job.hpp); the job's processes are job_process.cpp.
 #include "job.hpp"
 
 #include <limits.h>
@@ -32,13 +32,6 @@ namespace sortapp::cluster {
 
 namespace {
 
-// libmsg reads its choices from VIADUCT_* variables.
-void export_fabric_options(const JobOptions &o) {
-    if (!o.provider.empty()) setenv("VIADUCT_PROVIDER", o.provider.c_str(), 1);
-    if (!o.protocol.empty()) setenv("VIADUCT_PROTOCOL", o.protocol.c_str(), 1);
-    if (o.restricted >= 0) setenv("VIADUCT_RESTRICTED", o.restricted ? "1" : "0", 1);
-}
-
 std::string self_exe() {
     char buf[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
@@ -51,12 +44,13 @@ bool executable(const std::string &p) {
     return !p.empty() && access(p.c_str(), X_OK) == 0;
 }
 
-// msgrun: $VIADUCT_MSGRUN, beside this program, in the build tree, or on PATH.
-std::string find_msgrun(const std::string &exe) {
-    if (const char *e = viaduct::env::get("VIADUCT_MSGRUN"); e != nullptr && executable(e))
-        return e;
+// A program of the project: $VARIABLE, beside this program, in the build tree (at `built`,
+// relative to this program's directory), or on PATH.
+std::string find_program(const std::string &exe, const char *variable, const std::string &name,
+                         const std::string &built) {
+    if (const char *e = viaduct::env::get(variable); e != nullptr && executable(e)) return e;
     const std::string dir = viaduct::path_dir(exe);
-    for (const std::string &c : {dir + "/msgrun", dir + "/../libmsg/tools/msgrun"})
+    for (const std::string &c : {dir + "/" + name, dir + "/" + built})
         if (executable(c)) return c;
     if (const char *path = viaduct::env::get("PATH")) {
         std::string p = path;
@@ -64,12 +58,47 @@ std::string find_msgrun(const std::string &exe) {
             size_t colon = p.find(':', at);
             std::string d =
                 p.substr(at, colon == std::string::npos ? std::string::npos : colon - at);
-            if (executable(d + "/msgrun")) return d + "/msgrun";
+            if (executable(d + "/" + name)) return d + "/" + name;
             if (colon == std::string::npos) break;
             at = colon + 1;
         }
     }
     return {};
+}
+
+std::string find_msgrun(const std::string &exe) {
+    return find_program(exe, "VIADUCT_MSGRUN", "msgrun", "../libmsg/tools/msgrun");
+}
+
+std::string find_job_program(const std::string &exe) {
+    return find_program(exe, "VIADUCT_SORTAPP_JOB", "sortapp-job", "sortapp-job");
+}
+
+// When this process was started (exec), CLOCK_REALTIME microseconds: its start in clock ticks
+// since boot (/proc/self/stat), carried over to the realtime clock. Before main, the dynamic
+// loader's work and libraries' constructors count too. 0 when it cannot be read.
+int64_t started_realtime_us() {
+    FILE *f = std::fopen("/proc/self/stat", "r");
+    if (f == nullptr) return 0;
+    char line[1024] = {};
+    const bool read = std::fgets(line, sizeof line, f) != nullptr;
+    std::fclose(f);
+    const char *rest = read ? std::strrchr(line, ')') : nullptr;
+    unsigned long long ticks = 0;
+    // After "pid (comm)": state, then 18 fields before starttime (field 22).
+    if (rest == nullptr || std::sscanf(rest + 2,
+                                       "%*c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
+                                       "%*s %*s %*s %*s %*s %*s %*s %*s %llu",
+                                       &ticks) != 1)
+        return 0;
+    const long hz = ::sysconf(_SC_CLK_TCK);
+    timespec boot{}, real{};
+    if (hz <= 0 || ::clock_gettime(CLOCK_BOOTTIME, &boot) != 0 ||
+        ::clock_gettime(CLOCK_REALTIME, &real) != 0)
+        return 0;
+    const int64_t since_boot_us = int64_t(boot.tv_sec) * 1000000 + boot.tv_nsec / 1000;
+    const int64_t started_us = int64_t(ticks) * 1000000 / hz;
+    return int64_t(real.tv_sec) * 1000000 + real.tv_nsec / 1000 - (since_boot_us - started_us);
 }
 
 volatile sig_atomic_t g_msgrun = 0;
@@ -229,11 +258,13 @@ int run_msgrun(std::vector<std::string> cmd, int stall_ms) {
 }  // namespace
 
 int run_main(int argc, char **argv) {
+    const int64_t launched = started_realtime_us();
     JobOptions o;
     int code = 0;
     if (!parse_job_options(argc, argv, true, o, &code)) return code;
     if (!inputs_usable(o)) return 2;
     std::vector<std::string> args = o.forwarded;
+    if (launched > 0) args.push_back("--launched-at-us=" + std::to_string(launched));
     if (o.job_id.empty()) {
         o.job_id = random_job_id();
         args.push_back("--job-id");
@@ -254,6 +285,11 @@ int run_main(int argc, char **argv) {
         std::fprintf(stderr, "sortapp run: cannot find msgrun (set VIADUCT_MSGRUN)\n");
         return 1;
     }
+    const std::string job = find_job_program(exe);
+    if (job.empty()) {
+        std::fprintf(stderr, "sortapp run: cannot find sortapp-job (set VIADUCT_SORTAPP_JOB)\n");
+        return 1;
+    }
     std::vector<std::string> cmd = {msgrun,
                                     "-n",
                                     std::to_string(o.nodes + 1),
@@ -262,8 +298,7 @@ int run_main(int argc, char **argv) {
                                     "--bind-to",
                                     o.bind_to,
                                     "--",
-                                    exe,
-                                    "job"};
+                                    job};
     cmd.insert(cmd.end(), args.begin(), args.end());
     const int status = run_msgrun(cmd, o.stall_ms);
     if (status < 0) return 1;
@@ -285,41 +320,18 @@ int run_main(int argc, char **argv) {
     return code;
 }
 
-int job_main(int argc, char **argv) {
-    JobOptions o;
-    int code = 0;
-    if (!parse_job_options(argc, argv, false, o, &code)) return code;
-    // Before any thread exists: a signal then removes what this process created.
-    cleanup::install_signal_cleanup([] { return "sortapp: " + whereabouts(); });
-    export_fabric_options(o);
-    msg_context_t *msg = nullptr;
-    int rc = msg_init(nullptr, &msg);
-    if (rc != MSG_OK) {
-        std::fprintf(stderr, "sortapp job: joining the job: %s\n", msg_strerror(rc));
+int exec_job(int argc, char **argv) {
+    const std::string job = find_job_program(self_exe());
+    if (job.empty()) {
+        std::fprintf(stderr, "sortapp job: cannot find sortapp-job (set VIADUCT_SORTAPP_JOB)\n");
         return 1;
     }
-    int rank = 0, size = 0;
-    msg_rank(msg, &rank);
-    msg_size(msg, &size);
-    if (size < 2) {
-        std::fprintf(stderr,
-                     "sortapp job: needs at least 2 processes (nodes + the monitor), "
-                     "got %d\n",
-                     size);
-        msg_destroy(msg);
-        return 2;
-    }
-    const int monitor = size - 1;
-    if (Status s = check_patterns(o, monitor); !s) {
-        std::fprintf(stderr, "sortapp job: %s\n", s.message().c_str());
-        msg_destroy(msg);
-        return 2;
-    }
-    code = rank == monitor ? monitor_main(o, msg, monitor) : node_main(o, msg, rank, monitor);
-    rc = msg_finalize(msg);
-    if (rc != MSG_OK && code == 0) code = 1;
-    msg_destroy(msg);
-    return code;
+    std::vector<char *> args(argv, argv + argc);
+    args[0] = const_cast<char *>(job.c_str());
+    args.push_back(nullptr);
+    ::execv(job.c_str(), args.data());
+    std::fprintf(stderr, "sortapp job: cannot start %s: %s\n", job.c_str(), std::strerror(errno));
+    return 1;
 }
 
 }  // namespace sortapp::cluster

@@ -217,6 +217,12 @@ bool parse_job_options(int argc, char **argv, bool is_run, JobOptions &o, int *e
     viaduct::cli::setup(app, "sortapp " + command);
     app.description(kDescription);
     if (is_run) add_run_options(app, o);
+    if (!is_run)
+        app.add_option("--launched-at-us", o.launched_us,
+                       "when `sortapp run` started, in microseconds since the epoch (run sets "
+                       "it): the report's start-up figures count from it")
+            ->type_name("US")
+            ->check(CLI::NonNegativeNumber);
     add_file_options(app, o);
     add_sort_options(app, o);
     add_report_options(app, o);

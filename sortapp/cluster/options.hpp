@@ -28,6 +28,9 @@ struct JobOptions {
     std::string provider, protocol;      // passed to libmsg (VIADUCT_*); empty: its default
     int restricted = -1;                 // -1: libmsg's default
     std::vector<std::string> forwarded;  // the options `run` hands to every `job` process
+    // When `sortapp run` started and when this process had joined the job (msg_init returned),
+    // CLOCK_REALTIME microseconds; 0: unknown. The report's start-up figures count from them.
+    int64_t launched_us = 0, joined_us = 0;
 };
 
 // Parses argv[1..] (argv[0] is the subcommand). On a bad command line prints

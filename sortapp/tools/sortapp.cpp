@@ -14,7 +14,6 @@
 
 #include "cli.hpp"
 #include "job.hpp"
-#include "liveness.hpp"
 #include "local_timeline.hpp"
 #include "probe.hpp"
 #include "sortapp/cleanup.hpp"
@@ -389,11 +388,5 @@ int main(int argc, char **argv) {
     }
     if (command == "run") return sortapp::cluster::run_main(argc - at, argv + at);
     if (command == "probe") return sortapp::probe_main(argc - at, argv + at);
-    // A process of a job says which node it is and where it was.
-    viaduct::install_fatal_handler("sortapp", [](const std::string &m) {
-        cleanup::abort_process(cli::exit_error, "sortapp: " + sortapp::cluster::whereabouts() +
-                                                    m.substr(m.find(':')) +
-                                                    "; removed what this node created");
-    });
-    return sortapp::cluster::job_main(argc - at, argv + at);
+    return sortapp::cluster::exec_job(argc - at, argv + at);
 }

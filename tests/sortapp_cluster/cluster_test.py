@@ -50,13 +50,16 @@ def sort_and_validate(d, nodes, what, rec=100, key=10, extra=(), balance=None):
     inputs = [f"{d}/in.{k}" for k in range(nodes)]
     outputs = [f"{d}/out.{k}" for k in range(nodes)]
     want = summary(inputs, rec, key)
+    started = time.time()
     r = subprocess.run([SORTAPP, "run", "-n", str(nodes), "--input", f"{d}/in.{{rank}}",
                         "--output", f"{d}/out.{{rank}}", "--record-size", str(rec),
                         "--key-size", str(key), "--json", "--timeout", str(300 * SLOW), *extra],
                        capture_output=True, text=True, timeout=400 * SLOW)
+    wall = time.time() - started
     if not check(r.returncode == 0, f"{what}: sortapp run exit {r.returncode}: {r.stderr[-2000:]}"):
         return None
     report = json.loads(r.stdout.strip().splitlines()[-1])
+    check_startup(report, wall, what)
     got = summary(outputs, rec, key)
     check(got["sorted"], f"{what}: outputs not sorted (first unordered {got['first_unordered']})")
     check(got["records"] == want["records"], f"{what}: {got['records']} records out, "
@@ -73,6 +76,16 @@ def sort_and_validate(d, nodes, what, rec=100, key=10, extra=(), balance=None):
               f"{os.path.getsize(f)} bytes, partition {parts[k]} records")
     check_cpu_per_gb(report, what)
     return report
+
+
+def check_startup(report, wall, what):
+    """The start-up figures count from sortapp run's start: the job joined, then the first
+    order, then the commit, all within the run's wall time as this test saw it."""
+    s = report.get("startup")
+    if not check(s is not None, f"{what}: no start-up figures in the report"):
+        return
+    check(0 < s["joined_s"] <= s["first_order_s"] <= s["committed_s"] <= wall + 0.05,
+          f"{what}: start-up {s}, run's wall time {wall:.3f} s")
 
 
 def check_cpu_per_gb(report, what):
@@ -238,6 +251,31 @@ def scenario_bad_input(d):
         check(r.returncode == 2 and needle in r.stderr and len(r.stderr.splitlines()) == 1,
               f"{args}: exit {r.returncode}, stderr {r.stderr!r}")
     check(not any(n.startswith("out") for n in os.listdir(d)), "bad input left output files")
+    check_job_program(d)
+
+
+def check_job_program(d):
+    """Only sortapp-job loads the fabric: sortapp's other commands start without libfabric's
+    load-time costs. `sortapp job` becomes sortapp-job, and names it when it is missing."""
+    job = os.path.join(os.path.dirname(SORTAPP), "sortapp-job")
+    libs = {p: subprocess.run(["ldd", p], capture_output=True, text=True).stdout
+            for p in (SORTAPP, job)}
+    check("libfabric" not in libs[SORTAPP] and "libmsg" not in libs[SORTAPP],
+          f"sortapp loads the fabric: {libs[SORTAPP]}")
+    check("libmsg" in libs[job], f"sortapp-job does not link libmsg: {libs[job]}")
+    r = subprocess.run([SORTAPP, "job", "--help"], capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0 and "--launched-at-us" in r.stdout,
+          f"sortapp job --help: exit {r.returncode}, {r.stdout[:300]!r} {r.stderr[-300:]!r}")
+    alone = os.path.join(d, "alone")
+    os.mkdir(alone)
+    shutil.copy(SORTAPP, alone)
+    env = {k: v for k, v in os.environ.items() if k != "VIADUCT_SORTAPP_JOB"}
+    env["PATH"] = alone
+    r = subprocess.run([os.path.join(alone, "sortapp"), "job", "--help"], capture_output=True,
+                       text=True, timeout=60, env=env)
+    check(r.returncode == 1 and "cannot find sortapp-job" in r.stderr,
+          f"sortapp job without sortapp-job: exit {r.returncode}, stderr {r.stderr!r}")
+    shutil.rmtree(alone)
 
 
 def kill_node_during(d, phase, more=(), linger=0.0):

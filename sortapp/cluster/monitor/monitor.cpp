@@ -73,6 +73,8 @@ int Monitor::run() {
          river ? std::span<const Step>(kRiverSteps) : std::span<const Step>(kThreePhaseSteps)) {
         set_phase(step.phase);
         if (Status s = step.run(*this); !s) abort_job(s.message());
+        if (step.run == monitor_check) job.checked_us = realtime_us();
+        if (step.run == monitor_commit) job.committed_us = realtime_us();
     }
     const double total = now_seconds() - t0;
     watching_ = false;

@@ -296,6 +296,27 @@ std::string stale_cause(const std::vector<StaleFigure> &stale) {
     return out + "; kept until --remeasure (or sortapp probe) measures the disks again";
 }
 
+// The start-up, in seconds after `sortapp run` started: every process joined (the monitor's
+// msg_init returned), the check done (the first work order goes out), the commit done. Known
+// only when run said when it started and the clocks agree on the order of these.
+struct Startup {
+    bool known = false;
+    double joined = 0, first_order = 0, committed = 0;
+};
+
+Startup startup(const JobOptions &o, const JobFigures &job) {
+    Startup s;
+    const int64_t at = o.launched_us;
+    if (at <= 0 || o.joined_us < at || job.checked_us < o.joined_us ||
+        job.committed_us < job.checked_us)
+        return s;
+    s.known = true;
+    s.joined = static_cast<double>(o.joined_us - at) / 1e6;
+    s.first_order = static_cast<double>(job.checked_us - at) / 1e6;
+    s.committed = static_cast<double>(job.committed_us - at) / 1e6;
+    return s;
+}
+
 void print_json(const JobOptions &o, int nodes, const JobFigures &job, const Report &r,
                 double total_s) {
     Json doc = {{"nodes", nodes},
@@ -309,6 +330,10 @@ void print_json(const JobOptions &o, int nodes, const JobFigures &job, const Rep
                 {"partition_records", job.partition_records},
                 {"balance", rounded(balance(job.partition_records), 4)}};
     add_algorithm_json(doc, o, job);
+    if (const Startup s = startup(o, job); s.known)
+        doc["startup"] = {{"joined_s", rounded(s.joined, 4)},
+                          {"first_order_s", rounded(s.first_order, 4)},
+                          {"committed_s", rounded(s.committed, 4)}};
     Json per = Json::array(), needles = Json::array();
     for (size_t i = 0; i < r.per.size(); ++i)
         per.push_back({{"node", i},
@@ -366,6 +391,11 @@ void add_summary(std::string &out, const JobOptions &o, int nodes, const JobFigu
             "share)\n",
             job.local_s, job.select_s, job.rounds, job.merge_s, job.network_mb_s, r.disk_write);
     }
+    if (const Startup s = startup(o, job); s.known)
+        out += printed(
+            "start-up: %.3f s from sortapp run to the first order (%.3f s to join the job, %.3f "
+            "s checking); the commit ended %.3f s after sortapp run started\n",
+            s.first_order, s.joined, s.first_order - s.joined, s.committed);
 }
 
 // How many counter samples came from the nodes, and how many never did.

@@ -284,8 +284,12 @@ Status probe_disk(const DiskProbeOptions &o, DiskBandwidth &out) {
         std::fprintf(stderr, "sortapp: warning: %s; measuring the disk without it\n", why.c_str());
         return measure_disk(o, out);
     }
+    // A sound cached figure needs no lock: the cache is replaced whole by a rename, so a reader
+    // sees the old file or the new one. The nodes of a job on one host then do not queue up.
+    if (!o.remeasure && usable(o, dir, device, asked, out)) return Status::ok();
     // Three sweeps each bounded by max_seconds, and the probe file's setup, per waiting turn.
     CacheLock lock(dir, 4 * (3 * o.max_seconds + 5));
+    // Another process may have measured while this one waited.
     if (usable(o, dir, device, asked, out)) return Status::ok();
     SORTAPP_TRY(measure_disk(o, out));
     // Kept all the same (the conditions say why it may be low): a phase that beats it later
