@@ -10,8 +10,9 @@ once, as the nodes use it), then sorts the same partitions with
 cache is dropped (when root). For each: wall seconds, the report's per-phase actual/expected
 ratios (median over nodes), the bytes the disk read and wrote (/sys/dev/block/.../stat,
 before and after), the physical limit (those bytes at the measured rates) and the sort's
-time over it, the balance, and sortcheck's verdict; then the river runs' speedups over
-three-phase. A failed check fails the script. Figures, not pass/fail on speed.
+time over it, the balance, the CPU-seconds per GB sorted and the start-up (sortapp run's
+start to the first work order) from the report, and sortcheck's verdict; then the river runs'
+speedups over three-phase. A failed check fails the script. Figures, not pass/fail on speed.
 """
 import argparse
 import json
@@ -284,7 +285,11 @@ def figures(key, cmd, wall, report, before, after, disk):
          "balance": report.get("balance"), "partition_records": report.get("partition_records"),
          "one_pass_nodes": report.get("one_pass_nodes"), "phase_ratios": phase_ratios(report),
          "sortcheck": "ok", "disk_bytes_read": None, "disk_bytes_written": None,
-         "physical_limit_seconds": None, "over_limit": None, "sort_over_limit": None}
+         "physical_limit_seconds": None, "over_limit": None, "sort_over_limit": None,
+         # User + system CPU-seconds per GB of input, every process of the job; and the
+         # seconds from sortapp run's start to the first work order (the report's).
+         "cpu_seconds_per_gb": report.get("cpu_seconds_per_gb", {}).get("total"),
+         "startup_seconds": report.get("startup", {}).get("first_order_s")}
     if before is not None:
         r["disk_bytes_read"], r["disk_bytes_written"] = after[0] - before[0], after[1] - before[1]
         limit = (r["disk_bytes_read"] / (disk["read_mb_s"] * 1e6) +
@@ -381,8 +386,8 @@ def print_table(res):
     if res["two_pass_memory"]:
         print(f"# river two passes with --memory {human(res['two_pass_memory'])} per node")
     print(f"{'algorithm':17} {'wall s':>8} {'sort s':>8} {'balance':>8} {'disk rd MB':>10} "
-          f"{'disk wr MB':>10} {'limit s':>8} {'wall/lim':>8} {'sort/lim':>8} {'1-pass':>6} "
-          f"{'check':>5}")
+          f"{'disk wr MB':>10} {'limit s':>8} {'wall/lim':>8} {'sort/lim':>8} {'CPU-s/GB':>8} "
+          f"{'start s':>7} {'1-pass':>6} {'check':>5}")
     labels = {k: label for k, label, _ in RUNS}
     for r in res["runs"]:
         rd = r["disk_bytes_read"] / 1e6 if r["disk_bytes_read"] is not None else None
@@ -391,8 +396,8 @@ def print_table(res):
         print(f"{labels[r['key']]:17} {r['wall_seconds']:8.2f} {r['sort_seconds']:8.2f} "
               f"{fmt(r['balance'], '8.4f')} {fmt(rd, '10.1f')} {fmt(wr, '10.1f')} "
               f"{fmt(r['physical_limit_seconds'], '8.2f')} {fmt(r['over_limit'], '8.2f')} "
-              f"{fmt(r['sort_over_limit'], '8.2f')} "
-              f"{one:>6} {r['sortcheck']:>5}")
+              f"{fmt(r['sort_over_limit'], '8.2f')} {fmt(r['cpu_seconds_per_gb'], '8.2f')} "
+              f"{fmt(r['startup_seconds'], '7.3f')} {one:>6} {r['sortcheck']:>5}")
     two = next(r for r in res["runs"] if r["key"] == "river-2-pass")
     if two["one_pass_nodes"]:
         print(f"note: river two passes sorted on {two['one_pass_nodes']} node(s) in one pass "

@@ -47,6 +47,10 @@ def check_report(p, reused):
               f"{key}: balance {r['balance']}")
         check(sum(r["partition_records"]) == res["records"], f"{key}: partitions add up")
         check(r["phase_ratios"], f"{key}: per-phase ratios")
+        check(r["cpu_seconds_per_gb"] is not None and r["cpu_seconds_per_gb"] > 0,
+              f"{key}: CPU-seconds per GB {r['cpu_seconds_per_gb']}")
+        check(r["startup_seconds"] is not None and 0 < r["startup_seconds"] < r["wall_seconds"],
+              f"{key}: start-up {r['startup_seconds']} s of {r['wall_seconds']} s")
         if res["device"] is not None:
             check(r["disk_bytes_read"] >= 0 and r["disk_bytes_written"] >= 0, f"{key}: disk bytes")
     check(runs["three-phase"]["algorithm"] == "three-phase", "three-phase's report")
