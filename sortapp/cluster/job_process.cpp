@@ -22,7 +22,6 @@ void export_fabric_options(const JobOptions &o) {
     if (o.restricted >= 0) setenv("VIADUCT_RESTRICTED", o.restricted ? "1" : "0", 1);
 }
 
-
 }  // namespace
 
 int job_main(int argc, char **argv) {

@@ -13,9 +13,10 @@
 int main(int argc, char **argv) {
     // A process of a job says which node it is and where it was.
     viaduct::install_fatal_handler("sortapp", [](const std::string &m) {
-        sortapp::cleanup::abort_process(sortapp::cli::exit_error, "sortapp: " + sortapp::cluster::whereabouts() +
-                                               m.substr(m.find(':')) +
-                                               "; removed what this node created");
+        sortapp::cleanup::abort_process(sortapp::cli::exit_error,
+                                        "sortapp: " + sortapp::cluster::whereabouts() +
+                                            m.substr(m.find(':')) +
+                                            "; removed what this node created");
     });
     // A file size limit then fails the write with EFBIG, reported like any write error.
     std::signal(SIGXFSZ, SIG_IGN);
