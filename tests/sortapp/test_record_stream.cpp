@@ -1,12 +1,17 @@
 // Record streams (local file source and a scripted in-memory source) and the k-way merge loop
-// over them.
+// over them; the I/O buffers they read into.
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cinttypes>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "helpers.hpp"
+#include "sortapp/io_ring.hpp"
 #include "sortapp/record_stream.hpp"
 #include "sortapp/sort_options.hpp"
 #include "sortapp/stream_merge.hpp"
@@ -295,4 +300,43 @@ TEST_CASE("stream merge: a failed read ends the merge with its error", "[stream_
     REQUIRE(!st);
     CHECK(st.message() == "read 4 failed");
     CHECK(merged < a.size() + b.size());
+}
+
+namespace {
+
+// The line of /proc/self/smaps `field` for the mapping that holds `p` ("" if none).
+std::string smaps_field(const void *p, const std::string &field) {
+    std::ifstream in("/proc/self/smaps");
+    const auto at = reinterpret_cast<std::uintptr_t>(p);
+    bool inside = false;
+    for (std::string line; std::getline(in, line);) {
+        std::uintptr_t lo = 0, hi = 0;
+        if (std::sscanf(line.c_str(), "%" SCNxPTR "-%" SCNxPTR " ", &lo, &hi) == 2 &&
+            line.find(':') > line.find(' '))
+            inside = lo <= at && at < hi;
+        else if (inside && line.rfind(field + ":", 0) == 0)
+            return line;
+    }
+    return "";
+}
+
+}  // namespace
+
+TEST_CASE("record stream: large I/O buffers ask for huge pages, small ones do not",
+          "[record_stream]") {
+    // The kernel's setting decides: "never" refuses every request.
+    std::ifstream setting("/sys/kernel/mm/transparent_hugepage/enabled");
+    std::string thp;
+    std::getline(setting, thp);
+    const bool refused = thp.empty() || thp.find("[never]") != std::string::npos;
+    Buffer large(16u << 20), small(64u << 10);
+    REQUIRE(large.valid());
+    REQUIRE(small.valid());
+    INFO("transparent_hugepage: " << thp);
+    const std::string big = smaps_field(large.data(), "THPeligible");
+    REQUIRE_FALSE(big.empty());
+    CHECK((big.find('1') != std::string::npos) == !refused);
+    // "always" makes every mapping eligible; otherwise only the ones that asked.
+    if (thp.find("[always]") == std::string::npos)
+        CHECK(smaps_field(small.data(), "THPeligible").find('0') != std::string::npos);
 }

@@ -88,6 +88,10 @@ Status File::reserve(std::uint64_t bytes) {
     return Status::from_errno("reserving " + std::to_string(bytes) + " bytes for " + path_, err);
 }
 
+namespace {
+constexpr std::size_t kHugePageHint = 4u << 20;  // buffers this large ask for huge pages
+}  // namespace
+
 Buffer::Buffer(std::size_t bytes) : size_(bytes) {
     if (bytes == 0) return;
     void *p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -96,6 +100,9 @@ Buffer::Buffer(std::size_t bytes) : size_(bytes) {
         throw std::bad_alloc();
     }
     data_ = static_cast<std::uint8_t *>(p);
+    // Run and merge buffers are large and filled once: huge pages make one fault of 512
+    // (where the kernel allows them on request; a refusal leaves ordinary pages).
+    if (bytes >= kHugePageHint) ::madvise(p, bytes, MADV_HUGEPAGE);
 }
 
 Buffer &Buffer::operator=(Buffer &&other) noexcept {
