@@ -52,7 +52,7 @@ step "installed programs start without LD_LIBRARY_PATH"
 progs=(msgrun)
 [ -x "$bin/msg-pingpong" ] && progs+=(msg-pingpong msg-alltoall)
 [ $with_rio = 1 ] && [ -x "$bin/rio-bench" ] && progs+=(rio-bench)
-[ -x "$bin/sortapp" ] && progs+=(sortapp sortgen sortcheck)
+[ -x "$bin/sortapp" ] && progs+=(sortapp sortapp-job sortgen sortcheck)
 [ -x "$bin/sansim" ] && progs+=(sansim)
 [ -x "$bin/datapump" ] && progs+=(datapump)
 for p in "${progs[@]}"; do
