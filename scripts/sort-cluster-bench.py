@@ -11,8 +11,9 @@ cache is dropped (when root). For each: wall seconds, the report's per-phase act
 ratios (median over nodes), the bytes the disk read and wrote (/sys/dev/block/.../stat,
 before and after), the physical limit (those bytes at the measured rates) and the sort's
 time over it, the balance, the CPU-seconds per GB sorted and the start-up (sortapp run's
-start to the first work order) from the report, and sortcheck's verdict; then the river runs'
-speedups over three-phase. A failed check fails the script. Figures, not pass/fail on speed.
+start to the first work order) from the report, and sortcheck's verdict; then node 0's
+partition sorted on one node by `sortapp local` and by STXXL's stxxl::sort with the same
+memory (--local-memory), each with its limit; then the speedups. A failed check fails the script. Figures, not pass/fail on speed.
 """
 import argparse
 import json
@@ -300,6 +301,90 @@ def figures(key, cmd, wall, report, before, after, disk):
     return r
 
 
+# ---- one node: sortapp local against STXXL ----------------------------------------------
+
+def disk_limit(before, after, disk):
+    """The bytes the device moved between two samples, and the seconds they take at the
+    measured rates (None, None, None without /sys statistics)."""
+    if before is None:
+        return None, None, None
+    rd, wr = after[0] - before[0], after[1] - before[1]
+    return rd, wr, rd / (disk["read_mb_s"] * 1e6) + wr / (disk["write_mb_s"] * 1e6)
+
+
+def timed(cmd, ctx, what):
+    """Runs cmd from a dropped page cache; (stdout, wall seconds, disk bytes and limit)."""
+    drop_caches(ctx["state"])
+    before = sectors(ctx["stat"])
+    t0 = time.monotonic()
+    out = run(cmd, env=ctx["env"], what=what)
+    wall = time.monotonic() - t0
+    os.sync()
+    return out, wall, disk_limit(before, sectors(ctx["stat"]), ctx["disk"])
+
+
+def validate(path, checksum, tools, what):
+    check = subprocess.run([tools["sortcheck"], "--expect-checksum", checksum, path],
+                           capture_output=True, text=True)
+    if check.returncode != 0:
+        raise Failure(f"{what}'s output did not validate: "
+                      f"{(check.stdout + check.stderr).strip()[-800:]}")
+
+
+def one_node(ctx, partition):
+    """Node 0's partition sorted on one node with --local-memory (default a quarter of it, at
+    least 8 MiB, which STXXL needs): `sortapp local`, then stxxl::sort (sortapp/bench/
+    stxxl_sort.cpp, built where libstxxl-dev is) on a copy made before its clock starts. Each
+    sorts from a dropped page cache; wall seconds, disk bytes and the limit, and sortapp's
+    report (its CPU-seconds per GB, one pass or two)."""
+    args, tools = ctx["args"], ctx["tools"]
+    size = os.path.getsize(partition)
+    memory = max(args.local_memory or size // 4, 8 << 20) >> 20 << 20
+    # The partition's checksum: sortcheck says it (and exits 1, the partition being unsorted).
+    summary = subprocess.run([tools["sortcheck"], "--json", partition], capture_output=True,
+                             text=True)
+    try:
+        checksum = json.loads(summary.stdout)["checksum"]
+    except (ValueError, KeyError):
+        raise Failure(f"sortcheck of {partition} said no checksum: {summary.stderr[-400:]}")
+    work = tempfile.mkdtemp(prefix=".sort-cluster-bench-local-", dir=args.dir)
+    res = {"partition_bytes": size, "memory": memory}
+    try:
+        out = os.path.join(work, "out")
+        cmd = [tools["sortapp"], "local", "--json", "--no-progress", "--memory", str(memory),
+               "--scratch", work, partition, out]
+        text, wall, (rd, wr, limit) = timed(cmd, ctx, "sortapp local")
+        validate(out, checksum, tools, "sortapp local")
+        os.remove(out)
+        report = json.loads(text)
+        res["sortapp"] = {"wall_seconds": wall, "sort_seconds": report["seconds"],
+                          "one_pass": report["one_pass"],
+                          "cpu_seconds_per_gb": report["cpu_seconds_per_gb"],
+                          "disk_bytes_read": rd, "disk_bytes_written": wr,
+                          "physical_limit_seconds": limit,
+                          "over_limit": wall / limit if limit else None}
+        res["stxxl"] = None
+        stxxl = os.path.join(args.build, "sortapp", "stxxl_sort")
+        if os.access(stxxl, os.X_OK):
+            copy = os.path.join(work, "stxxl-work")
+            shutil.copyfile(partition, copy)  # stxxl::sort sorts in place: not timed
+            cmd = [stxxl, copy, str(memory >> 20), str(RECORD), "10",
+                   os.path.join(work, "stxxl-scratch")]
+            try:
+                _, swall, (srd, swr, slimit) = timed(cmd, ctx, "stxxl_sort")
+            except Failure as e:  # STXXL refuses budgets too small for its block size
+                res["stxxl"] = {"refused": str(e)}
+                return res
+            validate(copy, checksum, tools, "stxxl_sort")
+            res["stxxl"] = {"wall_seconds": swall, "disk_bytes_read": srd,
+                            "disk_bytes_written": swr, "physical_limit_seconds": slimit,
+                            "over_limit": swall / slimit if slimit else None}
+            res["speedup_vs_stxxl"] = swall / wall
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return res
+
+
 # ---- the whole run ------------------------------------------------------------------------
 
 def find_tools(build):
@@ -353,6 +438,7 @@ def bench_in(args, tools, inputs):
         if key == "river-2-pass" and args.two_pass_memory:
             options = options + ["--memory", str(args.two_pass_memory)]
         runs.append(sort_once(key, options, ctx))
+    local = None if args.no_local else one_node(ctx, inputs.paths[0])
     three, three_sort = runs[0]["wall_seconds"], runs[0]["sort_seconds"]
     return {"nodes": args.nodes, "partition_bytes": inputs.records * RECORD,
             "records": ctx["records"], "record_size": RECORD, "distribution": args.distribution,
@@ -360,6 +446,7 @@ def bench_in(args, tools, inputs):
             "free_bytes": free, "needed_bytes": need, "page_cache_dropped": state["drop"],
             "page_cache_why_not": None if state["drop"] else state["why_not"],
             "two_pass_memory": args.two_pass_memory, "disk": ctx["disk"], "runs": runs,
+            "one_node": local,
             "speedups": {"river_one_pass_vs_three_phase": three / runs[1]["wall_seconds"],
                          "river_two_pass_vs_three_phase": three / runs[2]["wall_seconds"]},
             "sort_speedups": {
@@ -406,10 +493,31 @@ def print_table(res):
     for r in res["runs"]:
         ph = ", ".join(f"{k} {fmt(v, '.2f')}" for k, v in r["phase_ratios"].items())
         print(f"  {labels[r['key']]:17} {ph or '-'}")
+    print_one_node(res["one_node"])
     for name, s in (("wall", res["speedups"]), ("sort", res["sort_speedups"])):
         print(f"speedup over three-phase ({name} s): river one pass "
               f"{s['river_one_pass_vs_three_phase']:.2f}, river two passes "
               f"{s['river_two_pass_vs_three_phase']:.2f}")
+
+
+def print_one_node(local):
+    if local is None:
+        return
+    s, x = local["sortapp"], local["stxxl"]
+    print(f"one node, node 0's partition ({human(local['partition_bytes'])}) with "
+          f"{human(local['memory'])} of memory:")
+    print(f"  sortapp local  {s['wall_seconds']:8.2f} s wall ({'one pass' if s['one_pass'] else 'two passes'}), "
+          f"limit {fmt(s['physical_limit_seconds'], '.2f')} s, wall/limit "
+          f"{fmt(s['over_limit'], '.2f')}, {s['cpu_seconds_per_gb']:.2f} CPU-s/GB")
+    if x is None:
+        print("  stxxl::sort    not built (libstxxl-dev, benchmarks on)")
+        return
+    if "refused" in x:
+        print(f"  stxxl::sort    refused: {x['refused'][-200:]}")
+        return
+    print(f"  stxxl::sort    {x['wall_seconds']:8.2f} s wall, limit "
+          f"{fmt(x['physical_limit_seconds'], '.2f')} s, wall/limit {fmt(x['over_limit'], '.2f')}")
+    print(f"  sortapp local speed over stxxl::sort: {local['speedup_vs_stxxl']:.2f}")
 
 
 def parse_args(argv):
@@ -430,6 +538,11 @@ def parse_args(argv):
                    help="also give the two-pass river run --memory SIZE (below a node's share)")
     p.add_argument("--sortapp-args", default="",
                    help="more `sortapp run` options for every sort, one string")
+    p.add_argument("--local-memory", type=parse_size, default=0, metavar="SIZE",
+                   help="the one-node sorts' memory (default a quarter of a partition, at least "
+                        "8M)")
+    p.add_argument("--no-local", action="store_true",
+                   help="skip the one-node sorts (sortapp local and STXXL)")
     p.add_argument("--no-drop-caches", action="store_true",
                    help="leave the page cache alone (sync only)")
     p.add_argument("--json", action="store_true", help="print one JSON object")

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """scripts/sort-cluster-bench.py on tiny partitions (4 nodes x 2M) against the real build:
 every algorithm present and checked by sortcheck, positive seconds, the two-pass run in two
-passes below its share, the speedups; inputs made and removed; --reuse keeping its inputs;
+passes below its share, the speedups, node 0's partition sorted by sortapp local and (where
+built) STXXL; inputs made and removed; --reuse keeping its inputs;
 a refusal to touch inputs it did not make, and a refusal when the disk is too small.
 usage: sort_cluster_bench_test.py SORT_CLUSTER_BENCH_PY BUILD_DIR"""
 import json
@@ -58,6 +59,17 @@ def check_report(p, reused):
     check(runs["river-2-pass"]["one_pass_nodes"] == 0, "river two passes: no node one pass")
     check("--memory 1048576" in runs["river-2-pass"]["command"],
           "--two-pass-memory reaches sortapp")
+    one = res["one_node"]
+    check(one is not None and one["memory"] >= 8 << 20 and one["partition_bytes"] > 0,
+          f"one-node runs: {one}")
+    if one is not None:
+        check(one["sortapp"]["wall_seconds"] > 0 and one["sortapp"]["cpu_seconds_per_gb"] > 0,
+              f"sortapp local's figures: {one['sortapp']}")
+        # Where the tree built the STXXL peer, it ran on the same partition and memory.
+        built = os.access(os.path.join(BUILD, "sortapp", "stxxl_sort"), os.X_OK)
+        x = one["stxxl"]
+        check((x is not None and x.get("wall_seconds", 0) > 0 and one["speedup_vs_stxxl"] > 0)
+              if built else x is None, f"stxxl (built: {built}): {x}")
     s = res["speedups"]
     check(s["river_one_pass_vs_three_phase"] > 0 and s["river_two_pass_vs_three_phase"] > 0,
           "speedups present")
