@@ -312,12 +312,12 @@ def disk_limit(before, after, disk):
     return rd, wr, rd / (disk["read_mb_s"] * 1e6) + wr / (disk["write_mb_s"] * 1e6)
 
 
-def timed(cmd, ctx, what):
+def timed(cmd, ctx, what, env=None):
     """Runs cmd from a dropped page cache; (stdout, wall seconds, disk bytes and limit)."""
     drop_caches(ctx["state"])
     before = sectors(ctx["stat"])
     t0 = time.monotonic()
-    out = run(cmd, env=ctx["env"], what=what)
+    out = run(cmd, env=env or ctx["env"], what=what)
     wall = time.monotonic() - t0
     os.sync()
     return out, wall, disk_limit(before, sectors(ctx["stat"]), ctx["disk"])
@@ -370,8 +370,11 @@ def one_node(ctx, partition):
             shutil.copyfile(partition, copy)  # stxxl::sort sorts in place: not timed
             cmd = [stxxl, copy, str(memory >> 20), str(RECORD), "10",
                    os.path.join(work, "stxxl-scratch")]
+            # STXXL writes its logs into the working directory unless told where.
+            env = dict(ctx["env"], STXXLLOGFILE=os.path.join(work, "stxxl.log"),
+                       STXXLERRLOGFILE=os.path.join(work, "stxxl.errlog"))
             try:
-                _, swall, (srd, swr, slimit) = timed(cmd, ctx, "stxxl_sort")
+                _, swall, (srd, swr, slimit) = timed(cmd, ctx, "stxxl_sort", env)
             except Failure as e:  # STXXL refuses budgets too small for its block size
                 res["stxxl"] = {"refused": str(e)}
                 return res

@@ -85,6 +85,8 @@ def main():
         d = os.path.join(top, "fresh")
         check_report(bench(d, "--json", "--two-pass-memory", "1M"), reused=False)
         check(not os.path.exists(d), f"the fresh run left {d} behind")
+        check(not any(f.startswith("stxxl") for f in os.listdir(".")),
+              f"STXXL's logs left in the working directory {os.getcwd()}")
 
         # --reuse makes the inputs once, keeps them, and sorts them again.
         d = os.path.join(top, "kept")
