@@ -20,7 +20,6 @@
 #include <thread>
 #include <vector>
 
-#include "liveness.hpp"
 #include "node.hpp"
 #include "options.hpp"
 #include "paths.hpp"
