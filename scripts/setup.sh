@@ -53,7 +53,7 @@ test_packages=(
   # tests/abi: abidw and abidiff compare the public ABI with the committed baseline.
   abigail-tools
   # The Soft-RoCE guest (scripts/softroce-run): qemu boots Debian's kernel with rxe.
-  qemu-system-x86 busybox-static xz-utils ibverbs-providers rdmacm-utils perftest
+  qemu-system-x86 busybox-static xz-utils ibverbs-providers ibverbs-utils rdmacm-utils perftest
 )
 [ "$scope" = main ] || packages+=("${test_packages[@]}")
 

@@ -357,6 +357,18 @@ uint64_t JobMates::cpu_us() {
     return sum;
 }
 
+int64_t process_started_realtime_us() {
+    uint64_t ppid = 0, ticks = 0, start = 0;
+    const long ticks_per_s = sysconf_or(_SC_CLK_TCK, 100);
+    timespec boot{}, real{};
+    if (!mate_stat(read_small_file("/proc/self/stat"), ppid, ticks, start) ||
+        ::clock_gettime(CLOCK_BOOTTIME, &boot) != 0 || ::clock_gettime(CLOCK_REALTIME, &real) != 0)
+        return 0;
+    const int64_t since_boot_us = int64_t(boot.tv_sec) * 1000000 + boot.tv_nsec / 1000;
+    const auto started_us = static_cast<int64_t>(ticks_to_us(start, ticks_per_s));
+    return int64_t(real.tv_sec) * 1000000 + real.tv_nsec / 1000 - (since_boot_us - started_us);
+}
+
 std::string block_device_for(const std::string &path) {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) return {};

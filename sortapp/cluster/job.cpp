@@ -25,6 +25,7 @@
 #include "paths.hpp"
 #include "sortapp/cleanup.hpp"
 #include "sortapp/memory_budget.hpp"
+#include "viaduct/counters.hpp"
 #include "viaduct/env.hpp"
 
 namespace sortapp::cluster {
@@ -71,33 +72,6 @@ std::string find_msgrun(const std::string &exe) {
 
 std::string find_job_program(const std::string &exe) {
     return find_program(exe, "VIADUCT_SORTAPP_JOB", "sortapp-job", "sortapp-job");
-}
-
-// When this process was started (exec), CLOCK_REALTIME microseconds: its start in clock ticks
-// since boot (/proc/self/stat), carried over to the realtime clock. Before main, the dynamic
-// loader's work and libraries' constructors count too. 0 when it cannot be read.
-int64_t started_realtime_us() {
-    FILE *f = std::fopen("/proc/self/stat", "r");
-    if (f == nullptr) return 0;
-    char line[1024] = {};
-    const bool read = std::fgets(line, sizeof line, f) != nullptr;
-    std::fclose(f);
-    const char *rest = read ? std::strrchr(line, ')') : nullptr;
-    unsigned long long ticks = 0;
-    // After "pid (comm)": state, then 18 fields before starttime (field 22).
-    if (rest == nullptr || std::sscanf(rest + 2,
-                                       "%*c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
-                                       "%*s %*s %*s %*s %*s %*s %*s %*s %llu",
-                                       &ticks) != 1)
-        return 0;
-    const long hz = ::sysconf(_SC_CLK_TCK);
-    timespec boot{}, real{};
-    if (hz <= 0 || ::clock_gettime(CLOCK_BOOTTIME, &boot) != 0 ||
-        ::clock_gettime(CLOCK_REALTIME, &real) != 0)
-        return 0;
-    const int64_t since_boot_us = int64_t(boot.tv_sec) * 1000000 + boot.tv_nsec / 1000;
-    const int64_t started_us = int64_t(ticks) * 1000000 / hz;
-    return int64_t(real.tv_sec) * 1000000 + real.tv_nsec / 1000 - (since_boot_us - started_us);
 }
 
 volatile sig_atomic_t g_msgrun = 0;
@@ -257,7 +231,7 @@ int run_msgrun(std::vector<std::string> cmd, int stall_ms) {
 }  // namespace
 
 int run_main(int argc, char **argv) {
-    const int64_t launched = started_realtime_us();
+    const int64_t launched = viaduct::process_started_realtime_us();
     JobOptions o;
     int code = 0;
     if (!parse_job_options(argc, argv, true, o, &code)) return code;

@@ -2,6 +2,7 @@
 // and thread: arithmetic on hand-made samples, and counters that follow work this process does.
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -166,6 +167,18 @@ TEST_CASE("the other processes' share is never negative", "[counters]") {
     const viaduct::CounterRates none = viaduct::rates(t.a, t.b);
     CHECK(none.host_busy == 0);
     CHECK(none.other_cpu == 0);
+}
+
+TEST_CASE("this process's start is in the past, after the machine booted", "[counters]") {
+    timespec real{}, boot{};
+    REQUIRE(::clock_gettime(CLOCK_REALTIME, &real) == 0);
+    REQUIRE(::clock_gettime(CLOCK_BOOTTIME, &boot) == 0);
+    const int64_t now_us = int64_t(real.tv_sec) * 1000000 + real.tv_nsec / 1000;
+    const int64_t booted_us = now_us - (int64_t(boot.tv_sec) * 1000000 + boot.tv_nsec / 1000);
+    const int64_t started = viaduct::process_started_realtime_us();
+    // starttime counts clock ticks: a tick's rounding either way.
+    CHECK(started <= now_us + 20000);
+    CHECK(started >= booted_us - 20000);
 }
 
 TEST_CASE("/proc/self/stat is parsed after the last ')' of the command name", "[counters]") {

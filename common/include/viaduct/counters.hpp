@@ -116,6 +116,11 @@ class JobMates {
 // away); nothing throws for it. phase, records, bytes and net_* are left 0 for the caller.
 CounterSample read_counters(const std::string &block_device);
 
+// When this process started (its exec), CLOCK_REALTIME microseconds: /proc/self/stat's
+// starttime (clock ticks since boot) carried over to the realtime clock, so the dynamic
+// loader's work and libraries' constructors count. 0 when it cannot be read.
+int64_t process_started_realtime_us();
+
 // The /sys/block name of the whole disk holding `path` ("sda" for a file on /dev/sda2, "nvme0n1"
 // for one on /dev/nvme0n1p1, "dm-0" for a logical volume), or "" when the file system there has
 // no block device (tmpfs, proc, overlay) or `path` cannot be stat'ed.
