@@ -253,56 +253,6 @@ def phase_ratios(report):
     return {k: (statistics.median(v) if v else None) for k, v in by_phase.items()}
 
 
-def sort_once(key, options, ctx):
-    args, tools, state = ctx["args"], ctx["tools"], ctx["state"]
-    work = tempfile.mkdtemp(prefix=f".sort-cluster-bench-{key}-", dir=args.dir)
-    try:
-        outs = [os.path.join(work, f"out.{i}") for i in range(args.nodes)]
-        cmd = [tools["sortapp"], "run", "-n", str(args.nodes),
-               "--input", os.path.join(args.dir, "in.{rank}"),
-               "--output", os.path.join(work, "out.{rank}"), "--json"] + options + args.sortapp_args
-        drop_caches(state)
-        before = sectors(ctx["stat"])
-        t0 = time.monotonic()
-        out = run(cmd, env=ctx["env"], what=f"the {key} sort")
-        wall = time.monotonic() - t0
-        os.sync()  # what the sort left dirty in the page cache is its disk traffic too
-        after = sectors(ctx["stat"])
-        report = json.loads(out.strip().splitlines()[-1])
-        check = subprocess.run([tools["sortcheck"], "--expect-checksum", ctx["checksum"],
-                                "--expect-records", str(ctx["records"])] + outs,
-                               capture_output=True, text=True)
-        if check.returncode != 0:
-            raise Failure(f"the {key} sort's output did not validate: "
-                          f"{(check.stdout + check.stderr).strip()[-800:]}")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return figures(key, cmd, wall, report, before, after, ctx["disk"])
-
-
-def figures(key, cmd, wall, report, before, after, disk):
-    r = {"key": key, "command": " ".join(cmd[1:]), "wall_seconds": wall,
-         "sort_seconds": report["seconds"], "algorithm": report.get("algorithm"),
-         "balance": report.get("balance"), "partition_records": report.get("partition_records"),
-         "one_pass_nodes": report.get("one_pass_nodes"), "phase_ratios": phase_ratios(report),
-         "sortcheck": "ok", "disk_bytes_read": None, "disk_bytes_written": None,
-         "physical_limit_seconds": None, "over_limit": None, "sort_over_limit": None,
-         # User + system CPU-seconds per GB of input, every process of the job; and the
-         # seconds from sortapp run's start to the first work order (the report's).
-         "cpu_seconds_per_gb": report.get("cpu_seconds_per_gb", {}).get("total"),
-         "startup_seconds": report.get("startup", {}).get("first_order_s")}
-    if before is not None:
-        r["disk_bytes_read"], r["disk_bytes_written"] = after[0] - before[0], after[1] - before[1]
-        limit = (r["disk_bytes_read"] / (disk["read_mb_s"] * 1e6) +
-                 r["disk_bytes_written"] / (disk["write_mb_s"] * 1e6))
-        r["physical_limit_seconds"] = limit
-        r["over_limit"] = wall / limit if limit > 0 else None
-        r["sort_over_limit"] = r["sort_seconds"] / limit if limit > 0 else None
-    return r
-
-
-# ---- one node: sortapp local against STXXL ----------------------------------------------
-
 def disk_limit(before, after, disk):
     """The bytes the device moved between two samples, and the seconds they take at the
     measured rates (None, None, None without /sys statistics)."""
@@ -319,17 +269,57 @@ def timed(cmd, ctx, what, env=None):
     t0 = time.monotonic()
     out = run(cmd, env=env or ctx["env"], what=what)
     wall = time.monotonic() - t0
-    os.sync()
+    os.sync()  # what the command left dirty in the page cache is its disk traffic too
     return out, wall, disk_limit(before, sectors(ctx["stat"]), ctx["disk"])
 
 
-def validate(path, checksum, tools, what):
-    check = subprocess.run([tools["sortcheck"], "--expect-checksum", checksum, path],
+def validate(paths, checksum, tools, what, records=None):
+    """sortcheck of the outputs in order, against the input's checksum (and record count)."""
+    expect = ["--expect-records", str(records)] if records is not None else []
+    check = subprocess.run([tools["sortcheck"], "--expect-checksum", checksum] + expect + paths,
                            capture_output=True, text=True)
     if check.returncode != 0:
         raise Failure(f"{what}'s output did not validate: "
                       f"{(check.stdout + check.stderr).strip()[-800:]}")
 
+
+def sort_once(key, options, ctx):
+    args, tools = ctx["args"], ctx["tools"]
+    work = tempfile.mkdtemp(prefix=f".sort-cluster-bench-{key}-", dir=args.dir)
+    try:
+        outs = [os.path.join(work, f"out.{i}") for i in range(args.nodes)]
+        cmd = [tools["sortapp"], "run", "-n", str(args.nodes),
+               "--input", os.path.join(args.dir, "in.{rank}"),
+               "--output", os.path.join(work, "out.{rank}"), "--json"] + options + args.sortapp_args
+        out, wall, moved = timed(cmd, ctx, f"the {key} sort")
+        report = json.loads(out.strip().splitlines()[-1])
+        validate(outs, ctx["checksum"], tools, f"the {key} sort", ctx["records"])
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return figures(key, cmd, wall, report, moved)
+
+
+def figures(key, cmd, wall, report, moved):
+    r = {"key": key, "command": " ".join(cmd[1:]), "wall_seconds": wall,
+         "sort_seconds": report["seconds"], "algorithm": report.get("algorithm"),
+         "balance": report.get("balance"), "partition_records": report.get("partition_records"),
+         "one_pass_nodes": report.get("one_pass_nodes"), "phase_ratios": phase_ratios(report),
+         "sortcheck": "ok", "disk_bytes_read": None, "disk_bytes_written": None,
+         "physical_limit_seconds": None, "over_limit": None, "sort_over_limit": None,
+         # User + system CPU-seconds per GB of input, every process of the job; and the
+         # seconds from sortapp run's start to the first work order (the report's).
+         "cpu_seconds_per_gb": report.get("cpu_seconds_per_gb", {}).get("total"),
+         "startup_seconds": report.get("startup", {}).get("first_order_s")}
+    rd, wr, limit = moved
+    if limit is not None:
+        r["disk_bytes_read"], r["disk_bytes_written"] = rd, wr
+        r["physical_limit_seconds"] = limit
+        r["over_limit"] = wall / limit if limit > 0 else None
+        r["sort_over_limit"] = r["sort_seconds"] / limit if limit > 0 else None
+    return r
+
+
+# ---- one node: sortapp local against STXXL ----------------------------------------------
 
 def one_node(ctx, partition):
     """Node 0's partition sorted on one node with --local-memory (default a quarter of it, at
@@ -354,7 +344,7 @@ def one_node(ctx, partition):
         cmd = [tools["sortapp"], "local", "--json", "--no-progress", "--memory", str(memory),
                "--scratch", work, partition, out]
         text, wall, (rd, wr, limit) = timed(cmd, ctx, "sortapp local")
-        validate(out, checksum, tools, "sortapp local")
+        validate([out], checksum, tools, "sortapp local")
         os.remove(out)
         report = json.loads(text)
         res["sortapp"] = {"wall_seconds": wall, "sort_seconds": report["seconds"],
@@ -378,7 +368,7 @@ def one_node(ctx, partition):
             except Failure as e:  # STXXL refuses budgets too small for its block size
                 res["stxxl"] = {"refused": str(e)}
                 return res
-            validate(copy, checksum, tools, "stxxl_sort")
+            validate([copy], checksum, tools, "stxxl_sort")
             res["stxxl"] = {"wall_seconds": swall, "disk_bytes_read": srd,
                             "disk_bytes_written": swr, "physical_limit_seconds": slimit,
                             "over_limit": swall / slimit if slimit else None}
