@@ -168,6 +168,34 @@ def measure_disk(d, partitions, nbytes, state):
             "direct": direct, "request_bytes": bs}
 
 
+FRESH_PROBE = r"""
+import mmap, sys, time
+n = int(sys.argv[1])
+m = mmap.mmap(-1, n)
+if hasattr(mmap, "MADV_HUGEPAGE"):
+    m.madvise(mmap.MADV_HUGEPAGE)
+t0 = time.monotonic()
+for i in range(0, n, 4096):
+    m[i] = 1
+print(n / (time.monotonic() - t0) / 1e9)
+"""
+
+
+def fresh_memory_rate(nbytes, state):
+    """GB/s at which a new process gets memory it has not touched before (huge pages advised,
+    as the sort's buffers are): one byte written per 4 KiB page, from a dropped page cache,
+    as each sort starts. The kernel zeroes every such page on first touch, and a virtual
+    machine's host may have to back it again, so this bounds how fast any process of the
+    sort can take on its footprint."""
+    drop_caches(state)
+    out = subprocess.run([sys.executable, "-c", FRESH_PROBE, str(nbytes)], capture_output=True,
+                         text=True, check=False)
+    try:
+        return float(out.stdout.strip())
+    except ValueError:
+        raise Failure(f"measuring the fresh-memory rate failed: {out.stderr.strip()[-300:]}")
+
+
 # ---- inputs -------------------------------------------------------------------------------
 
 class Inputs:
@@ -296,10 +324,10 @@ def sort_once(key, options, ctx):
         validate(outs, ctx["checksum"], tools, f"the {key} sort", ctx["records"])
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return figures(key, cmd, wall, report, moved)
+    return figures(key, cmd, wall, report, moved, ctx["fresh_gb_s"])
 
 
-def figures(key, cmd, wall, report, moved):
+def figures(key, cmd, wall, report, moved, fresh_gb_s=None):
     r = {"key": key, "command": " ".join(cmd[1:]), "wall_seconds": wall,
          "sort_seconds": report["seconds"], "algorithm": report.get("algorithm"),
          "balance": report.get("balance"), "partition_records": report.get("partition_records"),
@@ -309,7 +337,13 @@ def figures(key, cmd, wall, report, moved):
          # User + system CPU-seconds per GB of input, every process of the job; and the
          # seconds from sortapp run's start to the first work order (the report's).
          "cpu_seconds_per_gb": report.get("cpu_seconds_per_gb", {}).get("total"),
-         "startup_seconds": report.get("startup", {}).get("first_order_s")}
+         "startup_seconds": report.get("startup", {}).get("first_order_s"),
+         # The nodes' peak resident memory in all, and the CPU-seconds the kernel needs to
+         # hand out that much fresh memory at the rate measured in this run.
+         "peak_rss_bytes": report.get("peak_rss_bytes", {}).get("total"),
+         "fresh_memory_cpu_seconds": None}
+    if r["peak_rss_bytes"] and fresh_gb_s:
+        r["fresh_memory_cpu_seconds"] = r["peak_rss_bytes"] / 1e9 / fresh_gb_s
     rd, wr, limit = moved
     if limit is not None:
         r["disk_bytes_read"], r["disk_bytes_written"] = rd, wr
@@ -426,6 +460,8 @@ def bench_in(args, tools, inputs):
     ctx = {"args": args, "tools": tools, "state": state, "stat": stat, "env": env,
            "checksum": checksum, "records": inputs.records * args.nodes,
            "disk": measure_disk(args.dir, inputs.paths, inputs.records * RECORD, state)}
+    ctx["fresh_gb_s"] = fresh_memory_rate(max(64 << 20, min(1 << 30, inputs.records * RECORD)),
+                                          state)
     runs = []
     for key, _, options in RUNS:
         if key == "river-2-pass" and args.two_pass_memory:
@@ -438,7 +474,8 @@ def bench_in(args, tools, inputs):
             "dir": os.path.realpath(args.dir), "device": device, "inputs_reused": reused,
             "free_bytes": free, "needed_bytes": need, "page_cache_dropped": state["drop"],
             "page_cache_why_not": None if state["drop"] else state["why_not"],
-            "two_pass_memory": args.two_pass_memory, "disk": ctx["disk"], "runs": runs,
+            "two_pass_memory": args.two_pass_memory, "disk": ctx["disk"],
+            "fresh_memory_gb_s": ctx["fresh_gb_s"], "runs": runs,
             "one_node": local,
             "speedups": {"river_one_pass_vs_three_phase": three / runs[1]["wall_seconds"],
                          "river_two_pass_vs_three_phase": three / runs[2]["wall_seconds"]},
@@ -463,11 +500,13 @@ def print_table(res):
           f"{human(d['request_bytes'])} requests, {d['streams']} x {human(d['bytes'])} at once): "
           f"read {d['read_mb_s']:.0f} MB/s, write {d['write_mb_s']:.0f} MB/s; page cache "
           f"{cache} before each sort")
+    print(f"# fresh memory (a new process's first touch, huge pages advised): "
+          f"{res['fresh_memory_gb_s']:.2f} GB/s")
     if res["two_pass_memory"]:
         print(f"# river two passes with --memory {human(res['two_pass_memory'])} per node")
     print(f"{'algorithm':17} {'wall s':>8} {'sort s':>8} {'balance':>8} {'disk rd MB':>10} "
           f"{'disk wr MB':>10} {'limit s':>8} {'wall/lim':>8} {'sort/lim':>8} {'CPU-s/GB':>8} "
-          f"{'start s':>7} {'1-pass':>6} {'check':>5}")
+          f"{'start s':>7} {'RSS GB':>6} {'fresh s':>7} {'1-pass':>6} {'check':>5}")
     labels = {k: label for k, label, _ in RUNS}
     for r in res["runs"]:
         rd = r["disk_bytes_read"] / 1e6 if r["disk_bytes_read"] is not None else None
@@ -477,7 +516,9 @@ def print_table(res):
               f"{fmt(r['balance'], '8.4f')} {fmt(rd, '10.1f')} {fmt(wr, '10.1f')} "
               f"{fmt(r['physical_limit_seconds'], '8.2f')} {fmt(r['over_limit'], '8.2f')} "
               f"{fmt(r['sort_over_limit'], '8.2f')} {fmt(r['cpu_seconds_per_gb'], '8.2f')} "
-              f"{fmt(r['startup_seconds'], '7.3f')} {one:>6} {r['sortcheck']:>5}")
+              f"{fmt(r['startup_seconds'], '7.3f')} "
+              f"{fmt(r['peak_rss_bytes'] and r['peak_rss_bytes'] / 1e9, '6.2f')} "
+              f"{fmt(r['fresh_memory_cpu_seconds'], '7.2f')} {one:>6} {r['sortcheck']:>5}")
     two = next(r for r in res["runs"] if r["key"] == "river-2-pass")
     if two["one_pass_nodes"]:
         print(f"note: river two passes sorted on {two['one_pass_nodes']} node(s) in one pass "

@@ -22,9 +22,12 @@ namespace sortapp::cluster {
 namespace {
 
 constexpr int kCredits = 4;
-constexpr uint64_t kMaxChunkBytes = 64u << 20;  // input read per read_sequential call
+// Input read per read_sequential call. Every byte of it is fresh memory the kernel zeroes once
+// (on a virtual machine whose host reclaims freed memory, the dearest part of the footprint), and
+// the reads run io_depth deep within it, so a few tens of I/O sizes are enough.
+constexpr uint64_t kMaxChunkBytes = 16u << 20;
 
-// A sixteenth of the budget, at most 64 MiB, at least one I/O unit.
+// A sixteenth of the budget, at most 16 MiB, at least one I/O unit.
 uint64_t chunk_records(const RiverSortSettings &s) {
     const uint64_t unit = records_per_io_unit(s.format);
     const uint64_t bytes = std::min(kMaxChunkBytes, s.memory_budget / 16);

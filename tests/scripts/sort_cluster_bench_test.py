@@ -39,6 +39,7 @@ def check_report(p, reused):
     check(res["records"] == 4 * ((2 << 20) // 100), f"records: {res['records']}")
     check(res["inputs_reused"] == reused, f"inputs_reused is {reused}")
     check(res["disk"]["read_mb_s"] > 0 and res["disk"]["write_mb_s"] > 0, "disk rates > 0")
+    check(res["fresh_memory_gb_s"] > 0, f"fresh-memory rate {res['fresh_memory_gb_s']}")
     for key, r in runs.items():
         check(r["sortcheck"] == "ok", f"{key}: sortcheck ok")
         check(r["wall_seconds"] > 0 and r["sort_seconds"] > 0, f"{key}: positive seconds")
@@ -52,6 +53,11 @@ def check_report(p, reused):
               f"{key}: CPU-seconds per GB {r['cpu_seconds_per_gb']}")
         check(r["startup_seconds"] is not None and 0 < r["startup_seconds"] < r["wall_seconds"],
               f"{key}: start-up {r['startup_seconds']} s of {r['wall_seconds']} s")
+        # Each node's resident memory holds at least its share of the records.
+        check(r["peak_rss_bytes"] is not None and r["peak_rss_bytes"] > 4 * (2 << 20),
+              f"{key}: peak resident memory {r['peak_rss_bytes']}")
+        check(r["fresh_memory_cpu_seconds"] is not None and r["fresh_memory_cpu_seconds"] > 0,
+              f"{key}: fresh-memory CPU-seconds {r['fresh_memory_cpu_seconds']}")
         if res["device"] is not None:
             check(r["disk_bytes_read"] >= 0 and r["disk_bytes_written"] >= 0, f"{key}: disk bytes")
     check(runs["three-phase"]["algorithm"] == "three-phase", "three-phase's report")

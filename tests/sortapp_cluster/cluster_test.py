@@ -75,7 +75,17 @@ def sort_and_validate(d, nodes, what, rec=100, key=10, extra=(), balance=None):
         check(os.path.getsize(f) == parts[k] * rec, f"{what}: out.{k} holds "
               f"{os.path.getsize(f)} bytes, partition {parts[k]} records")
     check_cpu_per_gb(report, what)
+    check_peak_rss(report, nodes, what)
     return report
+
+
+def check_peak_rss(report, nodes, what):
+    """Each node's peak resident memory is its counter samples' largest: a whole process's
+    (above 1 MB), and the job's largest and total are the nodes' maximum and sum."""
+    per = [n["peak_rss_bytes"] for n in report["per_node"]]
+    got = report["peak_rss_bytes"]
+    check(len(per) == nodes and all(b > 1 << 20 for b in per) and got["largest"] == max(per) and
+          got["total"] == sum(per), f"{what}: peak resident memory {got}, per node {per}")
 
 
 def check_startup(report, wall, what):

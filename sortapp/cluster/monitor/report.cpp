@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
@@ -55,7 +56,17 @@ struct Report {
     double nodes_cpu_per_gb = 0;
     double monitor_cpu_per_gb = 0;
     double cpu_per_gb_total = 0;
+    // Each node's largest resident memory in its counter samples (0: none arrived).
+    std::vector<uint64_t> peak_rss;
 };
+
+// Report::peak_rss from the counter samples.
+void add_peak_rss(const JobFigures &job, Report &r) {
+    r.peak_rss.assign(r.per.size(), 0);
+    for (size_t i = 0; i < r.per.size() && i < job.counters.size(); ++i)
+        for (const viaduct::CounterSample &c : job.counters[i].samples)
+            r.peak_rss[i] = std::max(r.peak_rss[i], c.rss_bytes);
+}
 
 // Report::cpu_per_gb and the rest. A node whose counters never arrived counts its phases.
 void add_cpu_per_gb(const JobFigures &job, double gb, Report &r) {
@@ -161,6 +172,7 @@ Report gather(const JobOptions &o, JobFigures &job) {
     }
     r.needles = job_needles(o, job, r.per);
     add_cpu_per_gb(job, static_cast<double>(r.records * o.params.record_size) / 1e9, r);
+    add_peak_rss(job, r);
     // Phases 1 and 2 are also judged on the node itself (sortapp local's code), which marks
     // its cached figure stale; nothing is measured again unless asked (--remeasure).
     for (size_t i = 0; i < r.per.size(); ++i)
@@ -340,6 +352,7 @@ void print_json(const JobOptions &o, int nodes, const JobFigures &job, const Rep
                        {"disk_read_mb_s", rounded(job.checks[i].disk_read_mb_s, 1)},
                        {"disk_write_mb_s", rounded(job.checks[i].disk_write_mb_s, 1)},
                        {"disk_mixed_mb_s", rounded(job.checks[i].disk_mixed_mb_s, 1)},
+                       {"peak_rss_bytes", r.peak_rss[i]},
                        {"phases", phases_json(r.per[i])}});
     for (const Needle &n : r.needles)
         needles.push_back({{"node", n.node},
@@ -364,6 +377,10 @@ void print_json(const JobOptions &o, int nodes, const JobFigures &job, const Rep
                                  {"nodes", rounded(r.nodes_cpu_per_gb, 3)},
                                  {"monitor", rounded(r.monitor_cpu_per_gb, 3)},
                                  {"phases", cpu_phases}};
+    doc["peak_rss_bytes"] = {
+        {"largest",
+         r.peak_rss.empty() ? 0 : *std::max_element(r.peak_rss.begin(), r.peak_rss.end())},
+        {"total", std::accumulate(r.peak_rss.begin(), r.peak_rss.end(), uint64_t{0})}};
     std::printf("%s\n", doc.dump(-1, ' ', false, Json::error_handler_t::replace).c_str());
 }
 
@@ -408,6 +425,18 @@ void add_counters(std::string &out, const JobOptions &o, const JobFigures &job) 
     out += printed("\n");
 }
 
+// The nodes' peak resident memory, which every byte of the kernel had to hand out fresh.
+void add_memory(std::string &out, const Report &r) {
+    const uint64_t total = std::accumulate(r.peak_rss.begin(), r.peak_rss.end(), uint64_t{0});
+    if (total == 0) return;
+    const auto largest = std::max_element(r.peak_rss.begin(), r.peak_rss.end());
+    out += printed(
+        "memory: %.1f MB peak resident on node %zu, the largest; %.1f MB over all %zu "
+        "nodes (their counter samples)\n",
+        *largest / 1e6, static_cast<size_t>(largest - r.peak_rss.begin()), total / 1e6,
+        r.peak_rss.size());
+}
+
 std::string text_report(const JobOptions &o, int nodes, const JobFigures &job, const Report &r,
                         double total_s) {
     std::string out;
@@ -438,6 +467,7 @@ std::string text_report(const JobOptions &o, int nodes, const JobFigures &job, c
                            r.cpu_per_gb[k].second);
         out += printed("\n");
     }
+    add_memory(out, r);
     if (r.needles.empty())
         out += printed("needles: none (threshold %.2fx the median)\n", o.straggler);
     for (const Needle &n : r.needles) out += printed("%s\n", n.text.c_str());
