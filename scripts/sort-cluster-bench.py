@@ -171,7 +171,7 @@ def measure_disk(d, partitions, nbytes, state):
 FRESH_PROBE = r"""
 import mmap, sys, time
 n = int(sys.argv[1])
-m = mmap.mmap(-1, n)
+m = mmap.mmap(-1, n, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)  # shared memory gets no THP
 if hasattr(mmap, "MADV_HUGEPAGE"):
     m.madvise(mmap.MADV_HUGEPAGE)
 t0 = time.monotonic()

@@ -340,3 +340,18 @@ TEST_CASE("record stream: large I/O buffers ask for huge pages, small ones do no
     if (thp.find("[always]") == std::string::npos)
         CHECK(smaps_field(small.data(), "THPeligible").find('0') != std::string::npos);
 }
+
+TEST_CASE("record stream: a large buffer starts on a huge page boundary and holds its size",
+          "[record_stream]") {
+    // Sizes that are no multiple of a huge page or even of a page, moved and freed.
+    for (std::size_t bytes :
+         {std::size_t{4u << 20}, std::size_t{(16u << 20) + 4096}, std::size_t{(5u << 20) + 100}}) {
+        Buffer b(bytes);
+        REQUIRE(b.valid());
+        CHECK(b.size() == bytes);
+        CHECK(reinterpret_cast<std::uintptr_t>(b.data()) % (2u << 20) == 0);
+        std::memset(b.data(), 0x5a, bytes);  // every byte of it is there
+        Buffer moved(std::move(b));
+        CHECK(moved.data()[bytes - 1] == 0x5a);
+    }
+}

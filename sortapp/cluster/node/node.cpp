@@ -55,7 +55,7 @@ void on_abort(rio_t *rio, rio_incoming_t *in, void *) {
 }
 
 void serve_questions(Node &n) {
-    n.probe_bytes.assign(16u << 20, 0);
+    n.probe_bytes = sortapp::Buffer(16u << 20);
     rio_set_handler(n.rio, kCmdSamples, serve_select, &n);
     rio_set_handler(n.rio, kCmdCounts, serve_select, &n);
     rio_set_handler(n.rio, kCmdProbe, serve_probe, &n);

@@ -22,6 +22,7 @@
 #include "sortapp/cleanup.hpp"
 #include "sortapp/disk_probe.hpp"
 #include "sortapp/input_identity.hpp"
+#include "sortapp/io_ring.hpp"
 #include "sortapp/memory_budget.hpp"
 #include "sortapp/record_format.hpp"
 #include "sortapp/status.hpp"
@@ -66,7 +67,9 @@ struct Node {
     };
     std::shared_ptr<FinalWord> final_word = std::make_shared<FinalWord>();
     std::optional<int> exit_code;  // set by the final word: the node's orders are over
-    std::vector<char> probe_bytes;
+    // The network probe's replies: mapped, never written, so it costs no fresh memory (its
+    // pages read as the kernel's shared zero page).
+    sortapp::Buffer probe_bytes;
 
     // The sort's memory budget: the job's --memory, else this node's own default.
     uint64_t memory_budget() const {

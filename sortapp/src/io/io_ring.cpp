@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <new>
 #include <vector>
 
@@ -90,18 +91,38 @@ Status File::reserve(std::uint64_t bytes) {
 
 namespace {
 constexpr std::size_t kHugePageHint = 4u << 20;  // buffers this large ask for huge pages
+constexpr std::size_t kHugePage = 2u << 20;
+
+// bytes of anonymous memory starting on a huge page boundary, so that every whole huge page of
+// it can be one (an unaligned mapping loses the pages its ends cut); nullptr if none.
+void *map_aligned(std::size_t bytes) {
+    const std::size_t span = bytes + kHugePage;
+    void *p = ::mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return nullptr;
+    const auto start = reinterpret_cast<std::uintptr_t>(p);
+    const std::uintptr_t aligned = (start + kHugePage - 1) / kHugePage * kHugePage;
+    const std::size_t end = (bytes + io_alignment - 1) / io_alignment * io_alignment;
+    if (aligned > start) ::munmap(p, aligned - start);
+    if (aligned + end < start + span)
+        ::munmap(reinterpret_cast<void *>(aligned + end), start + span - aligned - end);
+    return reinterpret_cast<void *>(aligned);
+}
 }  // namespace
 
 Buffer::Buffer(std::size_t bytes) : size_(bytes) {
     if (bytes == 0) return;
-    void *p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) {
+    void *p = bytes >= kHugePageHint ? map_aligned(bytes)
+                                     : ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED || p == nullptr) {
         size_ = 0;
         throw std::bad_alloc();
     }
     data_ = static_cast<std::uint8_t *>(p);
     // Run and merge buffers are large and filled once: huge pages make one fault of 512
-    // (where the kernel allows them on request; a refusal leaves ordinary pages).
+    // (where the kernel allows them on request; a refusal leaves ordinary pages). Every first
+    // touch of a page costs the kernel a zeroing, and on a virtual machine often the host a
+    // fault of its own: the dearest part of a sort's CPU on such machines.
     if (bytes >= kHugePageHint) ::madvise(p, bytes, MADV_HUGEPAGE);
 }
 
