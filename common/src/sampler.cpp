@@ -51,7 +51,11 @@ Sampler::Sampler(double rate_hz, std::size_t capacity, std::string block_device,
       period_(period_of(rate_hz_)),
       block_device_(checked_device(std::move(block_device))),
       progress_(std::move(progress)),
-      ring_(checked_capacity(capacity)) {}
+      capacity_(checked_capacity(capacity)) {
+    // Room for the whole ring, filled as samples come: an hour's ring is megabytes that a
+    // short program would otherwise fault in (and zero) at its start.
+    ring_.reserve(capacity_);
+}
 
 Sampler::~Sampler() {
     halt();
@@ -139,9 +143,12 @@ void Sampler::count_job_mates() {
 
 void Sampler::push(const CounterSample &s) {
     std::lock_guard<std::mutex> lock(ring_mutex_);
-    ring_[next_] = s;
-    next_ = (next_ + 1) % ring_.size();
-    if (count_ < ring_.size()) {
+    if (ring_.size() < capacity_)
+        ring_.push_back(s);
+    else
+        ring_[next_] = s;
+    next_ = (next_ + 1) % capacity_;
+    if (count_ < capacity_) {
         ++count_;
     } else {
         ++dropped_;
@@ -152,8 +159,8 @@ std::vector<CounterSample> Sampler::samples() const {
     std::lock_guard<std::mutex> lock(ring_mutex_);
     std::vector<CounterSample> out;
     out.reserve(count_);
-    const std::size_t oldest = (next_ + ring_.size() - count_) % ring_.size();
-    for (std::size_t i = 0; i < count_; ++i) out.push_back(ring_[(oldest + i) % ring_.size()]);
+    const std::size_t oldest = (next_ + capacity_ - count_) % capacity_;
+    for (std::size_t i = 0; i < count_; ++i) out.push_back(ring_[(oldest + i) % capacity_]);
     return out;
 }
 
@@ -163,18 +170,18 @@ std::vector<CounterSample> Sampler::samples_from(uint64_t first, std::size_t max
     *end = dropped_ + count_;
     *from = std::min(std::max(first, dropped_), *end);
     const std::size_t n = static_cast<std::size_t>(std::min<uint64_t>(*end - *from, max));
-    const std::size_t oldest = (next_ + ring_.size() - count_) % ring_.size();
+    const std::size_t oldest = (next_ + capacity_ - count_) % capacity_;
     const std::size_t skip = static_cast<std::size_t>(*from - dropped_);
     std::vector<CounterSample> out;
     out.reserve(n);
-    for (std::size_t i = 0; i < n; ++i) out.push_back(ring_[(oldest + skip + i) % ring_.size()]);
+    for (std::size_t i = 0; i < n; ++i) out.push_back(ring_[(oldest + skip + i) % capacity_]);
     return out;
 }
 
 std::optional<CounterSample> Sampler::latest() const {
     std::lock_guard<std::mutex> lock(ring_mutex_);
     if (count_ == 0) return std::nullopt;
-    return ring_[(next_ + ring_.size() - 1) % ring_.size()];
+    return ring_[(next_ + capacity_ - 1) % capacity_];
 }
 
 uint64_t Sampler::dropped() const {

@@ -85,7 +85,7 @@ class Sampler {
     uint64_t dropped() const;
 
     double rate_hz() const { return rate_hz_; }
-    std::size_t capacity() const { return ring_.size(); }
+    std::size_t capacity() const { return capacity_; }
     const std::string &block_device() const { return block_device_; }
 
   private:
@@ -102,10 +102,11 @@ class Sampler {
     std::mutex sampling_;
     std::optional<JobMates> mates_;  // guarded by sampling_
 
+    const std::size_t capacity_;
     mutable std::mutex ring_mutex_;
-    std::vector<CounterSample> ring_;
-    std::size_t next_ = 0;   // where the next sample goes
-    std::size_t count_ = 0;  // samples held, up to ring_.size()
+    std::vector<CounterSample> ring_;  // grows to capacity_, then wraps
+    std::size_t next_ = 0;             // where the next sample goes
+    std::size_t count_ = 0;            // samples held, up to capacity_
     uint64_t dropped_ = 0;
 
     // Held through start() and stop(), so one never sees the other half done.
