@@ -20,7 +20,8 @@ from decimal import Decimal
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 SECTIONS = ("memory", "alltoall", "pingpong")
-PROTOCOLS = ("sendrecv", "rdma", "rdma-write")
+# auto (libmsg's default: by message size, from the fabric's table) and each protocol forced.
+PROTOCOLS = ("auto", "sendrecv", "rdma", "rdma-write")
 MODES = ("unrestricted", "restricted")
 MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe"]
 # fabric: (libmsg provider, Open MPI options for the same transport)
@@ -41,10 +42,10 @@ Runs, in this order and on this machine:
            direction), buffers reused and rotated through DRAM:
              shm:  libmsg --provider shm            vs Open MPI default (ob1 + vader)
              tcp:  libmsg --provider "tcp;ofi_rxm"  vs Open MPI pml cm + mtl ofi "tcp;ofi_rxm"
-           for each long-message protocol (sendrecv, rdma, rdma-write), restricted and
-           unrestricted (one table per mode);
+           for the default protocol choice (auto) and each long-message protocol
+           (sendrecv, rdma, rdma-write), restricted and unrestricted (one table per mode);
   pingpong msg-pingpong vs fi_pingpong (rdm endpoints, two local processes) on shm and
-           tcp;ofi_rxm, for each long-message protocol: small-message latency and 1-16 MiB
+           tcp;ofi_rxm, for auto and each long-message protocol: small-message latency and 1-16 MiB
            bandwidth (one table each).
 Ratios are libmsg speed / peer speed: above 1 libmsg is faster. A run that fails, times out
 or is missing is reported as such. Raw JSON, logs and exact commands are kept in --out."""

@@ -49,8 +49,9 @@ struct FabricOptions {
             ->type_name("NAME");
         g->add_option_function<std::string>(
              "--protocol", [this](const std::string &text) { long_protocol = protocol(text); },
-             "long-message protocol (VIADUCT_PROTOCOL): sendrecv (chunks through pre-posted "
-             "buffers), rdma (the receiver RDMA-reads) or rdma-write (the sender RDMA-writes)")
+             "long-message protocol (VIADUCT_PROTOCOL): auto (the default: by message size, "
+             "from the fabric's table), sendrecv (chunks through pre-posted buffers), rdma (the "
+             "receiver RDMA-reads) or rdma-write (the sender RDMA-writes)")
             ->type_name("P");
         g->add_flag_function(
             "--restricted", [this](std::int64_t) { restricted = 1; },
@@ -73,12 +74,13 @@ struct FabricOptions {
             ->type_name("MS");
     }
 
+    // The protocol msg_protocol_name calls `text`.
     static int protocol(const std::string &text) {
-        if (text == "sendrecv") return MSG_PROTOCOL_SENDRECV;
-        if (text == "rdma") return MSG_PROTOCOL_RDMA;
-        if (text == "rdma-write") return MSG_PROTOCOL_RDMA_WRITE;
+        for (int p :
+             {MSG_PROTOCOL_AUTO, MSG_PROTOCOL_SENDRECV, MSG_PROTOCOL_RDMA, MSG_PROTOCOL_RDMA_WRITE})
+            if (text == msg_protocol_name(p)) return p;
         throw CLI::ValidationError("--protocol: '" + text +
-                                   "' is not sendrecv, rdma or rdma-write");
+                                   "' is not auto, sendrecv, rdma or rdma-write");
     }
 
     static void add_size(CLI::App &app, const std::string &name, std::optional<size_t> &out,
@@ -111,14 +113,8 @@ struct FabricOptions {
 };
 
 inline const char *protocol_name(int long_protocol) {
-    switch (long_protocol) {
-        case MSG_PROTOCOL_RDMA:
-            return "rdma";
-        case MSG_PROTOCOL_RDMA_WRITE:
-            return "rdma-write";
-        default:
-            return "sendrecv";
-    }
+    const char *name = msg_protocol_name(long_protocol);
+    return name != nullptr ? name : "?";
 }
 
 inline const char *mode_name(int restricted) {

@@ -148,9 +148,11 @@ void add_fabric_options(CLI::App &app, JobOptions &o) {
     app.add_option("--provider", o.provider, "libfabric provider (VIADUCT_PROVIDER)")
         ->type_name("NAME");
     app.add_option("--protocol", o.protocol,
-                   "long-message protocol: sendrecv | rdma | rdma-write (VIADUCT_PROTOCOL)")
+                   "long-message protocol: auto (libmsg's default: by message size) | sendrecv | "
+                   "rdma | rdma-write (VIADUCT_PROTOCOL)")
         ->type_name("P")
-        ->check(one_of({"sendrecv", "rdma", "rdma-write"}));
+        // libmsg's names (msg_protocol_name), spelled out: sortapp run links no libmsg.
+        ->check(one_of({"auto", "sendrecv", "rdma", "rdma-write"}));
     app.add_flag_function(
         "--restricted", [&o](std::int64_t) { o.restricted = 1; },
         "one long message at a time (VIADUCT_RESTRICTED=1)");

@@ -52,7 +52,7 @@ if (provider, protocol, restricted, os.environ["FAKE_RANKS"]) == ("shm", "rdma-w
     time.sleep(60)  # ended by --timeout
 if provider != "shm" and protocol == "rdma":
     print("no figures today"); sys.exit(0)
-mbps = {"sendrecv": 1500, "rdma": 2000, "rdma-write": 500}[protocol]
+mbps = {"auto": 1800, "sendrecv": 1500, "rdma": 2000, "rdma-write": 500}[protocol]
 if provider != "shm":
     mbps = 50.125
 doc = {"per_rank_bidir_mbps": mbps / (2 if restricted else 1)}
@@ -63,7 +63,7 @@ print(json.dumps(doc))
 """,
     "build/libmsg/bench/msg-pingpong": """
 provider, protocol = arg("--provider"), arg("--protocol")
-scale = (1 if provider == "shm" else 2) * (0.5 if protocol == "rdma" else 1)
+scale = (1 if provider == "shm" else 2) * {"auto": 0.25, "rdma": 0.5}.get(protocol, 1)
 results = []
 for b in (0, 8, 1048576, 16777216):
     if protocol == "rdma-write" and b == 8:
@@ -109,35 +109,35 @@ threads   MB/s copied
 # per-rank bidirectional MB/s (sent + received) / elapsed, mean over ranks, median of 2 measurements in one job; (ratio vs MPI)
 # memory-copy limit beside it: 9000 MB/s (1 thread), 15000.5 MB/s (2 threads)
 # libmsg unrestricted
-fabric P   buffers  MPI                sendrecv           rdma               rdma-write        
-shm    2   reuse    1000.0             1500.0 (1.50)      2000.0 (2.00)      500.0 (0.50)      
-shm    4   reuse    1000.0             1500.0 (1.50)      2000.0 (2.00)      500.0 (0.50)      
-tcp    2   reuse    250.5              50.1 (0.20)        FAILED(no JSON)    n/a               
-tcp    4   reuse    FAILED(exit 3)     50.1 (-)           FAILED(no JSON)    n/a               
+fabric P   buffers  MPI                auto               sendrecv           rdma               rdma-write        
+shm    2   reuse    1000.0             1800.0 (1.80)      1500.0 (1.50)      2000.0 (2.00)      500.0 (0.50)      
+shm    4   reuse    1000.0             1800.0 (1.80)      1500.0 (1.50)      2000.0 (2.00)      500.0 (0.50)      
+tcp    2   reuse    250.5              50.1 (0.20)        50.1 (0.20)        FAILED(no JSON)    n/a               
+tcp    4   reuse    FAILED(exit 3)     50.1 (-)           50.1 (-)           FAILED(no JSON)    n/a               
 # libmsg restricted
-fabric P   buffers  MPI                sendrecv           rdma               rdma-write        
-shm    2   reuse    1000.0             750.0 (0.75)       1000.0 (1.00)      250.0 (0.25)      
-shm    4   reuse    1000.0             750.0 (0.75)       1000.0 (1.00)      TIMEOUT           
-tcp    2   reuse    250.5              25.1 (0.10)        FAILED(no JSON)    n/a               
-tcp    4   reuse    FAILED(exit 3)     25.1 (-)           FAILED(no JSON)    n/a               
+fabric P   buffers  MPI                auto               sendrecv           rdma               rdma-write        
+shm    2   reuse    1000.0             900.0 (0.90)       750.0 (0.75)       1000.0 (1.00)      250.0 (0.25)      
+shm    4   reuse    1000.0             900.0 (0.90)       750.0 (0.75)       1000.0 (1.00)      TIMEOUT           
+tcp    2   reuse    250.5              25.1 (0.10)        25.1 (0.10)        FAILED(no JSON)    n/a               
+tcp    4   reuse    FAILED(exit 3)     25.1 (-)           25.1 (-)           FAILED(no JSON)    n/a               
 
 ## ping-pong (msg-pingpong vs fi_pingpong, rdm, two local processes)
 # one-way latency us (round trip / 2); (ratio vs fi_pingpong, above 1: libmsg faster)
-provider     bytes      fi_pingpong        sendrecv           rdma               rdma-write        
-shm          8          2                  1.01 (1.98)        0.504 (3.97)       n/a               
-shm          1048576    526.3              1049.6 (0.50)      524.8 (1.00)       1049.6 (0.50)     
-shm          16777216   FAILED(server exit 1) 16778.2 (-)        8389.1 (-)         16778.2 (-)       
-tcp;ofi_rxm  8          FAILED(no figures) 2.02 (-)           1.01 (-)           n/a               
-tcp;ofi_rxm  1048576    FAILED(exit 1)     2099.2 (-)         1049.6 (-)         2099.2 (-)        
-tcp;ofi_rxm  16777216   8392.6             33556.4 (0.25)     16778.2 (0.50)     33556.4 (0.25)    
+provider     bytes      fi_pingpong        auto               sendrecv           rdma               rdma-write        
+shm          8          2                  0.252 (7.94)       1.01 (1.98)        0.504 (3.97)       n/a               
+shm          1048576    526.3              262.4 (2.01)       1049.6 (0.50)      524.8 (1.00)       1049.6 (0.50)     
+shm          16777216   FAILED(server exit 1) 4194.6 (-)         16778.2 (-)        8389.1 (-)         16778.2 (-)       
+tcp;ofi_rxm  8          FAILED(no figures) 0.504 (-)          2.02 (-)           1.01 (-)           n/a               
+tcp;ofi_rxm  1048576    FAILED(exit 1)     524.8 (-)          2099.2 (-)         1049.6 (-)         2099.2 (-)        
+tcp;ofi_rxm  16777216   8392.6             8389.1 (1.00)      33556.4 (0.25)     16778.2 (0.50)     33556.4 (0.25)    
 # bandwidth MB/s (bytes / one-way time); (ratio vs fi_pingpong)
-provider     bytes      fi_pingpong        sendrecv           rdma               rdma-write        
-shm          8          4                  7.94 (1.98)        15.9 (3.97)        n/a               
-shm          1048576    1992.4             999.0 (0.50)       1998.1 (1.00)      999.0 (0.50)      
-shm          16777216   FAILED(server exit 1) 999.9 (-)          1999.9 (-)         999.9 (-)         
-tcp;ofi_rxm  8          FAILED(no figures) 3.97 (-)           7.94 (-)           n/a               
-tcp;ofi_rxm  1048576    FAILED(exit 1)     499.5 (-)          999.0 (-)          499.5 (-)         
-tcp;ofi_rxm  16777216   1999.0             500.0 (0.25)       999.9 (0.50)       500.0 (0.25)      
+provider     bytes      fi_pingpong        auto               sendrecv           rdma               rdma-write        
+shm          8          4                  31.7 (7.94)        7.94 (1.98)        15.9 (3.97)        n/a               
+shm          1048576    1992.4             3996.2 (2.01)      999.0 (0.50)       1998.1 (1.00)      999.0 (0.50)      
+shm          16777216   FAILED(server exit 1) 3999.8 (-)         999.9 (-)          1999.9 (-)         999.9 (-)         
+tcp;ofi_rxm  8          FAILED(no figures) 15.9 (-)           3.97 (-)           7.94 (-)           n/a               
+tcp;ofi_rxm  1048576    FAILED(exit 1)     1998.1 (-)         499.5 (-)          999.0 (-)          499.5 (-)         
+tcp;ofi_rxm  16777216   1999.0             1999.9 (1.00)      500.0 (0.25)       999.9 (0.50)       500.0 (0.25)      
 
 """
 
@@ -217,7 +217,7 @@ def not_built(top):
     r = compare(top, "--only", "alltoall", "--ranks", "2", "--iters", "3", "--repeat", "2",
                 "-q", "-o", out)
     check(r.returncode == 1 and
-          "shm    2   reuse    MISSING            1500.0 (-)" in r.stdout and
+          "shm    2   reuse    MISSING            1800.0 (-)         1500.0 (-)" in r.stdout and
           "# 4 run(s) did not produce figures" in r.stdout,
           "a benchmark that is not built is reported as MISSING", r)
     check(read(os.path.join(out, "alltoall-shm-p2-reuse-mpi.log")).startswith("not built: "),

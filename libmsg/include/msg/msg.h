@@ -14,7 +14,9 @@
  * msg_config_t and msg_info_t.
  * Added in 0.3: active_peers in msg_config_t; active_peers, receive_buffers
  * and receive_bytes in msg_info_t; receive_grants and receive_reclaims in
- * msg_stats_t; msg_receive_memory. */
+ * msg_stats_t; msg_receive_memory.
+ * Added in 0.4: MSG_PROTOCOL_AUTO (the new default), msg_protocol_name,
+ * msg_get_protocol_table. */
 #ifndef MSG_MSG_H
 #define MSG_MSG_H
 
@@ -101,11 +103,14 @@ int msg_set_log_level(int level);
  * a receive has matched it. With an RDMA protocol on a fabric without that
  * RDMA operation, long messages go by send/recv. */
 enum msg_long_protocol {
-    MSG_PROTOCOL_SENDRECV = 0,  /* chunks through pre-posted receive buffers */
-    MSG_PROTOCOL_RDMA = 1,      /* RTS carries the sender's buffer; the receiver
-                                   RDMA-reads it, then sends a finish */
-    MSG_PROTOCOL_RDMA_WRITE = 2 /* the receiver's clear to send carries its buffer;
-                                   the sender RDMA-writes it, then sends a finish */
+    MSG_PROTOCOL_SENDRECV = 0,   /* chunks through pre-posted receive buffers */
+    MSG_PROTOCOL_RDMA = 1,       /* RTS carries the sender's buffer; the receiver
+                                    RDMA-reads it, then sends a finish */
+    MSG_PROTOCOL_RDMA_WRITE = 2, /* the receiver's clear to send carries its buffer;
+                                    the sender RDMA-writes it, then sends a finish */
+    MSG_PROTOCOL_AUTO = 3        /* the default: one of the three per message, by
+                                    its size, from the fabric's table for the mode
+                                    (msg_get_protocol_table) */
 };
 
 typedef struct msg_config {
@@ -113,7 +118,7 @@ typedef struct msg_config {
      * NULL: shm when all ranks share a host, else tcp;ofi_rxm.
      * VIADUCT_PROVIDER */
     const char *provider;
-    /* Long-message protocol. VIADUCT_PROTOCOL=sendrecv|rdma|rdma-write */
+    /* Long-message protocol. VIADUCT_PROTOCOL=auto|sendrecv|rdma|rdma-write */
     int long_protocol;
     /* Nonzero: one long send and one long receive active per process.
      * VIADUCT_RESTRICTED=0|1 */
@@ -272,6 +277,25 @@ typedef struct msg_info {
 } msg_info_t;
 
 int msg_get_info(const msg_context_t *context, msg_info_t *info);
+
+/* A protocol's name as VIADUCT_PROTOCOL takes it ("sendrecv", "rdma",
+ * "rdma-write", "auto"), or NULL for a value that is none. */
+const char *msg_protocol_name(int protocol);
+
+/* The protocol table in force: messages longer than eager_max and at most
+ * max_bytes (and longer than the previous range's) go by `protocol`; the last
+ * range's max_bytes is SIZE_MAX. One range when a protocol was configured;
+ * under MSG_PROTOCOL_AUTO, the fabric's table for the mode. A protocol the
+ * fabric lacks (RDMA on tcp without it) still moves by send/recv. */
+typedef struct msg_protocol_range {
+    size_t max_bytes;
+    int protocol; /* MSG_PROTOCOL_SENDRECV, _RDMA or _RDMA_WRITE */
+} msg_protocol_range_t;
+
+/* Copies up to `max` ranges into ranges (may be NULL when max is 0) and sets
+ * *count to how many the table has. */
+int msg_get_protocol_table(const msg_context_t *context, msg_protocol_range_t *ranges, size_t max,
+                           size_t *count);
 
 /* The receive buffers one rank of a job of `size` ranks allocates with
  * *config (NULL: msg_config_init's), in bytes: (size - 1) * (credits + 2)

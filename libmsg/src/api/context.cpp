@@ -176,6 +176,17 @@ extern "C" int msg_get_info(const msg_context_t *context, msg_info_t *info) {
     return MSG_OK;
 }
 
+extern "C" int msg_get_protocol_table(const msg_context_t *context, msg_protocol_range_t *ranges,
+                                      size_t max, size_t *count) {
+    if (context == nullptr || count == nullptr || (ranges == nullptr && max > 0))
+        return MSG_ERR_INVALID_ARG;
+    if (context->core->finalized) return MSG_ERR_FINALIZED;
+    const std::vector<msg_protocol_range_t> &table = context->core->protocol_table;
+    for (size_t i = 0; i < table.size() && i < max; ++i) ranges[i] = table[i];
+    *count = table.size();
+    return MSG_OK;
+}
+
 extern "C" int msg_get_stats(const msg_context_t *context, msg_stats_t *stats) {
     if (context == nullptr || stats == nullptr) return MSG_ERR_INVALID_ARG;
     std::unique_lock<msg::TimedMutex> lk;

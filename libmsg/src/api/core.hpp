@@ -73,6 +73,7 @@ struct Core {
     std::unique_ptr<MessageTrace> trace;  // VIADUCT_TRACE; written at finalize
     std::atomic<bool> finalized{false};
     msg_info_t info{};
+    std::vector<msg_protocol_range_t> protocol_table;  // msg_get_protocol_table's, from init
     int timeout_ms = 10000;
     WaitPolicy wait;
 

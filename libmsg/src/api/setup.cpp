@@ -9,6 +9,8 @@
 #include "api/core.hpp"
 #include "common/config.hpp"
 #include "common/log.hpp"
+#include "common/protocol_names.hpp"
+#include "protocol/protocol_choice.hpp"
 #include "transport/registry.hpp"
 #include "viaduct/clock.hpp"
 
@@ -113,16 +115,8 @@ JobParams job_params(const msg_config_t &cfg) {
 }
 
 std::string setting_name(int protocol) {
-    switch (protocol) {
-        case MSG_PROTOCOL_SENDRECV:
-            return "sendrecv";
-        case MSG_PROTOCOL_RDMA:
-            return "rdma";
-        case MSG_PROTOCOL_RDMA_WRITE:
-            return "rdma-write";
-        default:
-            return std::to_string(protocol);
-    }
+    const ProtocolNames *n = protocol_names(protocol);
+    return n != nullptr ? n->setting : std::to_string(protocol);
 }
 
 // "" if two ranks' settings agree, else the first that differs, named by its
@@ -320,6 +314,13 @@ void fill_info(const msg_config_t &cfg, Core &core) {
     info.active_peers = active_peers(cfg);
     info.receive_buffers = core.engine ? core.engine->receive_buffers() : 0;
     info.receive_bytes = info.receive_buffers * cfg.buffer_size;
+    // A job of one has no engine's table (nothing leaves the process): the choice it would make.
+    const ProtocolChoice choice =
+        core.engine ? core.engine->protocol_choice()
+                    : ProtocolChoice(cfg.long_protocol, info.provider, cfg.restricted != 0);
+    core.protocol_table.clear();
+    for (const ProtocolChoice::Range &r : choice.ranges())
+        core.protocol_table.push_back({r.max_bytes, r.protocol});
 }
 
 // Steps 2 to 6 on a core whose configuration has been read.

@@ -25,6 +25,7 @@
 #include <limits>
 
 #include "common/log.hpp"
+#include "common/protocol_names.hpp"
 #include "viaduct/env.hpp"
 
 namespace {
@@ -107,7 +108,7 @@ class Environment {
 void set_defaults(msg_config_t *c) {
     *c = msg_config_t{};
     c->provider = nullptr;
-    c->long_protocol = MSG_PROTOCOL_RDMA;
+    c->long_protocol = MSG_PROTOCOL_AUTO;
     c->restricted = 0;
     c->eager_max = 8192;
     c->buffer_size = 128 * 1024;
@@ -134,11 +135,12 @@ void set_defaults(msg_config_t *c) {
 // The engine: protocol, mode, buffers, flow control, waiting.
 void read_messaging(Environment &env, msg_config_t *c) {
     Environment::text("VIADUCT_PROVIDER", &c->provider);
-    env.choice("VIADUCT_PROTOCOL",
-               {{"sendrecv", MSG_PROTOCOL_SENDRECV},
-                {"rdma", MSG_PROTOCOL_RDMA},
-                {"rdma-write", MSG_PROTOCOL_RDMA_WRITE}},
-               &c->long_protocol);
+    if (const char *v = Environment::get("VIADUCT_PROTOCOL", false); v != nullptr) {
+        if (const msg::ProtocolNames *n = msg::protocol_by_setting(v))
+            c->long_protocol = n->protocol;
+        else
+            env.bad("VIADUCT_PROTOCOL", v);
+    }
     env.choice("VIADUCT_RESTRICTED", {{"1", 1}, {"restricted", 1}, {"0", 0}, {"unrestricted", 0}},
                &c->restricted);
     env.number("VIADUCT_EAGER_MAX", 0, kNoLimit, &c->eager_max);
@@ -189,11 +191,10 @@ int config_from_environment(msg_config_t *c, bool report) {
 }
 
 int check_messaging(const msg_config_t &c, std::string *why) {
-    if (c.long_protocol != MSG_PROTOCOL_SENDRECV && c.long_protocol != MSG_PROTOCOL_RDMA &&
-        c.long_protocol != MSG_PROTOCOL_RDMA_WRITE)
+    if (msg::protocol_names(c.long_protocol) == nullptr)
         *why =
-            "long_protocol must be MSG_PROTOCOL_SENDRECV, MSG_PROTOCOL_RDMA or "
-            "MSG_PROTOCOL_RDMA_WRITE";
+            "long_protocol must be MSG_PROTOCOL_AUTO, MSG_PROTOCOL_SENDRECV, MSG_PROTOCOL_RDMA "
+            "or MSG_PROTOCOL_RDMA_WRITE";
     else if (c.buffer_size < 1024 || c.buffer_size > (64u << 20))
         *why = "buffer_size must be between 1 KiB and 64 MiB";
     else if (c.eager_max > c.buffer_size - kPacketHeaderBytes)

@@ -38,11 +38,18 @@ Engine::Engine(Transport *transport, int rank, int size, const EngineOptions &op
       flow_(transport, rank, size, opts.credits, requests_),
       rma_(transport) {
     peers_.resize(static_cast<size_t>(size));
-    protocols_ = std::make_unique<ProtocolSet>(static_cast<ProtocolHost &>(*this), transport_,
-                                               opts_.long_protocol, opts_.restricted);
+    protocols_ = std::make_unique<ProtocolSet>(
+        static_cast<ProtocolHost &>(*this), transport_,
+        ProtocolChoice(opts_.long_protocol, transport_ ? transport_->name() : "self",
+                       opts_.restricted),
+        opts_.restricted);
 }
 
 Engine::~Engine() = default;
+
+const ProtocolChoice &Engine::protocol_choice() const {
+    return protocols_->choice();
+}
 
 namespace {
 
@@ -76,11 +83,14 @@ int Engine::init() {
         log_debug("credits per peer lowered to %d to fit the receive queue", plan.credits);
     opts_.credits = plan.credits;
     flow_.set_credits(plan.credits, plan.base);
-    if ((opts_.long_protocol == MSG_PROTOCOL_RDMA && !transport_->supports_rdma_read()) ||
-        (opts_.long_protocol == MSG_PROTOCOL_RDMA_WRITE && !transport_->supports_rdma_write()))
-        log_debug("transport %s has no RDMA %s: long messages go by send/recv",
-                  transport_->name().c_str(),
-                  opts_.long_protocol == MSG_PROTOCOL_RDMA ? "read" : "write");
+    for (const ProtocolChoice::Range &range : protocols_->choice().ranges())
+        if ((range.protocol == MSG_PROTOCOL_RDMA && !transport_->supports_rdma_read()) ||
+            (range.protocol == MSG_PROTOCOL_RDMA_WRITE && !transport_->supports_rdma_write()))
+            log_debug(
+                "transport %s has no RDMA %s: long messages of up to %zu bytes go by "
+                "send/recv",
+                transport_->name().c_str(), range.protocol == MSG_PROTOCOL_RDMA ? "read" : "write",
+                range.max_bytes);
     const size_t count = plan.buffers();
     const double bytes = static_cast<double>(count) * static_cast<double>(opts_.buffer_size);
     if (const uint64_t allowed = memory_allowed(); bytes > static_cast<double>(allowed)) {
@@ -210,7 +220,7 @@ int Engine::isend(int dest, int tag, const void *buf, size_t len, CompletionSink
         return MSG_OK;
     }
     if (len > opts_.eager_max) {
-        r->proto = &protocols_->for_send();
+        r->proto = &protocols_->for_send(len);
         int rc = r->proto->start_send(*r);
         if (rc != MSG_OK) discard(r);
         return rc;

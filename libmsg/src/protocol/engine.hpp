@@ -18,6 +18,7 @@
 #include "msg/msg.h"
 #include "protocol/long_protocol.hpp"
 #include "protocol/packet_flow.hpp"
+#include "protocol/protocol_choice.hpp"
 #include "protocol/receive_pool.hpp"
 #include "protocol/request.hpp"
 #include "protocol/request_table.hpp"
@@ -38,7 +39,7 @@ class CompletionSink {
 };
 
 struct EngineOptions {
-    int long_protocol = MSG_PROTOCOL_RDMA;
+    int long_protocol = MSG_PROTOCOL_AUTO;
     bool restricted = false;
     size_t eager_max = 8192;
     size_t buffer_size = 128 * 1024;  // header included
@@ -67,6 +68,8 @@ class Engine final : private ProtocolHost {
     int init();
     // The receive buffers allocated, posted or spare (ReceivePlan).
     size_t receive_buffers() const { return rx_bufs_.size(); }
+    // Which protocol moves a long send of each size.
+    const ProtocolChoice &protocol_choice() const;
     // Starts the connection handshake with every peer.
     int start_handshake();
     bool handshake_done() const;

@@ -23,6 +23,7 @@
 #include <string>
 
 #include "common/log.hpp"
+#include "common/protocol_names.hpp"
 #include "msg/msg.h"
 #include "protocol/long_protocol.hpp"
 #include "protocol/request.hpp"
@@ -46,18 +47,10 @@ std::string rank_path(const std::string &pattern, int rank) {
 }
 
 const char *trace_name(int p) {
-    switch (p) {
-        case MessageTrace::kEager:
-            return "eager";
-        case MessageTrace::kSelf:
-            return "self";
-        case MSG_PROTOCOL_RDMA:
-            return "rdma_read";
-        case MSG_PROTOCOL_RDMA_WRITE:
-            return "rdma_write";
-        default:
-            return "send_recv";
-    }
+    if (p == MessageTrace::kEager) return "eager";
+    if (p == MessageTrace::kSelf) return "self";
+    const ProtocolNames *n = protocol_names(p);
+    return n != nullptr ? n->trace : "send_recv";
 }
 
 }  // namespace

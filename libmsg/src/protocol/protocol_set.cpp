@@ -1,6 +1,6 @@
 // Builds the long-message protocols once and picks among them: sends by the
-// configured protocol (send/recv where the transport lacks the RDMA operation
-// it needs), receives by what the sender's RTS offers.
+// protocol choice for their size (send/recv where the transport lacks the RDMA
+// operation it needs), receives by what the sender's RTS offers.
 #include "protocol/protocol_set.hpp"
 
 #include "protocol/rdma_read.hpp"
@@ -9,8 +9,9 @@
 
 namespace msg {
 
-ProtocolSet::ProtocolSet(ProtocolHost &host, Transport *transport, int configured, bool restricted)
-    : transport_(transport) {
+ProtocolSet::ProtocolSet(ProtocolHost &host, Transport *transport, const ProtocolChoice &choice,
+                         bool restricted)
+    : transport_(transport), choice_(choice) {
     auto send_recv = std::make_unique<SendRecvProtocol>(host);
     auto read = std::make_unique<RdmaReadProtocol>(host);
     // A write falls back to the bare send/recv protocol: the gate, if any,
@@ -22,12 +23,13 @@ ProtocolSet::ProtocolSet(ProtocolHost &host, Transport *transport, int configure
     owned_.push_back(std::move(send_recv));
     owned_.push_back(std::move(read));
     owned_.push_back(std::move(write));
-    send_ = send_recv_;
-    if (transport_ == nullptr) return;
-    if (configured == MSG_PROTOCOL_RDMA && transport_->supports_rdma_read())
-        send_ = read_;
-    else if (configured == MSG_PROTOCOL_RDMA_WRITE && transport_->supports_rdma_write())
-        send_ = write_;
+}
+
+LongProtocol *ProtocolSet::usable(int protocol) const {
+    if (transport_ == nullptr) return send_recv_;
+    if (protocol == MSG_PROTOCOL_RDMA && transport_->supports_rdma_read()) return read_;
+    if (protocol == MSG_PROTOCOL_RDMA_WRITE && transport_->supports_rdma_write()) return write_;
+    return send_recv_;
 }
 
 ProtocolSet::~ProtocolSet() = default;

@@ -32,7 +32,7 @@ def main():
         ({"VIADUCT_EAGER_MAX": "2KiB"}, "VIADUCT_EAGER_MAX (eager_max): 4096 here, 2048 on rank 1"),
         ({"VIADUCT_CREDITS": "5"}, "VIADUCT_CREDITS (credits): 8 here, 5 on rank 1"),
         ({"VIADUCT_ACTIVE_PEERS": "3"}, "VIADUCT_ACTIVE_PEERS (active_peers): 16 here, 3 on rank 1"),
-        ({"VIADUCT_PROTOCOL": "sendrecv"}, "VIADUCT_PROTOCOL (long_protocol): rdma here, "
+        ({"VIADUCT_PROTOCOL": "sendrecv"}, "VIADUCT_PROTOCOL (long_protocol): auto here, "
          "sendrecv on rank 1"),
     ]
     for extra, expected in cases:

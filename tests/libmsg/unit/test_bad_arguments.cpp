@@ -110,7 +110,7 @@ TEST_CASE("msg_init rejects a config that cannot work", "[bad_args]") {
     };
     const Case cases[] = {
         {"unknown long protocol", [](msg_config_t &c) { c.long_protocol = 7; }},
-        {"long protocol one past the last", [](msg_config_t &c) { c.long_protocol = 3; }},
+        {"long protocol one past the last", [](msg_config_t &c) { c.long_protocol = 4; }},
         {"negative long protocol", [](msg_config_t &c) { c.long_protocol = -1; }},
         {"zero credits", [](msg_config_t &c) { c.credits = 0; }},
         {"negative credits", [](msg_config_t &c) { c.credits = -1; }},

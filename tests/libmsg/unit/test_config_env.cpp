@@ -3,7 +3,10 @@
 #include <msg/msg.h>
 
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #include "local_job.hpp"
 
@@ -48,8 +51,7 @@ msg_info_t info_of(const msg_config_t &config) {
 TEST_CASE("msg_config_init gives sane defaults", "[config]") {
     msg_config_t c = defaults();
     CHECK(c.provider == nullptr);
-    CHECK((c.long_protocol == MSG_PROTOCOL_SENDRECV || c.long_protocol == MSG_PROTOCOL_RDMA ||
-           c.long_protocol == MSG_PROTOCOL_RDMA_WRITE));
+    CHECK(c.long_protocol == MSG_PROTOCOL_AUTO);
     CHECK(c.eager_max > 0);
     CHECK(c.buffer_size > c.eager_max);
     CHECK(c.credits >= 1);
@@ -370,4 +372,61 @@ TEST_CASE("the message trace: off by default, VIADUCT_TRACE and VIADUCT_TRACE_RE
     msg_config_t e{};
     CHECK(msg_config_init(&e) == MSG_ERR_CONFIG);
     CHECK(e.trace_records == 1000000);
+}
+
+TEST_CASE("every protocol has one name, and VIADUCT_PROTOCOL takes each", "[config]") {
+    const std::pair<int, const char *> names[] = {{MSG_PROTOCOL_SENDRECV, "sendrecv"},
+                                                  {MSG_PROTOCOL_RDMA, "rdma"},
+                                                  {MSG_PROTOCOL_RDMA_WRITE, "rdma-write"},
+                                                  {MSG_PROTOCOL_AUTO, "auto"}};
+    for (const auto &[protocol, name] : names) {
+        INFO(name);
+        REQUIRE(msg_protocol_name(protocol) != nullptr);
+        CHECK(std::strcmp(msg_protocol_name(protocol), name) == 0);
+        unit::ScopedEnv env("VIADUCT_PROTOCOL", name);
+        CHECK(defaults().long_protocol == protocol);
+    }
+    CHECK(msg_protocol_name(-1) == nullptr);
+    CHECK(msg_protocol_name(4) == nullptr);
+    unit::ScopedEnv bad("VIADUCT_PROTOCOL", "rdma_write");
+    msg_config_t c{};
+    CHECK(msg_config_init(&c) == MSG_ERR_CONFIG);
+    CHECK(c.long_protocol == MSG_PROTOCOL_AUTO);
+}
+
+TEST_CASE("msg_get_protocol_table: one range for a configured protocol, auto's table else",
+          "[config]") {
+    for (int protocol : {MSG_PROTOCOL_SENDRECV, MSG_PROTOCOL_RDMA, MSG_PROTOCOL_RDMA_WRITE}) {
+        msg_config_t c = defaults();
+        c.long_protocol = protocol;
+        msg_context_t *ctx = nullptr;
+        REQUIRE(msg_init(&c, &ctx) == MSG_OK);
+        msg_protocol_range_t r[4]{};
+        size_t n = 0;
+        REQUIRE(msg_get_protocol_table(ctx, r, 4, &n) == MSG_OK);
+        CHECK(n == 1);
+        CHECK(r[0].max_bytes == SIZE_MAX);
+        CHECK(r[0].protocol == protocol);
+        msg_destroy(ctx);
+    }
+    // A job of one has no fabric: auto's table for no fabric in particular, ending at SIZE_MAX,
+    // ascending, each range's protocol a real one.
+    unit::LocalJob job;
+    size_t n = 0;
+    REQUIRE(msg_get_protocol_table(job.ctx(), nullptr, 0, &n) == MSG_OK);
+    REQUIRE(n >= 1);
+    std::vector<msg_protocol_range_t> r(n + 1, msg_protocol_range_t{7, 7});
+    size_t again = 0;
+    REQUIRE(msg_get_protocol_table(job.ctx(), r.data(), n, &again) == MSG_OK);
+    CHECK(again == n);
+    CHECK(r[n - 1].max_bytes == SIZE_MAX);
+    CHECK(r[n].max_bytes == 7);  // nothing written past max
+    for (size_t i = 0; i < n; ++i) {
+        CHECK((r[i].protocol == MSG_PROTOCOL_SENDRECV || r[i].protocol == MSG_PROTOCOL_RDMA ||
+               r[i].protocol == MSG_PROTOCOL_RDMA_WRITE));
+        if (i > 0) CHECK(r[i].max_bytes > r[i - 1].max_bytes);
+    }
+    CHECK(msg_get_protocol_table(nullptr, r.data(), 1, &n) == MSG_ERR_INVALID_ARG);
+    CHECK(msg_get_protocol_table(job.ctx(), nullptr, 1, &n) == MSG_ERR_INVALID_ARG);
+    CHECK(msg_get_protocol_table(job.ctx(), r.data(), 1, nullptr) == MSG_ERR_INVALID_ARG);
 }

@@ -190,11 +190,10 @@ void check_info_matches_environment(const msg_info_t &info) {
         WCHECK(info.buffer_size == size_of(v),
                "msg_get_info buffer_size %zu, VIADUCT_BUFFER_SIZE=%s", info.buffer_size, v);
     if (const char *v = std::getenv("VIADUCT_PROTOCOL")) {
-        int want = std::strcmp(v, "rdma") == 0         ? MSG_PROTOCOL_RDMA
-                   : std::strcmp(v, "rdma-write") == 0 ? MSG_PROTOCOL_RDMA_WRITE
-                                                       : MSG_PROTOCOL_SENDRECV;
-        WCHECK(info.long_protocol == want, "msg_get_info long_protocol %d, VIADUCT_PROTOCOL=%s",
-               info.long_protocol, v);
+        const char *name = msg_protocol_name(info.long_protocol);
+        WCHECK(name != nullptr && std::strcmp(name, v) == 0,
+               "msg_get_info long_protocol %d (%s), VIADUCT_PROTOCOL=%s", info.long_protocol,
+               name != nullptr ? name : "none", v);
     }
     if (const char *v = std::getenv("VIADUCT_ACTIVE_PEERS"))
         WCHECK(info.active_peers == std::atoi(v),
@@ -255,18 +254,27 @@ void scenario_usage(const char *program, const Scenario *begin, const Scenario *
 
 }  // namespace
 
-void check_long_protocol(const msg_stats_t &before, const msg_stats_t &after, bool received,
-                         int protocol, uint64_t n, const char *what) {
+void check_long_protocol(const Job &job, const msg_stats_t &before, const msg_stats_t &after,
+                         bool received, uint64_t n, const char *what) {
+    msg_protocol_range_t table[8];
+    size_t ranges = 0;
+    WCHECK(msg_get_protocol_table(job.ctx(), table, 8, &ranges) == MSG_OK && ranges >= 1 &&
+               ranges <= 8,
+           "%s: msg_get_protocol_table gave %zu ranges", what, ranges);
+    bool allowed[3] = {true, false, false};  // send/recv stands in for either RDMA protocol
+    for (size_t i = 0; i < ranges && i < 8; ++i)
+        if (table[i].protocol >= 0 && table[i].protocol < 3) allowed[table[i].protocol] = true;
     const std::array<uint64_t, 3> a = long_counts(after, received),
                                   b = long_counts(before, received);
     uint64_t d[3], total = 0;
     for (size_t p = 0; p < 3; ++p) total += d[p] = a[p] - b[p];
-    const bool stray = (protocol != MSG_PROTOCOL_RDMA && d[MSG_PROTOCOL_RDMA] != 0) ||
-                       (protocol != MSG_PROTOCOL_RDMA_WRITE && d[MSG_PROTOCOL_RDMA_WRITE] != 0);
+    const bool stray = (!allowed[MSG_PROTOCOL_RDMA] && d[MSG_PROTOCOL_RDMA] != 0) ||
+                       (!allowed[MSG_PROTOCOL_RDMA_WRITE] && d[MSG_PROTOCOL_RDMA_WRITE] != 0);
     WCHECK(total == n && !stray,
            "%s: long messages %s by send/recv %" PRIu64 ", RDMA read %" PRIu64
-           ", RDMA write %" PRIu64 "; expected %" PRIu64 " by protocol %d",
-           what, received ? "received" : "sent", d[0], d[1], d[2], n, protocol);
+           ", RDMA write %" PRIu64 "; expected %" PRIu64 " by the table's protocols (%s)",
+           what, received ? "received" : "sent", d[0], d[1], d[2], n,
+           msg_protocol_name(job.info.long_protocol));
 }
 
 int run_scenario(const char *program, const Scenario *begin, const Scenario *end, int argc,

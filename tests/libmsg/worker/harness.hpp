@@ -128,11 +128,12 @@ void wait_for_stat(const Job &job, uint64_t msg_stats_t::*counter, uint64_t targ
 // test is the one it took.
 void check_arrivals(const msg_stats_t &before, const msg_stats_t &after, uint64_t unexpected,
                     uint64_t expected, const char *what);
-// Between two snapshots exactly `n` long messages were received (or sent), each by the
-// configured protocol (MSG_PROTOCOL_*) or by send/recv, which replaces an RDMA protocol where
-// the transport lacks its operation; none by the third.
-void check_long_protocol(const msg_stats_t &before, const msg_stats_t &after, bool received,
-                         int protocol, uint64_t n, const char *what);
+// Between two snapshots exactly `n` long messages were received (or sent), each by a protocol
+// of the job's table in force (msg_get_protocol_table: the configured protocol, or auto's by
+// size) or by send/recv, which replaces an RDMA protocol where the transport lacks its
+// operation; none by another.
+void check_long_protocol(const Job &job, const msg_stats_t &before, const msg_stats_t &after,
+                         bool received, uint64_t n, const char *what);
 
 // A byte buffer that is not zeroed on allocation (the 1 GiB case would pay for it).
 struct Buffer {

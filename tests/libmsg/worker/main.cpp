@@ -23,6 +23,7 @@ const Scenario kScenarios[] = {
     {"registration", worker::run_registration, "MIB ROUNDS EXPECT_REUSE   (2 ranks)"},
     {"probe", worker::run_probe, "   (2 ranks)"},
     {"receive_memory", worker::run_receive_memory, "   (2 ranks; needs no context)"},
+    {"protocol_choice", worker::run_protocol_choice, "   (2 ranks)"},
 };
 
 }  // namespace

@@ -125,8 +125,7 @@ void receive_round(Job &job, int phase, size_t eager, size_t buffer) {
     const msg_stats_t after = get_stats(job);
     const char *path = phase == 0 ? "phase 0 (posted)" : "phase 1 (unexpected)";
     check_arrivals(before, after, phase == 0 ? 0 : messages, phase == 0 ? messages : 0, path);
-    check_long_protocol(before, after, true, job.info.long_protocol, long_messages(eager, buffer),
-                        path);
+    check_long_protocol(job, before, after, true, long_messages(eager, buffer), path);
     cq.destroy();
 }
 
@@ -157,8 +156,7 @@ void send_round(Job &job, int phase, size_t eager, size_t buffer) {
         WCHECK(c.status == MSG_OK || c.status == MSG_ERR_TRUNCATED, "phase %d send: %s", phase,
                describe(c).c_str());
     }
-    check_long_protocol(before, get_stats(job), false, job.info.long_protocol,
-                        long_messages(eager, buffer),
+    check_long_protocol(job, before, get_stats(job), false, long_messages(eager, buffer),
                         phase == 0 ? "phase 0 sends" : "phase 1 sends");
     cq.destroy();
 }

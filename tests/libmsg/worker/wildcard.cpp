@@ -62,7 +62,7 @@ void check_phase(const Job &job, const msg_stats_t &before, uint64_t unexpected,
                  uint64_t long_n, const char *phase) {
     const msg_stats_t after = get_stats(job);
     check_arrivals(before, after, unexpected, expected, phase);
-    check_long_protocol(before, after, true, job.info.long_protocol, long_n, phase);
+    check_long_protocol(job, before, after, true, long_n, phase);
 }
 
 void send_stamped(Job &job, int dest, int tag, size_t size) {

@@ -1,0 +1,45 @@
+// Which long-message protocol moves a message of a given size: one fixed
+// protocol (VIADUCT_PROTOCOL=sendrecv|rdma|rdma-write), or, under auto, a
+// table of size ranges per fabric and mode. The table's figures come from
+// scripts/compare.py on the machines docs/libmsg.md names; a provider with
+// no table of its own gets the default one.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "common/protocol_names.hpp"
+#include "msg/msg.h"
+
+namespace msg {
+
+class ProtocolChoice {
+  public:
+    // Messages above eager_max up to each range's max_bytes (inclusive, in
+    // ascending order; the last is SIZE_MAX) go by its protocol.
+    struct Range {
+        size_t max_bytes;
+        int protocol;
+    };
+
+    // configured: MSG_PROTOCOL_AUTO picks the table for this provider and
+    // mode; any other protocol is one range of every size.
+    ProtocolChoice(int configured, const std::string &provider, bool restricted);
+
+    int pick(size_t len) const {
+        for (const Range &r : ranges_)
+            if (len <= r.max_bytes) return r.protocol;
+        return ranges_.back().protocol;
+    }
+    const std::vector<Range> &ranges() const { return ranges_; }
+    // The table's name: "shm unrestricted", "tcp restricted", or the fixed
+    // protocol's setting word.
+    const std::string &source() const { return source_; }
+
+  private:
+    std::vector<Range> ranges_;
+    std::string source_;
+};
+
+}  // namespace msg
