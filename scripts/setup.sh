@@ -52,6 +52,8 @@ test_packages=(
   cmake
   # tests/abi: abidw and abidiff compare the public ABI with the committed baseline.
   abigail-tools
+  # tests/libmsg_examples/man_test.py: groff formats every man page, warnings as errors.
+  groff-base
   # The Soft-RoCE guest (scripts/softroce-run): qemu boots Debian's kernel with rxe.
   qemu-system-x86 busybox-static xz-utils ibverbs-providers ibverbs-utils rdmacm-utils perftest
 )

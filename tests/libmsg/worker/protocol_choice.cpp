@@ -86,17 +86,16 @@ void run_protocol_choice(const Args &) {
         const msg_stats_t after = get_stats(job);
         const int want = protocol_for(t, len);
         const uint64_t by_want = moved_by(after, want, receiver) - moved_by(before, want, receiver);
-        const uint64_t by_fallback =
-            moved_by(after, MSG_PROTOCOL_SENDRECV, receiver) -
-            moved_by(before, MSG_PROTOCOL_SENDRECV, receiver);
+        const uint64_t by_fallback = moved_by(after, MSG_PROTOCOL_SENDRECV, receiver) -
+                                     moved_by(before, MSG_PROTOCOL_SENDRECV, receiver);
         // send/recv stands in for an RDMA protocol only where the fabric lacks it.
         WCHECK(by_want == 1 || (want != MSG_PROTOCOL_SENDRECV && by_fallback == 1),
                "%zu bytes went by neither %s, the table's protocol for it, nor send/recv", len,
                msg_protocol_name(want));
         WSTATUS(msg_barrier(job.ctx()), MSG_OK);
     }
-    say("%zu sizes over %zu ranges (%s), each by its range's protocol", all.size(),
-        t.ranges.size(), msg_protocol_name(job.info.long_protocol));
+    say("%zu sizes over %zu ranges (%s), each by its range's protocol", all.size(), t.ranges.size(),
+        msg_protocol_name(job.info.long_protocol));
     cq.destroy();
     job.finalize();
 }
