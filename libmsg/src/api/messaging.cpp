@@ -1,14 +1,17 @@
 // The messaging calls: argument checks, then the engine under the context lock.
 // Blocking calls are an asynchronous call on a private CQ plus a wait.
 #include "api/core.hpp"
+#include "common/log.hpp"
 #include "msg_internal/one_shot.hpp"
 
 namespace {
 
 int check_peer(const msg::Core &core, int rank, bool wildcard_ok) {
     if (wildcard_ok && rank == MSG_ANY_SOURCE) return MSG_OK;
-    if (rank < 0 || rank >= core.info.size) return MSG_ERR_UNKNOWN_RANK;
-    return MSG_OK;
+    if (rank >= 0 && rank < core.info.size) return MSG_OK;
+    msg::log_error("rank %d is not in this job of %d rank%s (0 to %d)", rank, core.info.size,
+                   core.info.size == 1 ? "" : "s", core.info.size - 1);
+    return MSG_ERR_UNKNOWN_RANK;
 }
 
 int check_common(msg_context_t *context, msg_cq_t *cq, const void *buf, size_t len) {

@@ -17,12 +17,16 @@
 //     set by the PMIx server for the process it starts.
 #include "common/config.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "common/log.hpp"
 #include "common/protocol_names.hpp"
@@ -40,13 +44,18 @@ class Environment {
     explicit Environment(bool report) : report_(report) {}
     int status() const { return status_; }
 
-    static const char *get(const char *name, bool empty_is_unset) {
+    // Every variable read goes through here, so that names() knows the settings.
+    const char *get(const char *name, bool empty_is_unset) {
+        names_.push_back(name);
         return viaduct::env::get(name, empty_is_unset);
     }
+    const std::vector<std::string> &names() const { return names_; }
 
     // A variable that does not parse: MSG_ERR_CONFIG, and the default stays.
     void bad(const char *name, const char *value) {
-        if (report_) msg::log_error("%s=%s is not valid; using the default", name, value);
+        if (report_)
+            msg::log_error("%s=%s is not valid: the configuration is refused (MSG_ERR_CONFIG)",
+                           name, value);
         status_ = MSG_ERR_CONFIG;
     }
 
@@ -93,14 +102,18 @@ class Environment {
     }
 
     // Free text; unset and empty keep the default.
-    static void text(const char *name, const char **out) {
+    void text(const char *name, const char **out) {
         if (const char *v = get(name, true)) *out = v;
     }
 
     // On/off: "0" is off, any other value on.
-    static void on_off(const char *name, int *out) { *out = viaduct::env::flag(name, *out != 0); }
+    void on_off(const char *name, int *out) {
+        names_.push_back(name);
+        *out = viaduct::env::flag(name, *out != 0);
+    }
 
   private:
+    std::vector<std::string> names_;
     bool report_;
     int status_ = MSG_OK;
 };
@@ -134,8 +147,8 @@ void set_defaults(msg_config_t *c) {
 
 // The engine: protocol, mode, buffers, flow control, waiting.
 void read_messaging(Environment &env, msg_config_t *c) {
-    Environment::text("VIADUCT_PROVIDER", &c->provider);
-    if (const char *v = Environment::get("VIADUCT_PROTOCOL", false); v != nullptr) {
+    env.text("VIADUCT_PROVIDER", &c->provider);
+    if (const char *v = env.get("VIADUCT_PROTOCOL", false); v != nullptr) {
         if (const msg::ProtocolNames *n = msg::protocol_by_setting(v))
             c->long_protocol = n->protocol;
         else
@@ -148,7 +161,7 @@ void read_messaging(Environment &env, msg_config_t *c) {
     env.number("VIADUCT_CREDITS", 1, 1024, &c->credits);
     env.number("VIADUCT_ACTIVE_PEERS", 1, 1 << 24, &c->active_peers);
     env.number("VIADUCT_TIMEOUT_MS", 1, 86400000, &c->timeout_ms);
-    if (const char *v = Environment::get("VIADUCT_SPIN_US", false); v && !std::strcmp(v, "auto"))
+    if (const char *v = env.get("VIADUCT_SPIN_US", false); v && !std::strcmp(v, "auto"))
         c->spin_us = MSG_SPIN_AUTO;
     else
         env.number("VIADUCT_SPIN_US", 0, 1000000, &c->spin_us);
@@ -161,13 +174,13 @@ void read_fabric(Environment &env, msg_config_t *c) {
     env.one_of("VIADUCT_TRANSPORT", {"ofi", "verbs"}, &c->transport);
     env.one_of("VIADUCT_BOOTSTRAP", {"auto", "tcp", "pmix", "single"}, &c->bootstrap);
     env.number("VIADUCT_HEARTBEAT_MS", 1, 86400000, &c->heartbeat_ms, true);
-    Environment::on_off("VIADUCT_SHM_CMA", &c->shm_cma);
-    Environment::text("VIADUCT_VERBS_DEVICE", &c->verbs_device);
-    Environment::text("VIADUCT_VERBS_ADDR", &c->verbs_addr);
+    env.on_off("VIADUCT_SHM_CMA", &c->shm_cma);
+    env.text("VIADUCT_VERBS_DEVICE", &c->verbs_device);
+    env.text("VIADUCT_VERBS_ADDR", &c->verbs_addr);
     env.number("VIADUCT_VERBS_MR_CACHE", 0, kNoLimit, &c->verbs_mr_cache, true);
     env.number("VIADUCT_VERBS_MR_CACHE_BYTES", 0, kNoLimit, &c->verbs_mr_cache_bytes, true);
-    Environment::on_off("VIADUCT_DEBUG", &c->debug);
-    Environment::text("VIADUCT_TRACE", &c->trace);
+    env.on_off("VIADUCT_DEBUG", &c->debug);
+    env.text("VIADUCT_TRACE", &c->trace);
     env.number("VIADUCT_TRACE_RECORDS", 1, kNoLimit, &c->trace_records, true);
     env.choice("VIADUCT_LOG_LEVEL",
                {{"error", MSG_LOG_ERROR},
@@ -175,6 +188,41 @@ void read_fabric(Environment &env, msg_config_t *c) {
                 {"info", MSG_LOG_INFO},
                 {"debug", MSG_LOG_DEBUG}},
                &c->log_level);
+}
+
+// Edits (insertions, deletions, substitutions) that turn a into b.
+size_t edit_distance(const std::string &a, const std::string &b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        size_t diagonal = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            const size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+            diagonal = up;
+        }
+    }
+    return row[b.size()];
+}
+
+// A VIADUCT_* variable that is no setting but a typo away from one is named, with the setting
+// it resembles: it would otherwise be ignored without a word. Other VIADUCT_* variables (the
+// tools' and the tests') are left alone.
+void warn_misspelled(const std::vector<std::string> &settings) {
+    for (char **e = environ; e != nullptr && *e != nullptr; ++e) {
+        const char *eq = std::strchr(*e, '=');
+        if (std::strncmp(*e, "VIADUCT_", 8) != 0 || eq == nullptr) continue;
+        const std::string name(*e, static_cast<size_t>(eq - *e));
+        if (std::find(settings.begin(), settings.end(), name) != settings.end()) continue;
+        const std::string *closest = nullptr;
+        size_t best = 3;  // at most two edits away
+        for (const std::string &s : settings)
+            if (const size_t d = edit_distance(name, s); d < best) best = d, closest = &s;
+        if (closest != nullptr)
+            msg::log_warn("%s is not a libmsg setting and is ignored; did you mean %s?",
+                          name.c_str(), closest->c_str());
+    }
 }
 
 }  // namespace
@@ -187,6 +235,7 @@ int config_from_environment(msg_config_t *c, bool report) {
     Environment env(report);
     read_messaging(env, c);
     read_fabric(env, c);
+    if (report) warn_misspelled(env.names());
     return env.status();
 }
 

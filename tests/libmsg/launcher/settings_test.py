@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Ranks started with different settings: msg_init fails on every rank with MSG_ERR_CONFIG, and
-the error names the setting that differs and both values; sizes spelled 2KiB are understood.
+the error names the setting that differs and both values; sizes spelled 2KiB are understood. A
+provider that does not exist is named with the providers libfabric has.
 
 usage: settings_test.py   (msgrun from VIADUCT_MSGRUN, the worker from VIADUCT_TEST_WORKER)
 """
@@ -43,6 +44,16 @@ def main():
               f"{out[-2000:]}")
         check(expected in out, f"{extra}: no line naming the setting ({expected!r})\n{out[-2000:]}")
         check("libmsg[-1]" not in out, f"{extra}: a line with no rank known says libmsg[-1]")
+    # A provider that does not exist, on every rank: the error lists the ones that do.
+    env_all = {"VIADUCT_PROVIDER": "nosuch"}
+    r = subprocess.run([os.environ["VIADUCT_MSGRUN"], "-n", "2", "--timeout", str(60 * SLOW),
+                        os.environ["VIADUCT_TEST_WORKER"], "connect"],
+                       env={**{k: v for k, v in os.environ.items() if k != "VIADUCT_PROVIDER"},
+                            **env_all}, capture_output=True, text=True, timeout=120 * SLOW)
+    out = r.stdout + r.stderr
+    check(r.returncode != 0 and "no libfabric provider 'nosuch'" in out and
+          "the providers libfabric has here: " in out and "shm" in out.split("has here: ")[-1],
+          f"an unknown provider is named with the providers there are\n{out[-2000:]}")
     if failures:
         sys.exit(1)
     print("PASS settings mismatch")

@@ -83,7 +83,8 @@ TEST_CASE("the log handler receives lines up to the level, without the rank pref
         std::lock_guard<std::mutex> lk(h.captured.mu);
         REQUIRE(h.captured.lines.size() == 1);
         CHECK(h.captured.lines[0].first == MSG_LOG_ERROR);
-        CHECK(h.captured.lines[0].second == "VIADUCT_CREDITS=many is not valid; using the default");
+        CHECK(h.captured.lines[0].second ==
+              "VIADUCT_CREDITS=many is not valid: the configuration is refused (MSG_ERR_CONFIG)");
         h.captured.lines.clear();
     }
     {
@@ -129,4 +130,34 @@ TEST_CASE("size variables take 16K, 16KiB, 16KB, 1g and a plain B", "[log]") {
     // The case that used to fail msg_init: a job of one with VIADUCT_EAGER_MAX=16KiB.
     unit::ScopedEnv env("VIADUCT_EAGER_MAX", "16KiB");
     CHECK(info_with_env().eager_max == 16384);
+}
+
+TEST_CASE("a VIADUCT_* variable a typo away from a setting is named with the setting", "[log]") {
+    ScopedHandler h;
+    {
+        unit::ScopedEnv typo("VIADUCT_PROVDER", "tcp");
+        unit::ScopedEnv far("VIADUCT_SOMETHING_ELSE", "1");  // not a setting's typo: left alone
+        msg_config_t c{};
+        CHECK(msg_config_init(&c) == MSG_OK);
+        CHECK(c.provider == nullptr);  // ignored, as the warning says
+    }
+    std::lock_guard<std::mutex> lk(h.captured.mu);
+    REQUIRE(h.captured.lines.size() == 1);
+    CHECK(h.captured.lines[0].first == MSG_LOG_WARN);
+    CHECK(h.captured.lines[0].second ==
+          "VIADUCT_PROVDER is not a libmsg setting and is ignored; did you mean VIADUCT_PROVIDER?");
+}
+
+TEST_CASE("a rank outside the job is named with the job's size", "[log]") {
+    unit::LocalJob job;
+    ScopedHandler h;
+    char byte = 0;
+    CHECK(msg_send(job.ctx(), 5, 0, &byte, 1) == MSG_ERR_UNKNOWN_RANK);
+    msg_completion_t c{};
+    CHECK(msg_probe(job.ctx(), -3, 0, 0, &c) == MSG_ERR_UNKNOWN_RANK);
+    std::lock_guard<std::mutex> lk(h.captured.mu);
+    REQUIRE(h.captured.lines.size() == 2);
+    CHECK(h.captured.lines[0].first == MSG_LOG_ERROR);
+    CHECK(h.captured.lines[0].second == "rank 5 is not in this job of 1 rank (0 to 0)");
+    CHECK(h.captured.lines[1].second == "probe: rank -3 is not in this job of 1 rank (0 to 0)");
 }

@@ -9,13 +9,16 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <random>
+#include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "common/log.hpp"
 #include "transport/ofi/cma.hpp"
@@ -185,6 +188,22 @@ class OfiTransport final : public Transport {
     int cma_done(OpContext *ctx, OpKind kind, int peer, size_t len, int err);
 };
 
+// The providers fi_getinfo lists with no hints, each once, for an error naming what exists.
+std::string providers_here() {
+    fi_info *all = nullptr;
+    if (fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, nullptr, &all) != 0 || all == nullptr)
+        return "none";
+    std::vector<std::string> names;
+    for (const fi_info *i = all; i != nullptr; i = i->next)
+        if (i->fabric_attr != nullptr && i->fabric_attr->prov_name != nullptr &&
+            std::find(names.begin(), names.end(), i->fabric_attr->prov_name) == names.end())
+            names.push_back(i->fabric_attr->prov_name);
+    fi_freeinfo(all);
+    std::string out;
+    for (const std::string &n : names) out += (out.empty() ? "" : ", ") + n;
+    return out;
+}
+
 // The provider's richest offer: each protocol that needs a missing capability
 // falls back to send/recv in the engine.
 int find_provider(const std::string &provider, std::unique_ptr<fi_info, InfoDeleter> *out,
@@ -224,7 +243,7 @@ int find_provider(const std::string &provider, std::unique_ptr<fi_info, InfoDele
             *error = "no libfabric provider '" + provider +
                      "' with reliable datagram endpoints that name a packet's source "
                      "(FI_SOURCE): " +
-                     fi_strerror(-rc);
+                     fi_strerror(-rc) + "; the providers libfabric has here: " + providers_here();
         return rc;
     }
     out->reset(raw);
