@@ -121,7 +121,8 @@ void add_options(CLI::App &app, Options &o) {
         ->check(CLI::Range(0, 86400));
     app.add_option("--join-timeout", o.join_ms,
                    "time allowed for all ranks to join (default 30000); a rank stopped "
-                   "(SIGSTOP) for a third of it is reported failed to its peers")
+                   "(SIGSTOP) for a third of it is reported failed to its peers; ranks that "
+                   "exit 0 without all having joined in time make msgrun exit 1")
         ->type_name("MS")
         ->check(CLI::Range(1, 86400000));
     app.add_option("--serve", o.serve, "coordinate a job started elsewhere")
@@ -321,6 +322,14 @@ int run_local_job(const Options &o, char **argv, msg::boot::Coordinator &coord,
     });
     coord.stop();
     coord.join();
+    // Ranks that all exited 0 without the whole job having joined in time did not run the job.
+    if (exit_code == 0 && coord.join_timed_out()) {
+        std::fprintf(stderr,
+                     "msgrun: the job never started: not every rank joined within --join-timeout "
+                     "(%ld ms); exit 1\n",
+                     o.join_ms);
+        return 1;
+    }
     return exit_code;
 }
 

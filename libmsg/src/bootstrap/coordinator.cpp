@@ -505,6 +505,7 @@ void Coordinator::serve() {
         if (s.joined < s.size && std::chrono::steady_clock::now() > join_deadline) {
             s.job_error("only " + std::to_string(s.joined) + " of " + std::to_string(s.size) +
                         " ranks joined within " + std::to_string(join_timeout_ms_) + " ms");
+            join_timed_out_ = true;
             break;
         }
         s.prune(limits_.hello_timeout_ms);

@@ -51,6 +51,8 @@ class Coordinator {
     void report_failure(int rank);
     // True once the serving thread has ended.
     bool finished() const { return finished_; }
+    // After join(): whether the join timeout passed before every rank had joined.
+    bool join_timed_out() const { return join_timed_out_; }
     // Makes the serving thread stop soon (job is being torn down).
     void stop();
 
@@ -74,6 +76,7 @@ class Coordinator {
     std::atomic<bool> stop_{false};
     std::atomic<bool> finished_{false};
     bool clean_ = false;
+    bool join_timed_out_ = false;
 };
 
 }  // namespace msg::boot

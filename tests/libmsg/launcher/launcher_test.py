@@ -357,9 +357,20 @@ def bind_core(d):
     check(rc == 2 and "--bind-to" in err, f"--bind-to socket: exit {rc}, want 2 naming the option")
 
 
+def join_timeout(d):
+    """Ranks that never join the job within --join-timeout and then exit 0: msgrun says the job
+    never started and exits 1 (the coordinator's own line names how many joined)."""
+    cmd = [os.environ["VIADUCT_MSGRUN"], "-n", "2", "--join-timeout", "500", "--",
+           sys.executable, "-c", "import time; time.sleep(2)"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=BOUND)
+    check(p.returncode == 1, f"msgrun exit {p.returncode}, want 1\n{p.stderr[-2000:]}")
+    check("only 0 of 2 ranks joined" in p.stderr and "the job never started" in p.stderr,
+          f"msgrun's lines do not say so:\n{p.stderr[-2000:]}")
+
+
 SCENARIOS = {f.__name__: f for f in (forward_term, second_signal, stopped_rank, msgrun_killed,
                                      timeout_grace, failure_grace, rank_signal, tty_stdin,
-                                     bind_core)}
+                                     bind_core, join_timeout)}
 
 
 def main():
