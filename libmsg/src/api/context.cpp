@@ -169,6 +169,18 @@ extern "C" int msg_size(const msg_context_t *context, int *size) {
     return MSG_OK;
 }
 
+namespace msg {
+
+int Core::check_rank(int rank, bool wildcard_ok, const char *prefix) const {
+    if (wildcard_ok && rank == MSG_ANY_SOURCE) return MSG_OK;
+    if (rank >= 0 && rank < info.size) return MSG_OK;
+    log_error("%srank %d is not in this job of %d rank%s (0 to %d)", prefix, rank, info.size,
+              info.size == 1 ? "" : "s", info.size - 1);
+    return MSG_ERR_UNKNOWN_RANK;
+}
+
+}  // namespace msg
+
 extern "C" int msg_get_info(const msg_context_t *context, msg_info_t *info) {
     if (context == nullptr || info == nullptr) return MSG_ERR_INVALID_ARG;
     if (context->core->finalized) return MSG_ERR_FINALIZED;

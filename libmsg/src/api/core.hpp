@@ -62,6 +62,9 @@ struct Core {
     // held) must not hang every other caller too: the core is then declared
     // wedged and every call fails with MSG_ERR_TRANSPORT.
     bool lock(std::unique_lock<TimedMutex> &lk);
+    // MSG_OK for a rank of this job (or MSG_ANY_SOURCE where wildcard_ok), else
+    // MSG_ERR_UNKNOWN_RANK, logged with the job's size after `prefix` ("" or "probe: ").
+    int check_rank(int rank, bool wildcard_ok, const char *prefix) const;
     void declare_wedged(const char *where);
     void wake_all_cqs();
 

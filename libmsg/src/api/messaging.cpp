@@ -1,18 +1,9 @@
 // The messaging calls: argument checks, then the engine under the context lock.
 // Blocking calls are an asynchronous call on a private CQ plus a wait.
 #include "api/core.hpp"
-#include "common/log.hpp"
 #include "msg_internal/one_shot.hpp"
 
 namespace {
-
-int check_peer(const msg::Core &core, int rank, bool wildcard_ok) {
-    if (wildcard_ok && rank == MSG_ANY_SOURCE) return MSG_OK;
-    if (rank >= 0 && rank < core.info.size) return MSG_OK;
-    msg::log_error("rank %d is not in this job of %d rank%s (0 to %d)", rank, core.info.size,
-                   core.info.size == 1 ? "" : "s", core.info.size - 1);
-    return MSG_ERR_UNKNOWN_RANK;
-}
 
 int check_common(msg_context_t *context, msg_cq_t *cq, const void *buf, size_t len) {
     if (context == nullptr || cq == nullptr) return MSG_ERR_INVALID_ARG;
@@ -57,7 +48,7 @@ extern "C" int msg_isend_flags(msg_context_t *context, int dest, int tag, const 
     int rc = check_common(context, cq, buf, len);
     if (rc != MSG_OK) return rc;
     if ((flags & ~kKnownFlags) != 0) return MSG_ERR_INVALID_ARG;
-    if ((rc = check_peer(*context->core, dest, false)) != MSG_OK) return rc;
+    if ((rc = context->core->check_rank(dest, false, "")) != MSG_OK) return rc;
     if ((rc = check_tag(tag, false, flags)) != MSG_OK) return rc;
     return issue(context, cq,
                  [&](msg::Engine &e) { return e.isend(dest, tag, buf, len, cq, cookie); });
@@ -68,7 +59,7 @@ extern "C" int msg_irecv_flags(msg_context_t *context, int source, int tag, void
     int rc = check_common(context, cq, buf, capacity);
     if (rc != MSG_OK) return rc;
     if ((flags & ~kKnownFlags) != 0) return MSG_ERR_INVALID_ARG;
-    if ((rc = check_peer(*context->core, source, true)) != MSG_OK) return rc;
+    if ((rc = context->core->check_rank(source, true, "")) != MSG_OK) return rc;
     if ((rc = check_tag(tag, true, flags)) != MSG_OK) return rc;
     const bool all_tags = (flags & MSG_FLAG_RESERVED_TAG) != 0;
     return issue(context, cq, [&](msg::Engine &e) {

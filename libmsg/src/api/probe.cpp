@@ -19,12 +19,7 @@ int look(msg::Core &core, int source, int tag, msg_completion_t *out) {
 int check_probe(msg_context_t *context, int source, int tag, msg_completion_t *out) {
     if (context == nullptr || out == nullptr) return MSG_ERR_INVALID_ARG;
     if (context->core->finalized) return MSG_ERR_FINALIZED;
-    const int size = context->core->info.size;
-    if (source != MSG_ANY_SOURCE && (source < 0 || source >= size)) {
-        msg::log_error("probe: rank %d is not in this job of %d rank%s (0 to %d)", source, size,
-                       size == 1 ? "" : "s", size - 1);
-        return MSG_ERR_UNKNOWN_RANK;
-    }
+    if (int rc = context->core->check_rank(source, true, "probe: "); rc != MSG_OK) return rc;
     if (tag < 0 && tag != MSG_ANY_TAG) return MSG_ERR_INVALID_ARG;
     if (tag >= MSG_TAG_RESERVED_FIRST) return MSG_ERR_RESERVED_TAG;
     return MSG_OK;

@@ -314,12 +314,9 @@ void fill_info(const msg_config_t &cfg, Core &core) {
     info.active_peers = active_peers(cfg);
     info.receive_buffers = core.engine ? core.engine->receive_buffers() : 0;
     info.receive_bytes = info.receive_buffers * cfg.buffer_size;
-    // A job of one has no engine's table (nothing leaves the process): the choice it would make.
-    const ProtocolChoice choice =
-        core.engine ? core.engine->protocol_choice()
-                    : ProtocolChoice(cfg.long_protocol, info.provider, cfg.restricted != 0);
+    // create_engine has made the engine, a job of one's included (with no transport).
     core.protocol_table.clear();
-    for (const ProtocolChoice::Range &r : choice.ranges())
+    for (const ProtocolChoice::Range &r : core.engine->protocol_choice().ranges())
         core.protocol_table.push_back({r.max_bytes, r.protocol});
 }
 

@@ -4,13 +4,17 @@
 #include <cstring>
 
 namespace msg {
+namespace {
 
-const ProtocolNames kProtocolNames[4] = {
+// MSG_PROTOCOL_SENDRECV, _RDMA, _RDMA_WRITE and _AUTO.
+const ProtocolNames kProtocolNames[] = {
     {MSG_PROTOCOL_SENDRECV, "sendrecv", "send_recv"},
     {MSG_PROTOCOL_RDMA, "rdma", "rdma_read"},
     {MSG_PROTOCOL_RDMA_WRITE, "rdma-write", "rdma_write"},
     {MSG_PROTOCOL_AUTO, "auto", "auto"},
 };
+
+}  // namespace
 
 const ProtocolNames *protocol_names(int protocol) {
     for (const ProtocolNames &n : kProtocolNames)

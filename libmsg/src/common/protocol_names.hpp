@@ -13,9 +13,6 @@ struct ProtocolNames {
     const char *trace;
 };
 
-// MSG_PROTOCOL_SENDRECV, _RDMA, _RDMA_WRITE and _AUTO, in that order.
-extern const ProtocolNames kProtocolNames[4];
-
 // The row of `protocol`, or of the setting word `setting`; null for none.
 const ProtocolNames *protocol_names(int protocol);
 const ProtocolNames *protocol_by_setting(const char *setting);

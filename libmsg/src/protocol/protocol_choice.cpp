@@ -39,22 +39,17 @@ std::string first_name(const std::string &provider) {
 ProtocolChoice::ProtocolChoice(int configured, const std::string &provider, bool restricted) {
     if (configured != MSG_PROTOCOL_AUTO) {
         ranges_.push_back({kAny, configured});
-        const ProtocolNames *n = protocol_names(configured);
-        source_ = n != nullptr ? n->setting : "?";
         return;
     }
     const std::string name = first_name(provider);
-    const char *mode = restricted ? " restricted" : " unrestricted";
     for (const Table &t : kTables) {
         if (name != t.provider) continue;
         ranges_ = restricted ? t.restricted : t.unrestricted;
-        source_ = "auto: " + name + mode;
         return;
     }
     // Fabrics without measurements of their own: the receiver reads, as the
     // paper's VIA sort did.
     ranges_.push_back({kAny, MSG_PROTOCOL_RDMA});
-    source_ = std::string("auto: default") + mode;
 }
 
 }  // namespace msg

@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "common/protocol_names.hpp"
 #include "msg/msg.h"
 
 namespace msg {
@@ -33,13 +32,9 @@ class ProtocolChoice {
         return ranges_.back().protocol;
     }
     const std::vector<Range> &ranges() const { return ranges_; }
-    // The table's name: "shm unrestricted", "tcp restricted", or the fixed
-    // protocol's setting word.
-    const std::string &source() const { return source_; }
 
   private:
     std::vector<Range> ranges_;
-    std::string source_;
 };
 
 }  // namespace msg

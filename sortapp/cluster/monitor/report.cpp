@@ -10,7 +10,6 @@
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
@@ -56,16 +55,24 @@ struct Report {
     double nodes_cpu_per_gb = 0;
     double monitor_cpu_per_gb = 0;
     double cpu_per_gb_total = 0;
-    // Each node's largest resident memory in its counter samples (0: none arrived).
+    // Each node's largest resident memory in its counter samples (0: none arrived), the
+    // largest of them (and its node) and their sum.
     std::vector<uint64_t> peak_rss;
+    size_t peak_rss_node = 0;
+    uint64_t peak_rss_largest = 0, peak_rss_total = 0;
 };
 
-// Report::peak_rss from the counter samples.
+// Report::peak_rss and its largest and total from the counter samples.
 void add_peak_rss(const JobFigures &job, Report &r) {
     r.peak_rss.assign(r.per.size(), 0);
     for (size_t i = 0; i < r.per.size() && i < job.counters.size(); ++i)
         for (const viaduct::CounterSample &c : job.counters[i].samples)
             r.peak_rss[i] = std::max(r.peak_rss[i], c.rss_bytes);
+    for (size_t i = 0; i < r.peak_rss.size(); ++i) {
+        r.peak_rss_total += r.peak_rss[i];
+        if (r.peak_rss[i] > r.peak_rss_largest)
+            r.peak_rss_largest = r.peak_rss[i], r.peak_rss_node = i;
+    }
 }
 
 // Report::cpu_per_gb and the rest. A node whose counters never arrived counts its phases.
@@ -377,10 +384,7 @@ void print_json(const JobOptions &o, int nodes, const JobFigures &job, const Rep
                                  {"nodes", rounded(r.nodes_cpu_per_gb, 3)},
                                  {"monitor", rounded(r.monitor_cpu_per_gb, 3)},
                                  {"phases", cpu_phases}};
-    doc["peak_rss_bytes"] = {
-        {"largest",
-         r.peak_rss.empty() ? 0 : *std::max_element(r.peak_rss.begin(), r.peak_rss.end())},
-        {"total", std::accumulate(r.peak_rss.begin(), r.peak_rss.end(), uint64_t{0})}};
+    doc["peak_rss_bytes"] = {{"largest", r.peak_rss_largest}, {"total", r.peak_rss_total}};
     std::printf("%s\n", doc.dump(-1, ' ', false, Json::error_handler_t::replace).c_str());
 }
 
@@ -427,14 +431,11 @@ void add_counters(std::string &out, const JobOptions &o, const JobFigures &job) 
 
 // The nodes' peak resident memory, which every byte of the kernel had to hand out fresh.
 void add_memory(std::string &out, const Report &r) {
-    const uint64_t total = std::accumulate(r.peak_rss.begin(), r.peak_rss.end(), uint64_t{0});
-    if (total == 0) return;
-    const auto largest = std::max_element(r.peak_rss.begin(), r.peak_rss.end());
+    if (r.peak_rss_total == 0) return;
     out += printed(
         "memory: %.1f MB peak resident on node %zu, the largest; %.1f MB over all %zu "
         "nodes (their counter samples)\n",
-        *largest / 1e6, static_cast<size_t>(largest - r.peak_rss.begin()), total / 1e6,
-        r.peak_rss.size());
+        r.peak_rss_largest / 1e6, r.peak_rss_node, r.peak_rss_total / 1e6, r.peak_rss.size());
 }
 
 std::string text_report(const JobOptions &o, int nodes, const JobFigures &job, const Report &r,
