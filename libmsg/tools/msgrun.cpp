@@ -19,6 +19,7 @@
 #include "bootstrap/job_key.hpp"
 #include "common/config.hpp"
 #include "common/log.hpp"
+#include "info_report.hpp"
 #include "msg/msg.h"
 #include "supervise.hpp"
 #include "viaduct/cli.hpp"
@@ -30,7 +31,8 @@ namespace {
 const char *kDescription =
     "msgrun -n N [OPTIONS] [--] PROGRAM [ARGS...]\n"
     "msgrun -n N --serve HOST:PORT [--key-file PATH] [--timeout SECONDS]\n"
-    "msgrun -n N --receive-memory [--json]\n\n"
+    "msgrun -n N --receive-memory [--json]\n"
+    "msgrun [-n N] --info [--json]\n\n"
     "Starts N processes of PROGRAM on this machine as one libmsg job (ranks 0..N-1) and\n"
     "coordinates their start-up and failure notices. With --serve, starts no processes: it\n"
     "coordinates N ranks started by other means, which set VIADUCT_COORDINATOR=HOST:PORT,\n"
@@ -39,7 +41,8 @@ const char *kDescription =
     "the key in VIADUCT_JOB_KEY(_FILE) if set, else makes one and writes it to --key-file or\n"
     "prints it on standard output. --receive-memory prints the receive buffers a rank of a\n"
     "job of N ranks allocates with the VIADUCT_* settings in the environment, and what N\n"
-    "ranks on one host take, and starts nothing.";
+    "ranks on one host take, and starts nothing. --info prints what msg-info prints (the\n"
+    "settings, providers and protocol table the ranks would use) and starts nothing.";
 
 const char *kFooter =
     "Each rank leads a process group of its own. SIGINT, SIGTERM or SIGHUP sent to msgrun\n"
@@ -95,7 +98,7 @@ struct Options {
     long n = 0, timeout_s = 0, join_ms = 30000, grace_s = 5;
     long failure_grace_s = -1;  // -1: from the ranks' timeout
     std::string serve, key_file;
-    bool receive_memory = false, json = false;
+    bool receive_memory = false, info = false, json = false;
     std::string bind_to = "none";
     int program = 0;  // argv's index of PROGRAM
 };
@@ -140,7 +143,10 @@ void add_options(CLI::App &app, Options &o) {
     app.add_flag("--receive-memory", o.receive_memory,
                  "print the receive buffers of a job of N ranks (per rank and on one host, "
                  "with the VIADUCT_* settings here) and start nothing");
-    app.add_flag("--json", o.json, "with --receive-memory: one JSON object");
+    app.add_flag("--info", o.info,
+                 "print what the ranks would use here (as msg-info: settings, providers, "
+                 "protocol table, receive memory of N ranks) and start nothing");
+    app.add_flag("--json", o.json, "with --receive-memory or --info: one JSON object");
     app.footer(kFooter);
     // PROGRAM and its arguments are the rank's own: parsing stops at the first word that
     // is not msgrun's.
@@ -169,12 +175,17 @@ int parse_options(int argc, char **argv, Options &o) {
 
 // The options that only make sense together. Returns -1 when they do, else 2.
 int check_options(const Options &o, int argc) {
-    if (o.n == 0) {
-        viaduct::cli::usage_error("msgrun", "-n N is required");
+    if (o.info && o.receive_memory) {
+        viaduct::cli::usage_error("msgrun", "--info already holds the receive memory: give one");
         return 2;
     }
-    if (o.json && !o.receive_memory) {
-        viaduct::cli::usage_error("msgrun", "--json goes with --receive-memory");
+    if (o.json && !o.receive_memory && !o.info) {
+        viaduct::cli::usage_error("msgrun", "--json goes with --receive-memory or --info");
+        return 2;
+    }
+    if (o.info) return -1;
+    if (o.n == 0) {
+        viaduct::cli::usage_error("msgrun", "-n N is required");
         return 2;
     }
     if (o.receive_memory) return -1;
@@ -230,6 +241,19 @@ int print_receive_memory(const Options &o) {
         o.n, buffers, viaduct::mib(static_cast<double>(per_rank)).c_str(),
         viaduct::mib(host).c_str(), o.n, viaduct::mib(static_cast<double>(available)).c_str());
     return 0;
+}
+
+// --info: msg-info's report for a job of N ranks (2 without -n); exits 1 as msg-info does
+// when the settings are refused.
+int print_info(const Options &o) {
+    msg::tools::InfoRequest request;
+    if (o.n > 0) request.ranks = static_cast<int>(o.n);
+    const nlohmann::json report = msg::tools::info_report(request);
+    if (o.json)
+        std::printf("%s\n", report.dump().c_str());
+    else
+        std::fputs(msg::tools::info_text(report).c_str(), stdout);
+    return report.contains("config_error") || report.contains("provider_error") ? 1 : 0;
 }
 
 // --serve: coordinates ranks started elsewhere until they are done or the
@@ -342,6 +366,7 @@ int main(int argc, char **argv) {
     if (rc < 0) rc = check_options(o, argc);
     if (rc >= 0) return rc;
     if (o.receive_memory) return print_receive_memory(o);
+    if (o.info) return print_info(o);
     // The job's secret: only processes that hold it join the job.
     msg::boot::JobKey key;
     const bool key_from_env = !o.serve.empty() && msg::boot::job_key_given();

@@ -2,7 +2,7 @@
 """libmsg's manual pages (libmsg/man/) against groff and against msg.h.
 
 usage: man_test.py MSG_H MAN_DIR ALIAS_DIR
-  MAN_DIR    the hand-written pages (*.3, *.7)
+  MAN_DIR    the hand-written pages (*.1, *.3, *.7)
   ALIAS_DIR  where meson made the one-line .so pages of the other functions
 
 Checks that every page formats with `groff -man -ww` without a single warning; that every
@@ -75,7 +75,7 @@ def main():
         return SKIP
     functions = declared_functions(header)
     check(len(functions) >= 20, f"{header}: only {len(functions)} declarations found")
-    paths = sorted(glob.glob(os.path.join(man_dir, "*.[37]")))
+    paths = sorted(glob.glob(os.path.join(man_dir, "*.[137]")))
     pages = {os.path.basename(p): slurp(p) for p in paths}
     named_by = {}
     for path in paths:

@@ -150,6 +150,14 @@ def msgrun():
     check(usage_error(r, "-n N"), f"msgrun without -n: {r.stderr!r}")
 
 
+def msg_info():
+    for form in [["-n64"], ["-n", "64"], ["--np=64"], ["--np", "64"]]:
+        j = json_of(run("msg-info", *form, "--json"), f"msg-info {form}")
+        check(j is not None and j["receive_memory"]["ranks"] == 64, f"msg-info {form}: {j}")
+    r = run("msg-info", "-n0")
+    check(usage_error(r, "--np"), f"msg-info -n0: {r.stderr!r}")
+
+
 def datapump():
     r = under_msgrun(2, "datapump", "--no-disk", "--bytes=1M", "--batch", "64KiB", "--json")
     j = json_of(r, "datapump --json")
@@ -203,6 +211,7 @@ def main():
         help_reads_plainly()
     sansim()
     msgrun()
+    msg_info()
     datapump()
     benchmarks()
     print(f"{counts['checks'] - len(failures)} passed, {len(failures)} failed")

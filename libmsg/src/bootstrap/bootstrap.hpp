@@ -63,7 +63,8 @@ struct TcpJob {
 };
 int connect_tcp_bootstrap(const TcpJob &job, int timeout_ms, std::unique_ptr<Bootstrap> *out,
                           std::string *error);
-// MSG_ERR_NOT_SUPPORTED when built without libpmix.
+// MSG_ERR_NOT_SUPPORTED when built without libpmix (pmix_built() false).
+bool pmix_built();
 int make_pmix_bootstrap(int timeout_ms, std::unique_ptr<Bootstrap> *out, std::string *error);
 
 }  // namespace msg

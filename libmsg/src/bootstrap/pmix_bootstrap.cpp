@@ -184,6 +184,10 @@ class PmixBootstrap final : public Bootstrap {
 
 }  // namespace
 
+bool pmix_built() {
+    return true;
+}
+
 int make_pmix_bootstrap(int, std::unique_ptr<Bootstrap> *out, std::string *error) {
     auto b = std::make_unique<PmixBootstrap>();
     int rc = b->start(error);
@@ -197,6 +201,10 @@ int make_pmix_bootstrap(int, std::unique_ptr<Bootstrap> *out, std::string *error
 #else
 
 namespace msg {
+
+bool pmix_built() {
+    return false;
+}
 
 int make_pmix_bootstrap(int, std::unique_ptr<Bootstrap> *, std::string *error) {
     *error = "this libmsg was built without PMIx (Debian: libpmix-dev)";

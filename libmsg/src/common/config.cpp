@@ -239,6 +239,18 @@ int config_from_environment(msg_config_t *c, bool report) {
     return env.status();
 }
 
+std::vector<std::string> setting_names() {
+    msg_config_t c;
+    set_defaults(&c);
+    Environment env(false);
+    read_messaging(env, &c);
+    read_fabric(env, &c);
+    std::vector<std::string> names;  // VIADUCT_SPIN_US is read twice ("auto", then a number)
+    for (const std::string &n : env.names())
+        if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+    return names;
+}
+
 int check_messaging(const msg_config_t &c, std::string *why) {
     if (msg::protocol_names(c.long_protocol) == nullptr)
         *why =

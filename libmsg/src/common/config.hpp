@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "msg/msg.h"
 
@@ -17,6 +18,9 @@ constexpr size_t kPacketHeaderBytes = 64;
 // cannot parse: msgrun follows the settings its ranks use (the coordinator's
 // heartbeat period, debug lines) and leaves the ranks to report bad ones.
 int config_from_environment(msg_config_t *config, bool report);
+
+// The VIADUCT_* variables msg_config_init reads, in the order it reads them.
+std::vector<std::string> setting_names();
 
 // The protocol engine's settings: MSG_OK, or MSG_ERR_CONFIG with *why.
 int check_messaging(const msg_config_t &config, std::string *why);

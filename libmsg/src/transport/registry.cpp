@@ -43,6 +43,14 @@ bool transport_known(std::string_view name) {
     return built_in(name) != nullptr || absent(name) != nullptr;
 }
 
+std::vector<TransportStatus> transports() {
+    std::vector<TransportStatus> out;
+    for (const TransportEntry &e : kTransports) out.push_back({e.name, true, ""});
+    for (const Absent &a : kAbsent)
+        if (built_in(a.name) == nullptr) out.push_back({a.name, false, a.why});
+    return out;
+}
+
 const TransportEntry *find_transport(std::string_view name, std::string *error) {
     if (const TransportEntry *e = built_in(name)) return e;
     if (const Absent *a = absent(name))

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "transport/transport.hpp"
 
@@ -20,6 +21,14 @@ struct TransportEntry {
 
 // Whether libmsg has a transport of this name at all, built in or not.
 bool transport_known(std::string_view name);
+
+// Every transport libmsg knows: whether this build has it, and why not when it does not.
+struct TransportStatus {
+    const char *name;
+    bool built;
+    const char *why;  // when not built
+};
+std::vector<TransportStatus> transports();
 
 // The entry named `name`, or null with *error saying why: an unknown name,
 // or a transport this build left out (verbs without rdma-core).

@@ -135,4 +135,19 @@ struct TransportSettings {
 std::unique_ptr<Transport> open_ofi_transport(const TransportSettings &settings,
                                               std::string *error);
 
+// What libfabric offers here, for msg-info: the providers it lists (each once), whether libmsg
+// could open one (reliable datagrams naming their source) and with which RMA directions, and
+// libfabric's version ("1.17").
+std::vector<std::string> ofi_provider_names();
+struct OfiProviderSurvey {
+    std::string name;
+    bool usable = false;
+    bool rma_read = false, rma_write = false;
+    std::string opens_as;  // the provider libfabric gives for the name ("tcp": "tcp;ofi_rxm")
+    std::string domain;
+    std::string why;  // when not usable
+};
+OfiProviderSurvey survey_ofi_provider(const std::string &provider);
+std::string ofi_version();
+
 }  // namespace msg

@@ -188,20 +188,11 @@ class OfiTransport final : public Transport {
     int cma_done(OpContext *ctx, OpKind kind, int peer, size_t len, int err);
 };
 
-// The providers fi_getinfo lists with no hints, each once, for an error naming what exists.
+// The providers fi_getinfo lists with no hints, for an error naming what exists.
 std::string providers_here() {
-    fi_info *all = nullptr;
-    if (fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, nullptr, &all) != 0 || all == nullptr)
-        return "none";
-    std::vector<std::string> names;
-    for (const fi_info *i = all; i != nullptr; i = i->next)
-        if (i->fabric_attr != nullptr && i->fabric_attr->prov_name != nullptr &&
-            std::find(names.begin(), names.end(), i->fabric_attr->prov_name) == names.end())
-            names.push_back(i->fabric_attr->prov_name);
-    fi_freeinfo(all);
     std::string out;
-    for (const std::string &n : names) out += (out.empty() ? "" : ", ") + n;
-    return out;
+    for (const std::string &n : ofi_provider_names()) out += (out.empty() ? "" : ", ") + n;
+    return out.empty() ? "none" : out;
 }
 
 // The provider's richest offer: each protocol that needs a missing capability
@@ -539,6 +530,39 @@ int OfiTransport::sender(fi_addr_t source) const {
 }
 
 }  // namespace
+
+std::vector<std::string> ofi_provider_names() {
+    fi_info *all = nullptr;
+    if (fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, nullptr, &all) != 0 || all == nullptr)
+        return {};
+    std::vector<std::string> names;
+    for (const fi_info *i = all; i != nullptr; i = i->next)
+        if (i->fabric_attr != nullptr && i->fabric_attr->prov_name != nullptr &&
+            std::find(names.begin(), names.end(), i->fabric_attr->prov_name) == names.end())
+            names.push_back(i->fabric_attr->prov_name);
+    fi_freeinfo(all);
+    return names;
+}
+
+OfiProviderSurvey survey_ofi_provider(const std::string &provider) {
+    OfiProviderSurvey out;
+    out.name = provider;
+    std::unique_ptr<fi_info, InfoDeleter> info;
+    if (find_provider(provider, &info, &out.why) != 0) return out;
+    out.usable = true;
+    const uint64_t dirs = info->caps & (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE);
+    out.rma_read = (info->caps & FI_RMA) != 0 && (dirs == 0 || (dirs & FI_READ) != 0);
+    out.rma_write = (info->caps & FI_RMA) != 0 && (dirs == 0 || (dirs & FI_WRITE) != 0);
+    out.opens_as = info->fabric_attr->prov_name != nullptr ? info->fabric_attr->prov_name : "";
+    if (info->domain_attr != nullptr && info->domain_attr->name != nullptr)
+        out.domain = info->domain_attr->name;
+    return out;
+}
+
+std::string ofi_version() {
+    const uint32_t v = fi_version();
+    return std::to_string(FI_MAJOR(v)) + "." + std::to_string(FI_MINOR(v));
+}
 
 int keep_default_crash_signals() {
     return restore_psm_signal_defaults();
