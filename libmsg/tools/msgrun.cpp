@@ -5,7 +5,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -19,7 +21,6 @@
 #include "bootstrap/job_key.hpp"
 #include "common/config.hpp"
 #include "common/log.hpp"
-#include "info_report.hpp"
 #include "msg/msg.h"
 #include "supervise.hpp"
 #include "viaduct/cli.hpp"
@@ -243,17 +244,23 @@ int print_receive_memory(const Options &o) {
     return 0;
 }
 
-// --info: msg-info's report for a job of N ranks (2 without -n); exits 1 as msg-info does
-// when the settings are refused.
-int print_info(const Options &o) {
-    msg::tools::InfoRequest request;
-    if (o.n > 0) request.ranks = static_cast<int>(o.n);
-    const nlohmann::json report = msg::tools::info_report(request);
-    if (o.json)
-        std::printf("%s\n", report.dump().c_str());
-    else
-        std::fputs(msg::tools::info_text(report).c_str(), stdout);
-    return report.contains("config_error") || report.contains("provider_error") ? 1 : 0;
+// --info: runs msg-info, installed (and built) beside msgrun, for a job of N ranks. msgrun
+// itself never loads libfabric (see libmsg/meson.build), which the report needs.
+int print_info(const Options &o, const char *argv0) {
+    std::string exe(PATH_MAX, '\0');
+    const ssize_t n = ::readlink("/proc/self/exe", exe.data(), exe.size() - 1);
+    exe.resize(n > 0 ? static_cast<size_t>(n) : 0);
+    if (exe.empty()) exe = argv0;
+    const std::string info = exe.substr(0, exe.rfind('/') + 1) + "msg-info";
+    std::vector<std::string> args = {info};
+    if (o.n > 0) args.insert(args.end(), {"-n", std::to_string(o.n)});
+    if (o.json) args.push_back("--json");
+    std::vector<char *> argv;
+    for (std::string &a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(info.c_str(), argv.data());
+    std::fprintf(stderr, "msgrun: --info runs %s: %s\n", info.c_str(), std::strerror(errno));
+    return 1;
 }
 
 // --serve: coordinates ranks started elsewhere until they are done or the
@@ -366,7 +373,7 @@ int main(int argc, char **argv) {
     if (rc < 0) rc = check_options(o, argc);
     if (rc >= 0) return rc;
     if (o.receive_memory) return print_receive_memory(o);
-    if (o.info) return print_info(o);
+    if (o.info) return print_info(o, argv[0]);
     // The job's secret: only processes that hold it join the job.
     msg::boot::JobKey key;
     const bool key_from_env = !o.serve.empty() && msg::boot::job_key_given();

@@ -107,6 +107,10 @@ def msgrun_info():
           f"msgrun --info differs from msg-info: {a.stdout} / {b.stdout}")
     c = run([MSGRUN, "--info", "--receive-memory"], env)
     check(c.returncode == 2, f"--info --receive-memory: exit {c.returncode}")
+    # msgrun runs msg-info for --info rather than link the report: loading libfabric would
+    # let its providers' libraries install signal handlers in the launcher.
+    ldd = run(["ldd", MSGRUN], env)
+    check(ldd.returncode == 0 and "libfabric" not in ldd.stdout, f"msgrun links: {ldd.stdout}")
 
 
 def main():
