@@ -18,7 +18,7 @@ case $seconds in
   '' | *[!0-9]*) echo "usage: scripts/fuzz.sh [SECONDS_PER_TARGET | --build-only]" >&2; exit 2 ;;
 esac
 dir=build-fuzz
-targets=(frame packet engine rio_request cluster_messages topology)
+targets=(frame packet engine tuning rio_request cluster_messages topology)
 
 if ! command -v clang++ >/dev/null; then
   echo "fuzz.sh: clang++ not found (scripts/setup.sh installs clang and libFuzzer)" >&2

@@ -78,23 +78,26 @@ json settings_report(const msg_config_t &c) {
     return out;
 }
 
-json table_json(int configured, const std::string &provider, bool restricted) {
+json table_json(const ProtocolChoice &choice) {
     json out = json::array();
-    const ProtocolChoice choice(configured, provider, restricted);
     for (const ProtocolChoice::Range &r : choice.ranges())
         out.push_back({{"max_bytes", r.max_bytes == SIZE_MAX ? json(nullptr) : json(r.max_bytes)},
                        {"protocol", msg_protocol_name(r.protocol)}});
     return out;
 }
 
+// Both modes' tables, each from the tuning file when it has one for them (tuning.hpp).
 json protocol_report(const msg_config_t &c, const std::string &provider) {
+    const ProtocolChoice unrestricted(c.long_protocol, provider, false);
+    const ProtocolChoice restricted(c.long_protocol, provider, true);
     return {{"provider", provider},
             {"configured", msg_protocol_name(c.long_protocol)},
             {"mode", c.restricted ? "restricted" : "unrestricted"},
             {"eager_max", c.eager_max},
             {"tables",
-             {{"unrestricted", table_json(c.long_protocol, provider, false)},
-              {"restricted", table_json(c.long_protocol, provider, true)}}}};
+             {{"unrestricted", table_json(unrestricted)}, {"restricted", table_json(restricted)}}},
+            {"sources",
+             {{"unrestricted", unrestricted.source()}, {"restricted", restricted.source()}}}};
 }
 
 json providers_report(const std::string &shown, bool all) {
@@ -164,8 +167,10 @@ void protocol_text(const json &p, std::string &out) {
            p["configured"]);
     append(out, ", mode in force: %s):\n", p["mode"]);
     append(out, "  eager: up to %s B\n", number(p["eager_max"].get<unsigned long long>()));
-    for (const char *mode : {"unrestricted", "restricted"})
-        append(out, "  %-13s %s\n", std::string(mode) + ":", ranges_text(p["tables"][mode]));
+    for (const char *mode : {"unrestricted", "restricted"}) {
+        append(out, "  %-13s %s", std::string(mode) + ":", ranges_text(p["tables"][mode]));
+        append(out, " (%s)\n", p["sources"][mode]);
+    }
 }
 
 }  // namespace

@@ -285,7 +285,9 @@ const char *msg_protocol_name(int protocol);
 /* The protocol table in force: messages longer than eager_max and at most
  * max_bytes (and longer than the previous range's) go by `protocol`; the last
  * range's max_bytes is SIZE_MAX. One range when a protocol was configured;
- * under MSG_PROTOCOL_AUTO, the fabric's table for the mode. A protocol the
+ * under MSG_PROTOCOL_AUTO, the table msg-tune(1) measured for this host,
+ * fabric and mode when the tuning file (VIADUCT_TUNING) has one, else the
+ * fabric's built-in table for the mode. A protocol the
  * fabric lacks (RDMA on tcp without it) still moves by send/recv. */
 typedef struct msg_protocol_range {
     size_t max_bytes;

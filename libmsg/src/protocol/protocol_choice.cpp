@@ -1,7 +1,12 @@
 // The auto tables (protocol_choice.hpp).
 #include "protocol/protocol_choice.hpp"
 
+#include <unistd.h>
+
 #include <cstdint>
+
+#include "common/log.hpp"
+#include "protocol/tuning.hpp"
 
 namespace msg {
 
@@ -39,9 +44,12 @@ std::string first_name(const std::string &provider) {
 ProtocolChoice::ProtocolChoice(int configured, const std::string &provider, bool restricted) {
     if (configured != MSG_PROTOCOL_AUTO) {
         ranges_.push_back({kAny, configured});
+        source_ = "configured";
         return;
     }
     const std::string name = first_name(provider);
+    if (take_tuned(name, restricted)) return;
+    source_ = "built-in";
     for (const Table &t : kTables) {
         if (name != t.provider) continue;
         ranges_ = restricted ? t.restricted : t.unrestricted;
@@ -50,6 +58,28 @@ ProtocolChoice::ProtocolChoice(int configured, const std::string &provider, bool
     // Fabrics without measurements of their own: the receiver reads, as the
     // paper's VIA sort did.
     ranges_.push_back({kAny, MSG_PROTOCOL_RDMA});
+}
+
+bool ProtocolChoice::take_tuned(const std::string &provider, bool restricted) {
+    bool explicit_path = false;
+    const std::string path = tuning_path(&explicit_path);
+    if (path.empty()) return false;
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    TunedTable tuned;
+    std::string why;
+    if (!load_tuning(path, host, provider, restricted, tuned, &why)) {
+        log_warn("the tuning file %s is ignored (%s): the built-in protocol table is used",
+                 path.c_str(), why.c_str());
+        return false;
+    }
+    if (explicit_path && !tuned.file_found)
+        log_warn("VIADUCT_TUNING=%s: no such file; the built-in protocol table is used",
+                 path.c_str());
+    if (tuned.ranges.empty()) return false;
+    ranges_ = std::move(tuned.ranges);
+    source_ = "tuned on " + tuned.measured_at + " (" + path + ")";
+    return true;
 }
 
 }  // namespace msg

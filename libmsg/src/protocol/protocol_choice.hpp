@@ -23,7 +23,9 @@ class ProtocolChoice {
     };
 
     // configured: MSG_PROTOCOL_AUTO picks the table for this provider and
-    // mode; any other protocol is one range of every size.
+    // mode, the one msg-tune measured on this host when the tuning file
+    // (tuning.hpp) has one, else the built-in one; any other protocol is one
+    // range of every size.
     ProtocolChoice(int configured, const std::string &provider, bool restricted);
 
     int pick(size_t len) const {
@@ -32,9 +34,14 @@ class ProtocolChoice {
         return ranges_.back().protocol;
     }
     const std::vector<Range> &ranges() const { return ranges_; }
+    // Where the table comes from: "configured", "built-in", or "tuned on DATE (PATH)".
+    const std::string &source() const { return source_; }
 
   private:
+    bool take_tuned(const std::string &provider, bool restricted);
+
     std::vector<Range> ranges_;
+    std::string source_;
 };
 
 }  // namespace msg

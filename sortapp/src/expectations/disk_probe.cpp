@@ -5,7 +5,6 @@
 #include "sortapp/disk_probe.hpp"
 
 #include <fcntl.h>
-#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,8 +15,8 @@
 
 #include "sortapp/cleanup.hpp"
 #include "sortapp/io_ring.hpp"
+#include "viaduct/cache_dir.hpp"
 #include "viaduct/clock.hpp"
-#include "viaduct/env.hpp"
 
 namespace sortapp {
 
@@ -189,24 +188,8 @@ Status measure_disk(const DiskProbeOptions &o, DiskBandwidth &out) {
 }
 
 std::string default_disk_cache_path() {
-    // Only absolute directories count (as the XDG spec says); with HOME unset (cron, systemd,
-    // env -i) the password database names the home. Never a shared directory such as /tmp.
-    std::string base = viaduct::env::text("XDG_CACHE_HOME");
-    if (base.empty() || base[0] != '/') {
-        std::string home = viaduct::env::text("HOME");
-        if (home.empty() || home[0] != '/') {
-            struct passwd pw {
-            }, *found = nullptr;
-            std::vector<char> buf(16384);
-            home = ::getpwuid_r(::geteuid(), &pw, buf.data(), buf.size(), &found) == 0 && found &&
-                           pw.pw_dir != nullptr && pw.pw_dir[0] == '/'
-                       ? pw.pw_dir
-                       : "";
-        }
-        if (home.empty()) return "";  // no cache: the disk is measured at every run
-        base = home + "/.cache";
-    }
-    return base + "/viaduct/sortapp-disk.json";
+    const std::string dir = viaduct::user_cache_dir();
+    return dir.empty() ? "" : dir + "/sortapp-disk.json";  // "": measured at every run
 }
 
 }  // namespace sortapp
