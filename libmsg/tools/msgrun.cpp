@@ -55,6 +55,8 @@ const char *kFooter =
     "  124      --timeout stopped the job, whatever the ranks' statuses\n"
     "  128+N    msgrun got signal N and stopped the job (SIGINT 130, SIGTERM 143,\n"
     "           SIGHUP 129), whatever the ranks' statuses\n"
+    "  1        the ranks exited 0, but not all joined within --join-timeout of the first,\n"
+    "           or one that joined (msg_init) exited without msg_finalize\n"
     "  else     the first failing rank's status (128+N for a rank killed by signal N; its\n"
     "           message says which); 1 for msgrun's own errors, 2 for usage errors\n";
 
@@ -124,9 +126,10 @@ void add_options(CLI::App &app, Options &o) {
         ->type_name("SECONDS")
         ->check(CLI::Range(0, 86400));
     app.add_option("--join-timeout", o.join_ms,
-                   "time allowed for all ranks to join (default 30000); a rank stopped "
-                   "(SIGSTOP) for a third of it is reported failed to its peers; ranks that "
-                   "exit 0 without all having joined in time make msgrun exit 1")
+                   "time allowed for all ranks to join, from the first one's msg_init (default "
+                   "30000); a rank stopped (SIGSTOP) for a third of it is reported failed to "
+                   "its peers; ranks that exit 0 without all having joined in time make msgrun "
+                   "exit 1")
         ->type_name("MS")
         ->check(CLI::Range(1, 86400000));
     app.add_option("--serve", o.serve, "coordinate a job started elsewhere")
@@ -263,6 +266,30 @@ int print_info(const Options &o, const char *argv0) {
     return 1;
 }
 
+// The job's exit status once every rank has ended: the ranks' own, except that ranks that all
+// exited 0 did not run the job when not every rank joined within --join-timeout, or when a rank
+// that joined ended without msg_finalize (its peers saw it fail); both are exit 1.
+int job_status(const Options &o, const msg::boot::Coordinator &coord, int exit_code, bool settled) {
+    if (exit_code != 0) return exit_code;
+    if (coord.join_timed_out()) {
+        std::fprintf(stderr,
+                     "msgrun: the job never started: not every rank joined within --join-timeout "
+                     "(%ld ms) of the first; exit 1\n",
+                     o.join_ms);
+        return 1;
+    }
+    if (!settled || coord.left_without_finalize().empty()) return 0;
+    std::string ranks;
+    for (int r : coord.left_without_finalize())
+        ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+    std::fprintf(stderr,
+                 "msgrun: rank%s %s exited 0 without msg_finalize (the others saw %s fail); "
+                 "exit 1\n",
+                 coord.left_without_finalize().size() > 1 ? "s" : "", ranks.c_str(),
+                 coord.left_without_finalize().size() > 1 ? "them" : "it");
+    return 1;
+}
+
 // --serve: coordinates ranks started elsewhere until they are done or the
 // timeout expires.
 int serve_job(const Options &o, msg::boot::Coordinator &coord, const msg::boot::JobKey &key,
@@ -351,17 +378,15 @@ int run_local_job(const Options &o, char **argv, msg::boot::Coordinator &coord,
         // A rank that left in order is not a failure; the coordinator knows.
         coord.report_failure(rank);
     });
+    // Every rank has ended and been reported: the coordinator ends by itself once it has read
+    // what they sent last (their Byes). Only then does it know who left in order.
+    const auto settle_by = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!coord.finished() && std::chrono::steady_clock::now() < settle_by)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    const bool settled = coord.finished();
     coord.stop();
     coord.join();
-    // Ranks that all exited 0 without the whole job having joined in time did not run the job.
-    if (exit_code == 0 && coord.join_timed_out()) {
-        std::fprintf(stderr,
-                     "msgrun: the job never started: not every rank joined within --join-timeout "
-                     "(%ld ms); exit 1\n",
-                     o.join_ms);
-        return 1;
-    }
-    return exit_code;
+    return job_status(o, coord, exit_code, settled);
 }
 
 }  // namespace

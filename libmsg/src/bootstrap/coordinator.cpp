@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 
 #include "bootstrap/frame.hpp"
 #include "bootstrap/job_key.hpp"
@@ -80,6 +81,7 @@ struct Coordinator::State {
     std::vector<Conn> conns;
     std::vector<int> rank_fd;  // rank -> its connection's fd, -1 if none
     std::vector<bool> failed, left;
+    std::vector<bool> was_joined;  // rank -> it joined the job at some point
     // Each rank's next allgather and barrier: a rank runs its collectives one
     // at a time and in order, so any other sequence number is a broken peer.
     std::vector<uint32_t> next_gather, next_barrier;
@@ -225,6 +227,7 @@ struct Coordinator::State {
         c.last_heard = std::chrono::steady_clock::now();
         c.reader.set_limit(kMaxFrame);
         rank_fd[h.rank] = c.fd;
+        was_joined[h.rank] = true;
         ++joined;
         settle();
         return true;
@@ -437,14 +440,27 @@ void Coordinator::take_reported_failures(State &s) {
         std::lock_guard<std::mutex> lk(mu_);
         reported.swap(reported_failures_);
     }
+    std::vector<int> deferred;
     for (int r : reported)
         if (r >= 0 && r < s.size) {
+            // A rank whose process has ended may have left frames unread (its Bye): they are
+            // read first, so that a rank that left in order is not taken for a failed one.
+            char byte = 0;
+            const int fd = s.rank_fd[static_cast<size_t>(r)];
+            if (fd >= 0 && ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) > 0) {
+                deferred.push_back(r);
+                continue;
+            }
             // A rank that died before joining can never join: the job is lost.
             if (s.rank_fd[static_cast<size_t>(r)] < 0 && s.joined < s.size &&
                 !s.left[static_cast<size_t>(r)])
                 s.job_error("rank " + std::to_string(r) + " exited before joining the job");
             s.fail(r);
         }
+    if (!deferred.empty()) {
+        std::lock_guard<std::mutex> lk(mu_);
+        reported_failures_.insert(reported_failures_.end(), deferred.begin(), deferred.end());
+    }
 }
 
 // One poll of the listening socket, the wake-up fd and every connection, then
@@ -493,18 +509,25 @@ void Coordinator::serve() {
     s.rank_fd.assign(static_cast<size_t>(size_), -1);
     s.failed.assign(static_cast<size_t>(size_), false);
     s.left.assign(static_cast<size_t>(size_), false);
+    s.was_joined.assign(static_cast<size_t>(size_), false);
     s.next_gather.assign(static_cast<size_t>(size_), 0);
     s.next_barrier.assign(static_cast<size_t>(size_), 0);
-    auto join_deadline =
-        std::chrono::steady_clock::now() + std::chrono::milliseconds(join_timeout_ms_);
+    // The ranks have join_timeout_ms from the first one's arrival (its msg_init), not from
+    // the start: a program may set up for as long as it likes before it joins.
+    std::optional<std::chrono::steady_clock::time_point> join_deadline;
 
     std::chrono::steady_clock::time_point accept_paused_until{};
     while (!stop_) {
         take_reported_failures(s);
-        if (s.joined == s.size && s.all_done()) break;
-        if (s.joined < s.size && std::chrono::steady_clock::now() > join_deadline) {
+        if (s.all_done()) break;  // every rank has left or failed (or never joined and ended)
+        if (!join_deadline && s.joined > 0)
+            join_deadline =
+                std::chrono::steady_clock::now() + std::chrono::milliseconds(join_timeout_ms_);
+        if (join_deadline && s.joined < s.size &&
+            std::chrono::steady_clock::now() > *join_deadline) {
             s.job_error("only " + std::to_string(s.joined) + " of " + std::to_string(s.size) +
-                        " ranks joined within " + std::to_string(join_timeout_ms_) + " ms");
+                        " ranks joined within " + std::to_string(join_timeout_ms_) +
+                        " ms of the first");
             join_timed_out_ = true;
             break;
         }
@@ -518,8 +541,11 @@ void Coordinator::serve() {
         }
     }
     bool clean = true;
-    for (int r = 0; r < s.size; ++r)
+    for (int r = 0; r < s.size; ++r) {
         if (!s.left[static_cast<size_t>(r)]) clean = false;
+        if (s.was_joined[static_cast<size_t>(r)] && !s.left[static_cast<size_t>(r)])
+            left_without_finalize_.push_back(r);
+    }
     for (auto &c : s.conns)
         if (c.fd >= 0) ::close(c.fd);
     clean_ = clean;

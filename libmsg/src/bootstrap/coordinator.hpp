@@ -31,7 +31,7 @@ struct CoordinatorLimits {
 class Coordinator {
   public:
     // Listens on host:port (port "0": any free port) for a job of `size` ranks
-    // that must all join within join_timeout_ms, each proving it holds `key`.
+    // that must all join within join_timeout_ms of the first one, each proving it holds `key`.
     static std::unique_ptr<Coordinator> listen(const std::string &host, const std::string &port,
                                                int size, int join_timeout_ms, const JobKey &key,
                                                std::string *error,
@@ -51,8 +51,12 @@ class Coordinator {
     void report_failure(int rank);
     // True once the serving thread has ended.
     bool finished() const { return finished_; }
-    // After join(): whether the join timeout passed before every rank had joined.
+    // After join(): whether the join timeout (counted from the first rank's arrival) passed
+    // before every rank had joined.
     bool join_timed_out() const { return join_timed_out_; }
+    // After join(): the ranks that joined and then ended without leaving in order (no Bye:
+    // no msg_finalize), in rank order.
+    const std::vector<int> &left_without_finalize() const { return left_without_finalize_; }
     // Makes the serving thread stop soon (job is being torn down).
     void stop();
 
@@ -77,6 +81,7 @@ class Coordinator {
     std::atomic<bool> finished_{false};
     bool clean_ = false;
     bool join_timed_out_ = false;
+    std::vector<int> left_without_finalize_;
 };
 
 }  // namespace msg::boot

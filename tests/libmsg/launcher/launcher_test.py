@@ -357,20 +357,50 @@ def bind_core(d):
     check(rc == 2 and "--bind-to" in err, f"--bind-to socket: exit {rc}, want 2 naming the option")
 
 
+def join_rank(setup_ms, no_finalize=-1):
+    """A shell command for one rank: join_rank's setup time (rank 1's given, the others' 0)."""
+    return ["sh", "-c", f'if [ "$VIADUCT_RANK" = 1 ]; then s={setup_ms}; else s=0; fi; '
+            f'exec "{os.environ["VIADUCT_JOIN_RANK"]}" "$s" {no_finalize}']
+
+
 def join_timeout(d):
-    """Ranks that never join the job within --join-timeout and then exit 0: msgrun says the job
-    never started and exits 1 (the coordinator's own line names how many joined)."""
-    cmd = [os.environ["VIADUCT_MSGRUN"], "-n", "2", "--join-timeout", "500", "--",
-           sys.executable, "-c", "import time; time.sleep(2)"]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=BOUND)
-    check(p.returncode == 1, f"msgrun exit {p.returncode}, want 1\n{p.stderr[-2000:]}")
-    check("only 0 of 2 ranks joined" in p.stderr and "the job never started" in p.stderr,
-          f"msgrun's lines do not say so:\n{p.stderr[-2000:]}")
+    """--join-timeout counts from the first rank's msg_init: ranks that set up longer than it
+    before msg_init (all alike) run; a rank that joins longer than it after the first fails the
+    job (the coordinator names how many joined), and msgrun exits non-zero."""
+    msgrun = [os.environ["VIADUCT_MSGRUN"], "-n", "2", "--join-timeout"]
+    window_ms = int(1000 * SLOW)  # the ranks' msg_init calls, loaded, may be this far apart
+    slow_setup = [msgrun[0], "-n", "2", "--join-timeout", str(window_ms), "--", "sh", "-c",
+                  f'sleep {2 * window_ms / 1000}; exec "{os.environ["VIADUCT_JOIN_RANK"]}" 0']
+    p = subprocess.run(slow_setup, capture_output=True, text=True, timeout=BOUND)
+    check(p.returncode == 0 and p.stdout.count("joined") == 2,
+          f"ranks that set up for twice --join-timeout {window_ms}: exit {p.returncode}\n"
+          f"{p.stdout}{p.stderr[-2000:]}")
+    late = msgrun + ["500", "--"] + join_rank(int(2000 * SLOW))
+    # The late rank finds no coordinator to answer it: a short timeout ends its wait sooner.
+    env = dict(os.environ, VIADUCT_TIMEOUT_MS=str(int(2000 * SLOW)))
+    p = subprocess.run(late, capture_output=True, text=True, timeout=BOUND, env=env)
+    check(p.returncode != 0, f"a rank joining 2 s after the first: msgrun exit 0\n{p.stderr}")
+    check("only 1 of 2 ranks joined within 500 ms of the first" in p.stderr,
+          f"the coordinator does not say so:\n{p.stderr[-2000:]}")
+
+
+def no_finalize(d):
+    """A rank that joined and exits 0 without msg_finalize: its peer sees it fail, and msgrun
+    exits 1 naming it; with every rank finalizing, 0."""
+    base = [os.environ["VIADUCT_MSGRUN"], "-n", "3", "--"]
+    p = subprocess.run(base + join_rank(0, 1), capture_output=True, text=True, timeout=BOUND)
+    check(p.returncode == 1 and "rank 1 exited 0 without msg_finalize" in p.stderr,
+          f"exit {p.returncode}, want 1 naming rank 1:\n{p.stderr[-2000:]}")
+    p = subprocess.run(base + join_rank(0), capture_output=True, text=True, timeout=BOUND)
+    check(p.returncode == 0 and "without msg_finalize" not in p.stderr,
+          f"every rank finalizing: exit {p.returncode}\n{p.stderr[-2000:]}")
+    p = subprocess.run(base + ["true"], capture_output=True, text=True, timeout=BOUND)
+    check(p.returncode == 0, f"a program that never joins: exit {p.returncode}\n{p.stderr}")
 
 
 SCENARIOS = {f.__name__: f for f in (forward_term, second_signal, stopped_rank, msgrun_killed,
                                      timeout_grace, failure_grace, rank_signal, tty_stdin,
-                                     bind_core, join_timeout)}
+                                     bind_core, join_timeout, no_finalize)}
 
 
 def main():
