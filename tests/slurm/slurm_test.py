@@ -7,7 +7,8 @@ Starts a private one-node Slurm cluster (its own directory and ports), then sort
   sbatch --wait docs/slurm/sort.sbatch ...     (the documented batch script, PMIx found by
                                                 libmsg's automatic bootstrap choice)
 and validates each with sortcheck: the node-order concatenation of the outputs is sorted and
-holds the inputs' records and checksum; the monitor's report counts 4 nodes. The cluster is
+holds the inputs' records and checksum; the monitor's report counts 4 nodes. `srun -n 2`
+without --mpi=pmix is refused by every task, naming the launcher and what to use instead. The cluster is
 stopped at the end, also on failure. Binaries come from SORTAPP_BIN, SORTGEN_BIN and
 SORTCHECK_BIN. Exit 77 (skipped) when not root or Slurm is not installed.
 """
@@ -86,6 +87,23 @@ def run_srun(d, env):
     print("srun --mpi=pmix -n 5 sortapp job: sorted and validated", flush=True)
 
 
+def run_srun_without_pmix(d, env):
+    """srun -n 2 without --mpi=pmix gives the tasks no way to meet: libmsg refuses to run each
+    alone as a job of one (which would report success twice), and says how to start them."""
+    generate(d, [100, 100], "uniform", seed=13)
+    cmd = ["srun", "-n", "2", "--job-name=viaduct-srun-nopmix", SORTAPP, "job", "--input",
+           f"{d}/in.{{rank}}", "--output", f"{d}/out.{{rank}}", "--memory", "16M"]
+    r = run(cmd, "srun without --mpi=pmix",
+            env={k: v for k, v in env.items() if k != "VIADUCT_BOOTSTRAP"})
+    if r is None:
+        return
+    check(r.returncode != 0 and "started by srun without --mpi=pmix" in r.stderr and
+          "srun --mpi=pmix" in r.stderr,
+          f"srun -n 2 without PMIx: exit {r.returncode}: {r.stderr[-3000:]}")
+    check(not os.path.exists(f"{d}/out.0"), "an output was written by a job of one")
+    print("srun -n 2 without --mpi=pmix: refused, naming it", flush=True)
+
+
 def run_sbatch(d, env, root):
     generate(d, [20000, 7001, 13, 15000], "uniform", seed=12)
     out = f"{d}/job.out"
@@ -126,6 +144,7 @@ def main():
         print(r.stdout, r.stderr, flush=True)
         if check(r.returncode == 0, f"slurm-local start: exit {r.returncode}"):
             for name, fn in [("srun", lambda s: run_srun(s, env)),
+                             ("nopmix", lambda s: run_srun_without_pmix(s, env)),
                              ("sbatch", lambda s: run_sbatch(s, env, root))]:
                 sub = f"{d}/{name}"
                 os.mkdir(sub)

@@ -2,6 +2,7 @@
 #include "bootstrap/bootstrap.hpp"
 
 #include <cstdlib>
+#include <string>
 #include <string_view>
 
 #include "msg/msg.h"
@@ -30,6 +31,23 @@ bool set(const char *name) {
     return v != nullptr && *v != '\0';
 }
 
+// A launcher that started several tasks with no way for them to meet (srun without
+// --mpi=pmix, a PMI-1 launcher): each would run alone as a job of one, N times over, and
+// report success. Its name and task count, or null.
+const char *launcher_without_pmix(long *tasks) {
+    const struct {
+        const char *variable, *launcher;
+    } launchers[] = {{"SLURM_STEP_NUM_TASKS", "srun without --mpi=pmix"},
+                     {"OMPI_COMM_WORLD_SIZE", "mpirun without PMIx"},
+                     {"PMI_SIZE", "a PMI-1 launcher (mpiexec.hydra?)"}};
+    for (const auto &l : launchers) {
+        const char *v = std::getenv(l.variable);
+        *tasks = v != nullptr ? std::strtol(v, nullptr, 10) : 0;
+        if (*tasks > 1) return l.launcher;
+    }
+    return nullptr;
+}
+
 }  // namespace
 
 int make_bootstrap(const BootstrapSettings &settings, std::unique_ptr<Bootstrap> *out,
@@ -54,6 +72,15 @@ int make_bootstrap(const BootstrapSettings &settings, std::unique_ptr<Bootstrap>
     }
     if (set("PMIX_NAMESPACE") && set("PMIX_RANK"))
         return make_pmix_bootstrap(timeout_ms, out, error);
+    long tasks = 0;
+    if (const char *launcher = launcher_without_pmix(&tasks)) {
+        *error = "this process is one of " + std::to_string(tasks) + " tasks started by " +
+                 launcher +
+                 ", which gives them no way to meet: each would run alone as a job "
+                 "of one. Start them with srun --mpi=pmix, mpirun (Open MPI 4 or later) or "
+                 "msgrun; VIADUCT_BOOTSTRAP=single runs each alone on purpose";
+        return MSG_ERR_BOOTSTRAP;
+    }
     *out = std::make_unique<SingletonBootstrap>();
     return MSG_OK;
 }
