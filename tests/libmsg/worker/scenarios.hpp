@@ -21,5 +21,6 @@ void run_registration(const Args &args);     // registration.cpp
 void run_probe(const Args &args);            // probe.cpp
 void run_receive_memory(const Args &args);   // receive_memory.cpp
 void run_protocol_choice(const Args &args);  // protocol_choice.cpp
+void run_collectives(const Args &args);      // collectives.cpp
 
 }  // namespace worker
