@@ -306,6 +306,12 @@ void run_collectives(const Args &args) {
     Job job;
     Ctx c{job};
     say("collectives %s on %d ranks", what.c_str(), job.size);
+    // An application's wildcard receive, open throughout: no collective message may match it.
+    Cq app(job.ctx());
+    char app_buf[64];
+    WSTATUS(msg_irecv(job.ctx(), MSG_ANY_SOURCE, MSG_ANY_TAG, app_buf, sizeof app_buf, app.get(),
+                      nullptr),
+            MSG_OK);
     if (what == "all" || what == "reduce") check_reductions(c);
     if (what == "all" || what == "bytes") {
         for (size_t bytes : {size_t{0}, size_t{1}, size_t{1000}})
@@ -313,6 +319,14 @@ void run_collectives(const Args &args) {
         check_bytes_calls(job, kLarge, job.size / 2);
         for (size_t bytes : {size_t{0}, size_t{1}, kLarge}) check_alltoallv(job, bytes);
     }
+    msg_completion_t w{};
+    WSTATUS(msg_cq_wait(app.get(), 0, &w), MSG_ERR_TIMEOUT);
+    size_t canceled = 0;
+    WSTATUS(msg_cq_cancel_recvs(app.get(), &canceled), MSG_OK);
+    WCHECK(canceled == 1, "the wildcard receive was taken (%zu canceled)", canceled);
+    w = wait_completion(app.get(), "the canceled wildcard receive");
+    WCHECK(w.status == MSG_ERR_CANCELED, "wildcard receive: %s", describe(w).c_str());
+    app.destroy();
     job.finalize();
 }
 

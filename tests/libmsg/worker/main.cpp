@@ -25,6 +25,8 @@ const Scenario kScenarios[] = {
     {"receive_memory", worker::run_receive_memory, "   (2 ranks; needs no context)"},
     {"protocol_choice", worker::run_protocol_choice, "   (2 ranks)"},
     {"collectives", worker::run_collectives, "[all|reduce|bytes]   (any number of ranks)"},
+    {"collective_failure", worker::run_collective_failure,
+     "NAME DELAY_MS first|victim   (3+ ranks; the last dies)"},
 };
 
 }  // namespace
