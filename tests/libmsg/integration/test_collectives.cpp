@@ -42,3 +42,10 @@ TEST_CASE("every collective matches the serial result over tcp and in restricted
     const auto spec = c.combo.job(c.ranks, 120, "collectives", {"all"});
     matrix::expect_pass(launcher::run_job(spec), spec);
 }
+
+TEST_CASE("collectives beside point-to-point traffic from other threads", "[collective_threads]") {
+    const matrix::Combo combo = GENERATE(from_range(matrix::providers()));
+    INFO(combo.name());
+    const auto spec = combo.job(3, 120, "collective_threads", {"20"});
+    matrix::expect_pass(launcher::run_job(spec), spec);
+}

@@ -27,6 +27,7 @@ const Scenario kScenarios[] = {
     {"collectives", worker::run_collectives, "[all|reduce|bytes]   (any number of ranks)"},
     {"collective_failure", worker::run_collective_failure,
      "NAME DELAY_MS first|victim   (3+ ranks; the last dies)"},
+    {"collective_threads", worker::run_collective_threads, "ROUNDS   (2+ ranks)"},
 };
 
 }  // namespace

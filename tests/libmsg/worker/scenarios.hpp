@@ -23,5 +23,6 @@ void run_receive_memory(const Args &args);      // receive_memory.cpp
 void run_protocol_choice(const Args &args);     // protocol_choice.cpp
 void run_collectives(const Args &args);         // collectives.cpp
 void run_collective_failure(const Args &args);  // collective_failure.cpp
+void run_collective_threads(const Args &args);  // collective_threads.cpp
 
 }  // namespace worker
