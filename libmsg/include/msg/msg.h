@@ -16,7 +16,12 @@
  * and receive_bytes in msg_info_t; receive_grants and receive_reclaims in
  * msg_stats_t; msg_receive_memory.
  * Added in 0.4: MSG_PROTOCOL_AUTO (the new default), msg_protocol_name,
- * msg_get_protocol_table. */
+ * msg_get_protocol_table.
+ * Added after 0.4 (unreleased): the collectives (msg_bcast, msg_reduce,
+ * msg_allreduce, msg_gather, msg_allgather, msg_scatter, msg_alltoall,
+ * msg_alltoallv and their msg_i forms), msg_reduction_create,
+ * msg_reduction_free, enum msg_datatype, enum msg_reduction,
+ * MSG_OP_COLLECTIVE, MSG_TAG_COLLECTIVE_FIRST. */
 #ifndef MSG_MSG_H
 #define MSG_MSG_H
 
