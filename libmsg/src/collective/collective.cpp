@@ -70,6 +70,8 @@ void Collective::post_round() {
 
 bool Collective::advance() {
     advancing_ = true;
+    // Finalize has completed every message in the engine: post no more.
+    if (host_.closing) fail(MSG_ERR_FINALIZED);
     for (;;) {
         drain_inbox();
         if (failed() || round_left_ > 0) break;

@@ -13,6 +13,8 @@
 #include "scenarios.hpp"
 
 namespace worker {
+// Named: the sanitizer trees compile several scenario files as one (unity builds).
+namespace coll_failure {
 namespace {
 
 constexpr size_t kBytes = (size_t{1} << 20) + 3;
@@ -149,8 +151,10 @@ void survive(Job &job, Buffers &b, const std::string &name, int root, msg_cq_t *
 }
 
 }  // namespace
+}  // namespace coll_failure
 
 void run_collective_failure(const Args &args) {
+    using namespace coll_failure;
     WCHECK(args.size() == 3, "usage: collective_failure NAME DELAY_MS first|victim");
     const std::string name = args[0];
     const int delay_ms = std::atoi(args[1].c_str());

@@ -11,6 +11,8 @@
 #include "scenarios.hpp"
 
 namespace worker {
+// Named: the sanitizer trees compile several scenario files as one (unity builds).
+namespace coll_threads {
 namespace {
 
 constexpr int kP2pTag = 77;
@@ -77,8 +79,10 @@ void p2p_thread(Job &job, int thread, size_t count) {
 }
 
 }  // namespace
+}  // namespace coll_threads
 
 void run_collective_threads(const Args &args) {
+    using namespace coll_threads;
     const size_t rounds = scaled(parse_size_arg(args, 0, 20), 4);
     Job job;
     WCHECK(job.size >= 2, "needs 2 ranks or more");

@@ -12,6 +12,8 @@
 #include "scenarios.hpp"
 
 namespace worker {
+// Named: the sanitizer trees compile several scenario files as one (unity builds).
+namespace coll_results {
 namespace {
 
 constexpr size_t kLarge = (size_t{1} << 20) + 3;
@@ -300,8 +302,10 @@ void check_alltoallv(Job &job, size_t bytes) {
 }
 
 }  // namespace
+}  // namespace coll_results
 
 void run_collectives(const Args &args) {
+    using namespace coll_results;
     const std::string what = args.empty() ? "all" : args[0];
     Job job;
     Ctx c{job};
