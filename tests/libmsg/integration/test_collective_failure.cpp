@@ -49,3 +49,15 @@ TEST_CASE("a rank killed during a collective it is the root of (tcp)", "[collect
     spec.env.emplace_back("VIADUCT_TIMEOUT_MS", timeout_ms());
     expect_survivors(launcher::run_job(spec), spec);
 }
+
+// The survivors' empty receives take long messages sent to a failed collective by every
+// protocol (a rank that has not yet heard of the failure may still send them).
+TEST_CASE("a rank killed during a long allreduce, every protocol (tcp)", "[collective_failure]") {
+    const matrix::Combo combo =
+        GENERATE(filter([](const matrix::Combo &c) { return c.provider != "shm"; },
+                        from_range(matrix::with_protocols())));
+    INFO(combo.name() << ", allreduce, killed after 3 ms");
+    auto spec = combo.job(5, 60, "collective_failure", {"allreduce", "3", "first"});
+    spec.env.emplace_back("VIADUCT_TIMEOUT_MS", timeout_ms());
+    expect_survivors(launcher::run_job(spec), spec);
+}
