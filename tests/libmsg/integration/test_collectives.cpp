@@ -1,5 +1,7 @@
 // Collectives checked against a serial computation at every job size from 1 to 9 (odd and
-// even, powers of two and not) on shm, and on a few sizes over tcp and in restricted mode.
+// even, powers of two and not) on shm ([collectives]); on a few sizes over tcp and in restricted
+// mode, every type and reduction at the large size, and beside other threads' traffic
+// ([collectives_more], [collective_threads]).
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <string>
@@ -27,7 +29,7 @@ TEST_CASE("every collective matches the serial result at 1 to 9 ranks (shm)", "[
 }
 
 TEST_CASE("every collective matches the serial result over tcp and in restricted mode",
-          "[collectives_tcp]") {
+          "[collectives_more]") {
     struct Case {
         matrix::Combo combo;
         int ranks;
@@ -40,6 +42,14 @@ TEST_CASE("every collective matches the serial result over tcp and in restricted
     }));
     INFO(c.combo.name() << ", " << c.ranks << " ranks");
     const auto spec = c.combo.job(c.ranks, 120, "collectives", {"all"});
+    matrix::expect_pass(launcher::run_job(spec), spec);
+}
+
+TEST_CASE("every type and reduction at 1 MiB + 3 elements (shm)", "[collectives_more]") {
+    const int ranks = GENERATE(3, 4);
+    const matrix::Combo combo{"shm", "", "", ""};
+    INFO(combo.name() << ", " << ranks << " ranks");
+    const auto spec = combo.job(ranks, 120, "collectives", {"large"});
     matrix::expect_pass(launcher::run_job(spec), spec);
 }
 

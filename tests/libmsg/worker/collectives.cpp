@@ -191,6 +191,26 @@ void check_type(Ctx &c, int type) {
     b.finish();
 }
 
+// "large": every type with every op at the large size, allreduce and reduce, one at a time.
+template <typename T>
+void check_large_type(Ctx &c, int type) {
+    for (int op : kOps) {
+        if (std::is_floating_point_v<T> && (op == MSG_BAND || op == MSG_BOR)) continue;
+        Batch b(c.job);
+        issue_reduction<T>(b, type, op, op, kLarge, (op + 1) % c.job.size, false);
+        b.finish();
+    }
+}
+
+void check_large(Ctx &c) {
+    check_large_type<int32_t>(c, MSG_INT32);
+    check_large_type<int64_t>(c, MSG_INT64);
+    check_large_type<uint32_t>(c, MSG_UINT32);
+    check_large_type<uint64_t>(c, MSG_UINT64);
+    check_large_type<float>(c, MSG_FLOAT);
+    check_large_type<double>(c, MSG_DOUBLE);
+}
+
 void check_reductions(Ctx &c) {
     for (int t : kTypes) {
         msg_reduce_fn fn = nullptr;
@@ -317,6 +337,7 @@ void run_collectives(const Args &args) {
                       nullptr),
             MSG_OK);
     if (what == "all" || what == "reduce") check_reductions(c);
+    if (what == "large") check_large(c);
     if (what == "all" || what == "bytes") {
         for (size_t bytes : {size_t{0}, size_t{1}, size_t{1000}})
             for (int root : {0, job.size - 1, job.size / 2}) check_bytes_calls(job, bytes, root);
