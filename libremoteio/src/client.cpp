@@ -41,7 +41,8 @@ int Client::issue(const Request &req) {
         (req.reply == nullptr && req.reply_capacity > 0))
         return MSG_ERR_INVALID_ARG;
 
-    uint64_t block = next_tag_block_++ % ((0x7fffffffu - kTagFirstDynamic) / kTagsPerRequest);
+    uint64_t block =
+        next_tag_block_++ % ((kTagLastDynamic + 1 - kTagFirstDynamic) / kTagsPerRequest);
     auto tag_base = static_cast<uint32_t>(kTagFirstDynamic + block * kTagsPerRequest);
     std::unique_ptr<Outgoing> owned = prepare(req, tag_base);
     Outgoing *out = owned.get();

@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "msg/msg.h"
+
 namespace remoteio {
 
 constexpr uint32_t kRequestMagic = 0x52494f51;  // "RIOQ"
@@ -20,9 +22,14 @@ constexpr uint32_t kCmdStat = 0xffff0003u;
 // a block of kTagsPerRequest tags above kTagFirstDynamic for its own parts.
 // They are libmsg's reserved tags (sent with MSG_FLAG_RESERVED_TAG), out of
 // the application's reach (client.cpp checks that they are).
+// libremoteio's share of the reserved range ends below libmsg's collectives'
+// (MSG_TAG_COLLECTIVE_FIRST): a request's block never reaches into it.
 constexpr int kTagRequest = 0x40000000;
 constexpr int kTagFirstDynamic = 0x40000010;
+constexpr int kTagLastDynamic = MSG_TAG_COLLECTIVE_FIRST - 1;
 constexpr int kTagsPerRequest = 4;
+static_assert(kTagLastDynamic < MSG_TAG_MAX &&
+              (kTagLastDynamic + 1 - kTagFirstDynamic) % kTagsPerRequest == 0);
 constexpr int kReplyHeaderTag = 0;  // offsets within a request's block
 constexpr int kReplyDataTag = 1;
 constexpr int kRequestDataTag = 2;
@@ -74,7 +81,7 @@ inline const char *check_request(const RequestHeader &h, size_t bytes, size_t in
     if (h.target > 1) return "unknown target";
     if ((h.flags & ~(kDataInline | kReplyDirect)) != 0) return "unknown flags";
     if (h.tag_base < static_cast<uint32_t>(kTagFirstDynamic) ||
-        h.tag_base > 0x7fffffffu - kTagsPerRequest)
+        h.tag_base > static_cast<uint32_t>(kTagLastDynamic + 1 - kTagsPerRequest))
         return "tag block out of range";
     if (h.flags & kDataInline) {
         if (h.data_len > inline_max || bytes != sizeof(RequestHeader) + h.data_len)

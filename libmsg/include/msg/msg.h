@@ -16,7 +16,12 @@
  * and receive_bytes in msg_info_t; receive_grants and receive_reclaims in
  * msg_stats_t; msg_receive_memory.
  * Added in 0.4: MSG_PROTOCOL_AUTO (the new default), msg_protocol_name,
- * msg_get_protocol_table. */
+ * msg_get_protocol_table.
+ * Added after 0.4 (unreleased): the collectives (msg_bcast, msg_reduce,
+ * msg_allreduce, msg_gather, msg_allgather, msg_scatter, msg_alltoall,
+ * msg_alltoallv and their msg_i forms), msg_reduction_create,
+ * msg_reduction_free, enum msg_datatype, enum msg_reduction,
+ * MSG_OP_COLLECTIVE, MSG_TAG_COLLECTIVE_FIRST. */
 #ifndef MSG_MSG_H
 #define MSG_MSG_H
 
@@ -97,6 +102,12 @@ int msg_set_log_level(int level);
  * and its MSG_ANY_TAG receives and probes never match a reserved tag. */
 #define MSG_TAG_RESERVED_FIRST 0x40000000
 #define MSG_TAG_USER_MAX (MSG_TAG_RESERVED_FIRST - 1)
+/* The reserved range is shared out: libremoteio takes
+ * [MSG_TAG_RESERVED_FIRST, MSG_TAG_COLLECTIVE_FIRST - 1], the collectives
+ * (msg_bcast and the others) [MSG_TAG_COLLECTIVE_FIRST, MSG_TAG_MAX], one tag
+ * per collective: MSG_TAG_COLLECTIVE_FIRST plus the context's collective
+ * sequence number modulo 2^29. */
+#define MSG_TAG_COLLECTIVE_FIRST 0x60000000
 
 /* ---- configuration (every field can be overridden by a VIADUCT_* variable) ---- */
 /* Every long message starts with a request to send (RTS) and moves only once
@@ -354,7 +365,8 @@ typedef struct msg_cq msg_cq_t;
 enum msg_op {
     MSG_OP_SEND = 1,
     MSG_OP_RECV = 2,
-    MSG_OP_USER = 3 /* posted with msg_cq_post */
+    MSG_OP_USER = 3,      /* posted with msg_cq_post */
+    MSG_OP_COLLECTIVE = 4 /* a nonblocking collective (msg_ibcast and the others) */
 };
 
 typedef struct msg_completion {
@@ -449,6 +461,102 @@ int msg_iprobe(msg_context_t *context, int source, int tag, int *flag,
                msg_completion_t *completion);
 int msg_probe(msg_context_t *context, int source, int tag, int timeout_ms,
               msg_completion_t *completion);
+
+/* ---- collectives (over every rank of the context) ---- */
+/* Ordering: every rank must start the context's collectives in the same order
+ * (as MPI requires); each one takes the next tag of the collective range, so
+ * successive collectives never match each other's messages, and none matches
+ * an application receive. One thread at a time may start collectives on a
+ * context (point-to-point traffic from other threads meanwhile is fine).
+ * A call refused for a bad argument starts nothing and takes no tag.
+ *
+ * Each call has a blocking form and a nonblocking one (msg_i...) that
+ * completes on cq as one completion: op MSG_OP_COLLECTIVE, the status, source
+ * the root (MSG_ANY_SOURCE for the calls without one), tag 0, bytes the bytes
+ * written to this rank's receive buffer, cookie, and data the collective's
+ * sequence number. Buffers must stay valid and untouched until then; a send
+ * buffer may be the receive buffer (in place) where both have one size.
+ *
+ * Failures: once any rank is known to have failed (the job's coordinator
+ * tells every survivor), every open collective completes with
+ * MSG_ERR_PEER_FAILED on every survivor, and one started later is refused
+ * with MSG_ERR_PEER_FAILED at once. A rank whose own part finished before the
+ * failure may complete with MSG_OK: its result is whole. The receive buffer of
+ * a failed collective holds no defined content. */
+
+/* Element types and reductions of msg_reduce and msg_allreduce. */
+enum msg_datatype {
+    MSG_INT32 = 1,
+    MSG_INT64 = 2,
+    MSG_UINT32 = 3,
+    MSG_UINT64 = 4,
+    MSG_FLOAT = 5,
+    MSG_DOUBLE = 6
+};
+enum msg_reduction {
+    MSG_SUM = 1,
+    MSG_MIN = 2,
+    MSG_MAX = 3,
+    MSG_BAND = 4, /* bitwise and: integer types only (else MSG_ERR_INVALID_ARG) */
+    MSG_BOR = 5   /* bitwise or: integer types only */
+};
+/* A reduction of the caller's: combines count elements of in into inout
+ * (inout[i] = in[i] op inout[i]). It must be associative and commutative
+ * (ranks combine in different orders), must not call libmsg (it runs holding
+ * libmsg's internal lock, on whichever thread moves libmsg forward) and is
+ * given the arg passed to msg_reduction_create. */
+typedef void (*msg_reduce_fn)(const void *in, void *inout, size_t count, void *arg);
+/* Registers fn as a reduction of this context: *op gets a code to pass as
+ * msg_reduce's and msg_allreduce's op (every rank must register its own in
+ * the same order to get the same code). msg_reduction_free releases the code;
+ * collectives already started keep fn. */
+int msg_reduction_create(msg_context_t *context, msg_reduce_fn fn, void *arg, int *op);
+int msg_reduction_free(msg_context_t *context, int op);
+
+/* root's buf (bytes) reaches every rank's buf. */
+int msg_bcast(msg_context_t *context, void *buf, size_t bytes, int root);
+int msg_ibcast(msg_context_t *context, void *buf, size_t bytes, int root, msg_cq_t *cq,
+               void *cookie);
+/* The reduction of every rank's sendbuf (count elements of datatype) into
+ * root's recvbuf (ignored elsewhere, may be NULL). */
+int msg_reduce(msg_context_t *context, const void *sendbuf, void *recvbuf, size_t count,
+               int datatype, int op, int root);
+int msg_ireduce(msg_context_t *context, const void *sendbuf, void *recvbuf, size_t count,
+                int datatype, int op, int root, msg_cq_t *cq, void *cookie);
+/* The same reduction into every rank's recvbuf (the same bits on every rank). */
+int msg_allreduce(msg_context_t *context, const void *sendbuf, void *recvbuf, size_t count,
+                  int datatype, int op);
+int msg_iallreduce(msg_context_t *context, const void *sendbuf, void *recvbuf, size_t count,
+                   int datatype, int op, msg_cq_t *cq, void *cookie);
+/* Every rank's sendbuf (bytes) into root's recvbuf (size * bytes, by rank;
+ * ignored elsewhere, may be NULL). */
+int msg_gather(msg_context_t *context, const void *sendbuf, size_t bytes, void *recvbuf, int root);
+int msg_igather(msg_context_t *context, const void *sendbuf, size_t bytes, void *recvbuf, int root,
+                msg_cq_t *cq, void *cookie);
+/* Every rank's sendbuf (bytes) into every rank's recvbuf (size * bytes). */
+int msg_allgather(msg_context_t *context, const void *sendbuf, size_t bytes, void *recvbuf);
+int msg_iallgather(msg_context_t *context, const void *sendbuf, size_t bytes, void *recvbuf,
+                   msg_cq_t *cq, void *cookie);
+/* root's sendbuf (size * bytes; ignored elsewhere, may be NULL) dealt out:
+ * rank r's recvbuf (bytes) gets block r. */
+int msg_scatter(msg_context_t *context, const void *sendbuf, size_t bytes, void *recvbuf, int root);
+int msg_iscatter(msg_context_t *context, const void *sendbuf, size_t bytes, void *recvbuf, int root,
+                 msg_cq_t *cq, void *cookie);
+/* Block j of sendbuf (bytes each, size blocks) goes to rank j, which puts it
+ * at block r (this rank) of its recvbuf. */
+int msg_alltoall(msg_context_t *context, const void *sendbuf, size_t bytes, void *recvbuf);
+int msg_ialltoall(msg_context_t *context, const void *sendbuf, size_t bytes, void *recvbuf,
+                  msg_cq_t *cq, void *cookie);
+/* alltoall with a size per peer: sendcounts[j] bytes from sendbuf +
+ * sdispls[j] go to rank j, recvcounts[j] bytes from rank j land at recvbuf +
+ * rdispls[j] (arrays of size entries). recvcounts[j] must be rank j's
+ * sendcounts[r]: a larger message completes the call with MSG_ERR_TRUNCATED. */
+int msg_alltoallv(msg_context_t *context, const void *sendbuf, const size_t *sendcounts,
+                  const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
+                  const size_t *rdispls);
+int msg_ialltoallv(msg_context_t *context, const void *sendbuf, const size_t *sendcounts,
+                   const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
+                   const size_t *rdispls, msg_cq_t *cq, void *cookie);
 
 /* Blocks until every live rank has called it (through the job's bootstrap).
  * MSG_ERR_PEER_FAILED if a rank failed (exited, was killed, or stopped

@@ -137,7 +137,9 @@ extern "C" int msg_finalize(msg_context_t *context) {
     {
         std::unique_lock<msg::TimedMutex> lk;
         if (core.lock(lk)) {
+            core.collectives.close();
             core.engine->abort_all(MSG_ERR_FINALIZED);
+            core.collectives.run();
             core.release_fabric();
         } else {
             result = MSG_ERR_TRANSPORT;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "bootstrap/bootstrap.hpp"
+#include "collective/collective_set.hpp"
 #include "common/timed_mutex.hpp"
 #include "msg/msg.h"
 #include "protocol/engine.hpp"
@@ -48,6 +49,8 @@ struct Core {
     void step_aside();
     // One progress pass if nobody else is making progress right now.
     bool try_progress();
+    // One engine pass, then the collectives it gave completions to (mu held).
+    bool progress_locked();
     // A waiter's first phase (the wait began at `start`): it drives the
     // fabric itself until take() succeeds or the policy's spin time has
     // passed (one look if just_look), the progress thread napping meanwhile.
@@ -72,6 +75,8 @@ struct Core {
     std::atomic<bool> wedged{false};
     std::unique_ptr<Bootstrap> boot;
     std::unique_ptr<Transport> transport;
+    // Before the engine: it outlives it (the engine may complete their messages to the end).
+    CollectiveSet collectives;  // guarded by mu
     std::unique_ptr<Engine> engine;
     std::unique_ptr<MessageTrace> trace;  // VIADUCT_TRACE; written at finalize
     std::atomic<bool> finalized{false};

@@ -12,7 +12,7 @@ int look(msg::Core &core, int source, int tag, msg_completion_t *out) {
     std::unique_lock<msg::TimedMutex> lk;
     if (!core.lock(lk)) return MSG_ERR_TRANSPORT;
     if (core.finalized || !core.engine) return MSG_ERR_FINALIZED;
-    core.engine->progress();
+    core.progress_locked();
     return core.engine->probe(source, tag, out);
 }
 

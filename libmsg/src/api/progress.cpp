@@ -60,8 +60,14 @@ bool Core::poll_as_waiter(clock::time_point start, bool just_look,
 bool Core::try_progress() {
     std::unique_lock<msg::TimedMutex> lk(mu, std::try_to_lock);
     if (!lk.owns_lock() || !engine) return false;
-    const bool moved = engine->progress();
+    const bool moved = progress_locked();
     if (moved) notify_probers();
+    return moved;
+}
+
+bool Core::progress_locked() {
+    const bool moved = engine->progress();
+    collectives.run();
     return moved;
 }
 
@@ -124,7 +130,7 @@ void Core::progress_loop() {
         } else {
             {
                 std::unique_lock<msg::TimedMutex> lk(mu);
-                if (engine->progress()) {
+                if (progress_locked()) {
                     idle_us = 0;
                     lk.unlock();
                     notify_probers();
@@ -141,7 +147,7 @@ void Core::progress_loop() {
                     transport->fd_covers_own_operations() || engine->ops_in_flight() == 0;
                 if (transport->wait_fd() >= 0 && fd_enough && !engine->has_backlog() &&
                     transport->prepare_wait()) {
-                    if (engine->progress()) {
+                    if (progress_locked()) {
                         transport->finish_wait();
                         notify_probers();
                         idle_us = 0;

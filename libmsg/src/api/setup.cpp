@@ -240,7 +240,11 @@ int exchange_addresses(const msg_config_t &cfg, Core &core) {
     Core *raw = &core;
     core.boot->on_peer_failed([raw](int r) {
         std::unique_lock<msg::TimedMutex> lk;
-        if (raw->lock(lk) && raw->engine) raw->engine->fail_peer(r);
+        if (!raw->lock(lk) || !raw->engine) return;
+        raw->engine->fail_peer(r);
+        // Every open collective fails on every survivor, not only on the
+        // dead rank's neighbours in its schedule.
+        raw->collectives.peer_failed();
     });
     return MSG_OK;
 }

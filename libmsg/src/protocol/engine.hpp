@@ -101,6 +101,10 @@ class Engine final : private ProtocolHost {
 
     void fail_peer(int rank);
     bool peer_failed(int rank) const { return peers_[static_cast<size_t>(rank)].failed; }
+    // Peers failed so far (a collective started after any failure fails at once).
+    int failed_peers() const { return failed_count_; }
+    int rank() const { return rank_; }
+    int size() const { return size_; }
     // Completes every remaining operation with `status`.
     void abort_all(int status);
 

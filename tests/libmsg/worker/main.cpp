@@ -24,6 +24,10 @@ const Scenario kScenarios[] = {
     {"probe", worker::run_probe, "   (2 ranks)"},
     {"receive_memory", worker::run_receive_memory, "   (2 ranks; needs no context)"},
     {"protocol_choice", worker::run_protocol_choice, "   (2 ranks)"},
+    {"collectives", worker::run_collectives, "[all|reduce|bytes|large]   (any number of ranks)"},
+    {"collective_failure", worker::run_collective_failure,
+     "NAME DELAY_MS first|victim   (3+ ranks; the last dies)"},
+    {"collective_threads", worker::run_collective_threads, "ROUNDS   (2+ ranks)"},
 };
 
 }  // namespace

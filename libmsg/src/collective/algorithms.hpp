@@ -1,0 +1,46 @@
+// The schedules of each collective, and which algorithm each uses by message
+// size and number of ranks (as Open MPI's coll/tuned decides, in simpler
+// form). Each build_* fills a Schedule for this rank; buffers are the
+// caller's (checked by the API), scratch memory the schedule's own.
+#pragma once
+
+#include <cstddef>
+
+#include "collective/reduction.hpp"
+#include "collective/schedule.hpp"
+
+namespace msg {
+
+// Above this many bytes allreduce goes round the ring (reduce-scatter, then
+// allgather: 2(P-1)/P of the data each way per rank) instead of recursive
+// doubling (log2 P full exchanges, fewer rounds).
+constexpr size_t kAllreduceRingMin = 64 * 1024;
+// Above this many bytes in all a power-of-two allgather goes round the ring
+// rather than by recursive doubling.
+constexpr size_t kAllgatherRingMin = 256 * 1024;
+// bcast: binomial tree below this many bytes (or P <= 3); scatter plus ring
+// allgather (van de Geijn) above it.
+constexpr size_t kBcastScatterMin = 512 * 1024;
+// alltoall(v): every message posted at once while the whole exchange is at
+// most this many bytes; pairwise exchange (P-1 rounds) above.
+constexpr size_t kAlltoallPairwiseMin = 64 * 1024;
+
+// binomial.cpp
+void build_bcast(Schedule &s, char *buf, size_t bytes, int root);
+void build_reduce(Schedule &s, const char *send, char *recv, size_t count, const Reduction &red,
+                  int root);
+void build_gather(Schedule &s, const char *send, size_t bytes, char *recv, int root);
+void build_scatter(Schedule &s, const char *send, size_t bytes, char *recv, int root);
+// allreduce.cpp
+void build_allreduce(Schedule &s, const char *send, char *recv, size_t count, const Reduction &red);
+// allgather.cpp
+void build_allgather(Schedule &s, const char *send, size_t bytes, char *recv);
+// The ring over blocks of any sizes (allgather's, and van de Geijn's bcast):
+// block i is at buf + offset[i], len[i] bytes; rank r starts holding block r.
+void add_ring_allgather(Schedule &s, char *buf, const size_t *offset, const size_t *len);
+// alltoall.cpp
+void build_alltoallv(Schedule &s, const char *send, const size_t *sendcounts, const size_t *sdispls,
+                     char *recv, const size_t *recvcounts, const size_t *rdispls);
+void build_alltoall(Schedule &s, const char *send, size_t bytes, char *recv);
+
+}  // namespace msg

@@ -1,0 +1,63 @@
+// A rank SIGKILLed during each collective: every survivor completes it in bounded time with
+// MSG_ERR_PEER_FAILED (or MSG_OK with the right data if its part was done), a collective started
+// afterwards fails, the survivors still talk to each other, and msgrun's status is the kill's.
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "matrix.hpp"
+
+namespace {
+
+std::string timeout_ms() {
+    return std::to_string(3000 * launcher::slowdown());
+}
+
+const char *const kCollectives[] = {"bcast",     "reduce",  "allreduce", "gather",
+                                    "allgather", "scatter", "alltoall",  "alltoallv"};
+
+void expect_survivors(const launcher::JobResult &result, const launcher::JobSpec &spec) {
+    const size_t survivors = static_cast<size_t>(spec.ranks - 1);
+    const size_t ok = result.lines_with("SURVIVOR_OK").size();
+    const size_t passes = result.lines_with("PASS collective_failure").size();
+    const size_t failures = result.lines_with("FAIL").size();
+    INFO("status " << result.status << ", " << ok << " of " << survivors << " survivors OK, "
+                   << passes << " passed, " << failures << " FAIL lines"
+                   << (result.killed_by_driver ? ", killed by the driver" : "") << ", "
+                   << result.seconds << " s; output:\n"
+                   << result.tail());
+    CHECK((!result.killed_by_driver && result.status == 128 + 9 && failures == 0 &&
+           ok == survivors && passes == survivors));
+}
+
+}  // namespace
+
+TEST_CASE("a rank killed during a collective fails it on every survivor (shm)",
+          "[collective_failure]") {
+    const std::string name = GENERATE(from_range(std::begin(kCollectives), std::end(kCollectives)));
+    const matrix::Combo combo{"shm", "", "", ""};
+    INFO(combo.name() << ", " << name << ", root 0, killed at once");
+    auto spec = combo.job(4, 60, "collective_failure", {name, "0", "first"});
+    spec.env.emplace_back("VIADUCT_TIMEOUT_MS", timeout_ms());
+    expect_survivors(launcher::run_job(spec), spec);
+}
+
+TEST_CASE("a rank killed during a collective it is the root of (tcp)", "[collective_failure]") {
+    const std::string name = GENERATE(from_range(std::begin(kCollectives), std::end(kCollectives)));
+    const matrix::Combo combo{"tcp;ofi_rxm", "", "", ""};
+    INFO(combo.name() << ", " << name << ", the dying rank the root, killed after 5 ms");
+    auto spec = combo.job(5, 60, "collective_failure", {name, "5", "victim"});
+    spec.env.emplace_back("VIADUCT_TIMEOUT_MS", timeout_ms());
+    expect_survivors(launcher::run_job(spec), spec);
+}
+
+// The survivors' empty receives take long messages sent to a failed collective by every
+// protocol (a rank that has not yet heard of the failure may still send them).
+TEST_CASE("a rank killed during a long allreduce, every protocol (tcp)", "[collective_failure]") {
+    const matrix::Combo combo =
+        GENERATE(filter([](const matrix::Combo &c) { return c.provider != "shm"; },
+                        from_range(matrix::with_protocols())));
+    INFO(combo.name() << ", allreduce, killed after 3 ms");
+    auto spec = combo.job(5, 60, "collective_failure", {"allreduce", "3", "first"});
+    spec.env.emplace_back("VIADUCT_TIMEOUT_MS", timeout_ms());
+    expect_survivors(launcher::run_job(spec), spec);
+}
