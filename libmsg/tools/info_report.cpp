@@ -73,6 +73,7 @@ json settings_report(const msg_config_t &c) {
         const char *env = viaduct::env::get(name.c_str(), false);
         out.push_back({{"name", name},
                        {"environment", env != nullptr ? json(env) : json(nullptr)},
+                       {"source", env != nullptr ? "environment" : "default"},
                        {"value", effective(name, c)}});
     }
     return out;
@@ -121,6 +122,23 @@ json providers_report(const std::string &shown, bool all) {
     return out;
 }
 
+// What each launcher does when a rank fails (docs/libmsg-guide.md, seen with Slurm 22.05 and
+// Open MPI 4.1): only msgrun lets the survivors go on and tells them.
+json launchers_report() {
+    return json::array({{{"launcher", "msgrun"},
+                         {"on_rank_failure",
+                          "the survivors go on; operations with the failed rank end with "
+                          "MSG_ERR_PEER_FAILED"}},
+                        {{"launcher", "srun --mpi=pmix"},
+                         {"on_rank_failure",
+                          "Slurm's PMIx plugin cancels the step: the survivors are killed "
+                          "(no setting changes it)"}},
+                        {{"launcher", "mpirun"},
+                         {"on_rank_failure",
+                          "Open MPI aborts the job: the survivors are killed (with "
+                          "orte_abort_on_non_zero_status 0 they are not told, and wait)"}}});
+}
+
 json build_report() {
     json transports = json::array();
     for (const TransportStatus &t : msg::transports()) {
@@ -129,6 +147,7 @@ json build_report() {
         transports.push_back(std::move(e));
     }
     return {{"transports", transports},
+            {"verbs_devices", verbs_devices()},
             {"bootstraps", json::array({{{"name", "tcp"}, {"built", true}},
                                         {{"name", "pmix"}, {"built", pmix_built()}},
                                         {{"name", "single"}, {"built", true}}})}};
@@ -190,6 +209,7 @@ json info_report(const InfoRequest &request) {
     }
     std::string provider =
         !request.provider.empty() ? request.provider : text_or(c.provider, "shm");
+    report["launchers"] = launchers_report();
     report["settings"] = settings_report(c);
     report["providers"] = providers_report(provider, request.all_providers);
     if (text_or(c.transport, "ofi") == "ofi") {
@@ -225,6 +245,11 @@ std::string info_text(const json &r) {
                     (t["built"].get<bool>() ? "" : " (not in this build)");
         append(out, "%-11s %s\n", std::string(kind) + ":", line);
     }
+    std::string devices;
+    for (const json &d : r["verbs_devices"])
+        devices += (devices.empty() ? "" : ", ") + d.get<std::string>();
+    append(out, "%-11s %s\n",
+           "RDMA devices:", devices.empty() ? "none (rdma-core lists none here)" : devices);
     for (const char *problem : {"config_error", "provider_error"})
         if (r.contains(problem)) append(out, "\nerror: %s\n", r[problem].get<std::string>());
     out += "\nsettings (VIADUCT_* over the defaults; * set in the environment):\n";
@@ -250,6 +275,9 @@ std::string info_text(const json &r) {
         }
     }
     protocol_text(r["protocol"], out);
+    out += "\nwhen a rank fails:\n";
+    for (const json &l : r["launchers"])
+        append(out, "  %-16s %s\n", l["launcher"], l["on_rank_failure"]);
     if (r.contains("receive_memory")) {
         const json &m = r["receive_memory"];
         char line[256];

@@ -56,7 +56,8 @@ const char *kFooter =
     "  128+N    msgrun got signal N and stopped the job (SIGINT 130, SIGTERM 143,\n"
     "           SIGHUP 129), whatever the ranks' statuses\n"
     "  1        the ranks exited 0, but not all joined within --join-timeout of the first,\n"
-    "           or one that joined (msg_init) exited without msg_finalize\n"
+    "           one never joined (no msg_init; unless --allow-no-join), or one that\n"
+    "           joined exited without msg_finalize\n"
     "  else     the first failing rank's status (128+N for a rank killed by signal N; its\n"
     "           message says which); 1 for msgrun's own errors, 2 for usage errors\n";
 
@@ -101,7 +102,7 @@ struct Options {
     long n = 0, timeout_s = 0, join_ms = 30000, grace_s = 5;
     long failure_grace_s = -1;  // -1: from the ranks' timeout
     std::string serve, key_file;
-    bool receive_memory = false, info = false, json = false;
+    bool receive_memory = false, info = false, json = false, allow_no_join = false;
     std::string bind_to = "none";
     int program = 0;  // argv's index of PROGRAM
 };
@@ -132,6 +133,9 @@ void add_options(CLI::App &app, Options &o) {
                    "exit 1")
         ->type_name("MS")
         ->check(CLI::Range(1, 86400000));
+    app.add_flag("--allow-no-join", o.allow_no_join,
+                 "the ranks need not join the job (programs that are not libmsg jobs): their "
+                 "statuses alone decide msgrun's");
     app.add_option("--serve", o.serve, "coordinate a job started elsewhere")
         ->type_name("HOST:PORT");
     app.add_option("--key-file", o.key_file,
@@ -278,15 +282,25 @@ int job_status(const Options &o, const msg::boot::Coordinator &coord, int exit_c
                      o.join_ms);
         return 1;
     }
-    if (!settled || coord.left_without_finalize().empty()) return 0;
-    std::string ranks;
-    for (int r : coord.left_without_finalize())
-        ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+    if (!settled) return 0;
+    const auto list = [](const std::vector<int> &ranks) {
+        std::string text = ranks.size() > 1 ? "ranks " : "rank ";
+        for (size_t i = 0; i < ranks.size(); ++i)
+            text += (i == 0 ? "" : ", ") + std::to_string(ranks[i]);
+        return text;
+    };
+    if (!coord.never_joined().empty() && !o.allow_no_join) {
+        std::fprintf(stderr,
+                     "msgrun: %s never joined the job (exited without msg_init); exit 1 "
+                     "(--allow-no-join runs programs that are not libmsg jobs)\n",
+                     list(coord.never_joined()).c_str());
+        return 1;
+    }
+    if (coord.left_without_finalize().empty()) return 0;
+    const bool many = coord.left_without_finalize().size() > 1;
     std::fprintf(stderr,
-                 "msgrun: rank%s %s exited 0 without msg_finalize (the others saw %s fail); "
-                 "exit 1\n",
-                 coord.left_without_finalize().size() > 1 ? "s" : "", ranks.c_str(),
-                 coord.left_without_finalize().size() > 1 ? "them" : "it");
+                 "msgrun: %s exited 0 without msg_finalize (the others saw %s fail); exit 1\n",
+                 list(coord.left_without_finalize()).c_str(), many ? "them" : "it");
     return 1;
 }
 

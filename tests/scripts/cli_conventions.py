@@ -140,9 +140,9 @@ def sansim():
 
 def msgrun():
     for form in [["-n2"], ["-n", "2"], ["--np=2"], ["--np", "2"]]:
-        r = run("msgrun", *form, "--", "true")
+        r = run("msgrun", *form, "--allow-no-join", "--", "true")
         check(r.returncode == 0, f"msgrun {form} true: {r.returncode} {r.stderr!r}")
-    r = run("msgrun", "-n2", "--", "sh", "-c", "exit 3")
+    r = run("msgrun", "-n2", "--allow-no-join", "--", "sh", "-c", "exit 3")
     check(r.returncode == 3, f"msgrun: a rank's status: {r.returncode}")
     r = run("msgrun", "-n0", "true")
     check(usage_error(r, "--np"), f"msgrun -n0: {r.stderr!r}")

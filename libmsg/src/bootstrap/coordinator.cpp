@@ -545,6 +545,7 @@ void Coordinator::serve() {
         if (!s.left[static_cast<size_t>(r)]) clean = false;
         if (s.was_joined[static_cast<size_t>(r)] && !s.left[static_cast<size_t>(r)])
             left_without_finalize_.push_back(r);
+        if (!s.was_joined[static_cast<size_t>(r)]) never_joined_.push_back(r);
     }
     for (auto &c : s.conns)
         if (c.fd >= 0) ::close(c.fd);

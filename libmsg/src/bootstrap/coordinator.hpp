@@ -57,6 +57,8 @@ class Coordinator {
     // After join(): the ranks that joined and then ended without leaving in order (no Bye:
     // no msg_finalize), in rank order.
     const std::vector<int> &left_without_finalize() const { return left_without_finalize_; }
+    // After join(): the ranks that never joined the job (no msg_init reached it), in rank order.
+    const std::vector<int> &never_joined() const { return never_joined_; }
     // Makes the serving thread stop soon (job is being torn down).
     void stop();
 
@@ -82,6 +84,7 @@ class Coordinator {
     bool clean_ = false;
     bool join_timed_out_ = false;
     std::vector<int> left_without_finalize_;
+    std::vector<int> never_joined_;
 };
 
 }  // namespace msg::boot

@@ -3,6 +3,8 @@
 #include "transport/registry.hpp"
 
 #ifdef VIADUCT_HAVE_VERBS
+#include <infiniband/verbs.h>
+
 #include "transport/verbs/verbs_transport.hpp"
 #endif
 
@@ -49,6 +51,18 @@ std::vector<TransportStatus> transports() {
     for (const Absent &a : kAbsent)
         if (built_in(a.name) == nullptr) out.push_back({a.name, false, a.why});
     return out;
+}
+
+std::vector<std::string> verbs_devices() {
+    std::vector<std::string> names;
+#ifdef VIADUCT_HAVE_VERBS
+    int n = 0;
+    if (ibv_device **list = ibv_get_device_list(&n)) {
+        for (int i = 0; i < n; ++i) names.push_back(ibv_get_device_name(list[i]));
+        ibv_free_device_list(list);
+    }
+#endif
+    return names;
 }
 
 const TransportEntry *find_transport(std::string_view name, std::string *error) {

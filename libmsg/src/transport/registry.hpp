@@ -30,6 +30,10 @@ struct TransportStatus {
 };
 std::vector<TransportStatus> transports();
 
+// The RDMA devices rdma-core lists here (the verbs transport's choice among them), by name;
+// none in a build without rdma-core.
+std::vector<std::string> verbs_devices();
+
 // The entry named `name`, or null with *error saying why: an unknown name,
 // or a transport this build left out (verbs without rdma-core).
 const TransportEntry *find_transport(std::string_view name, std::string *error);

@@ -69,7 +69,12 @@ def settings_and_memory():
         return
     by_name = {s["name"]: s for s in report["settings"]}
     check(by_name["VIADUCT_CREDITS"] == {"name": "VIADUCT_CREDITS", "environment": "4",
-                                         "value": "4"}, f"credits: {by_name['VIADUCT_CREDITS']}")
+                                         "source": "environment", "value": "4"},
+          f"credits: {by_name['VIADUCT_CREDITS']}")
+    check(by_name["VIADUCT_TIMEOUT_MS"]["source"] == "default", "an unset setting's source")
+    check(isinstance(report["verbs_devices"], list), "no list of RDMA devices")
+    check([x["launcher"] for x in report["launchers"]] == ["msgrun", "srun --mpi=pmix", "mpirun"],
+          f"what each launcher does on a failure: {report.get('launchers')}")
     check(by_name["VIADUCT_BUFFER_SIZE"]["value"] == "65536",
           f"buffer size: {by_name['VIADUCT_BUFFER_SIZE']}")
     check(by_name["VIADUCT_TIMEOUT_MS"]["environment"] is None, "an unset setting shown as set")

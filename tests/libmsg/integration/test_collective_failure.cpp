@@ -2,7 +2,10 @@
 // MSG_ERR_PEER_FAILED (or MSG_OK with the right data if its part was done), a collective started
 // afterwards fails, the survivors still talk to each other, and msgrun's status is the kill's.
 #include <catch2/catch.hpp>
+#include <cstdlib>
+#include <iterator>
 #include <string>
+#include <vector>
 
 #include "matrix.hpp"
 
@@ -14,6 +17,18 @@ std::string timeout_ms() {
 
 const char *const kCollectives[] = {"bcast",     "reduce",  "allreduce", "gather",
                                     "allgather", "scatter", "alltoall",  "alltoallv"};
+
+// The collectives a fabric's case kills a rank in: all of them; in the sanitizer builds
+// (VIADUCT_TEST_MATRIX=cover, where each job runs several times slower) every other one, shm
+// taking the even and tcp the odd, so that each collective still meets a failure once.
+std::vector<std::string> collectives(int parity) {
+    const char *m = std::getenv("VIADUCT_TEST_MATRIX");
+    const bool cover = m != nullptr && std::string(m) == "cover";
+    std::vector<std::string> out;
+    for (size_t i = 0; i < std::size(kCollectives); ++i)
+        if (!cover || static_cast<int>(i % 2) == parity) out.push_back(kCollectives[i]);
+    return out;
+}
 
 void expect_survivors(const launcher::JobResult &result, const launcher::JobSpec &spec) {
     const size_t survivors = static_cast<size_t>(spec.ranks - 1);
@@ -33,7 +48,7 @@ void expect_survivors(const launcher::JobResult &result, const launcher::JobSpec
 
 TEST_CASE("a rank killed during a collective fails it on every survivor (shm)",
           "[collective_failure]") {
-    const std::string name = GENERATE(from_range(std::begin(kCollectives), std::end(kCollectives)));
+    const std::string name = GENERATE(from_range(collectives(0)));
     const matrix::Combo combo{"shm", "", "", ""};
     INFO(combo.name() << ", " << name << ", root 0, killed at once");
     auto spec = combo.job(4, 60, "collective_failure", {name, "0", "first"});
@@ -42,7 +57,7 @@ TEST_CASE("a rank killed during a collective fails it on every survivor (shm)",
 }
 
 TEST_CASE("a rank killed during a collective it is the root of (tcp)", "[collective_failure]") {
-    const std::string name = GENERATE(from_range(std::begin(kCollectives), std::end(kCollectives)));
+    const std::string name = GENERATE(from_range(collectives(1)));
     const matrix::Combo combo{"tcp;ofi_rxm", "", "", ""};
     INFO(combo.name() << ", " << name << ", the dying rank the root, killed after 5 ms");
     auto spec = combo.job(5, 60, "collective_failure", {name, "5", "victim"});
