@@ -120,7 +120,9 @@ int measure(const Options &o) {
     }
     if (rank == 0)
         std::printf("%s\n", json{{"provider", info.provider}, {"figures", figures}}.dump().c_str());
-    return msg_finalize(ctx) == MSG_OK ? 0 : 1;
+    const int rc = msg_finalize(ctx);
+    msg_destroy(ctx);
+    return rc == MSG_OK ? 0 : 1;
 }
 
 // ---- the tuner ----

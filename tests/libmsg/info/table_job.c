@@ -33,5 +33,7 @@ int main(void) {
         }
         printf("]}\n");
     }
-    return msg_finalize(ctx) == MSG_OK ? 0 : 1;
+    rc = msg_finalize(ctx);
+    msg_destroy(ctx);
+    return rc == MSG_OK ? 0 : 1;
 }

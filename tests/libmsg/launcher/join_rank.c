@@ -30,5 +30,6 @@ int main(int argc, char **argv) {
      * that msgrun's own judgment of the job is what the test sees. */
     rc = msg_finalize(ctx);
     printf("rank %d finalize: %s\n", rank, msg_strerror(rc));
+    msg_destroy(ctx);
     return 0;
 }
