@@ -21,6 +21,15 @@ namespace {
 
 using nlohmann::json;
 
+// obj's member `key`, or null when obj is no object or has none. (A const json's operator[] on
+// a missing key is undefined, and value() throws on another type: neither suits a file another
+// process wrote.)
+const json *member(const json &obj, const char *key) {
+    if (!obj.is_object()) return nullptr;
+    const auto it = obj.find(key);
+    return it == obj.end() ? nullptr : &*it;
+}
+
 // The ranges of one table, checked: ascending sizes, known protocols, the last of every size.
 bool parse_ranges(const json &ranges, std::vector<ProtocolChoice::Range> &out, std::string *why) {
     if (!ranges.is_array() || ranges.empty() || ranges.size() > kTuningMaxRanges)
@@ -100,21 +109,27 @@ bool parse_tuning(const std::string &text, const std::string &host, const std::s
     out.ranges.clear();
     const json doc = json::parse(text, nullptr, false);
     if (doc.is_discarded() || !doc.is_object()) return *why = "not a JSON object", false;
-    if (doc.value("format", "") != kTuningFormat || !doc["version"].is_number_integer() ||
-        doc["version"].get<int>() != kTuningVersion)
+    const json *format = member(doc, "format"), *version = member(doc, "version");
+    if (format == nullptr || *format != kTuningFormat || version == nullptr ||
+        !version->is_number_integer() || *version != kTuningVersion)
         return *why = std::string("not a ") + kTuningFormat + " file of version 1", false;
-    if (!doc["tables"].is_array()) return *why = "no list of tables", false;
+    const json *tables = member(doc, "tables");
+    if (tables == nullptr || !tables->is_array()) return *why = "no list of tables", false;
     const char *mode = restricted ? "restricted" : "unrestricted";
-    for (const json &t : doc["tables"]) {
-        if (!t.is_object() || !t["host"].is_string() || !t["provider"].is_string() ||
-            !t["mode"].is_string())
+    for (const json &t : *tables) {
+        const json *h = member(t, "host"), *p = member(t, "provider"), *m = member(t, "mode");
+        if (h == nullptr || !h->is_string() || p == nullptr || !p->is_string() || m == nullptr ||
+            !m->is_string())
             return *why = "a table without a host, a provider and a mode", false;
         std::vector<ProtocolChoice::Range> ranges;
-        if (!parse_ranges(t["ranges"], ranges, why)) return false;
-        if (t["host"] != host || t["provider"] != provider || t["mode"] != mode) continue;
+        const json *r = member(t, "ranges");
+        if (r == nullptr) return *why = "a table without ranges", false;
+        if (!parse_ranges(*r, ranges, why)) return false;
+        if (*h != host || *p != provider || *m != mode) continue;
         out.ranges = std::move(ranges);
-        const json &when = t["measured_at"];
-        out.measured_at = when.is_string() ? when.get<std::string>() : "an unknown date";
+        const json *when = member(t, "measured_at");
+        out.measured_at =
+            when != nullptr && when->is_string() ? when->get<std::string>() : "an unknown date";
     }
     return true;
 }
