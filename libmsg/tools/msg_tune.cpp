@@ -198,6 +198,32 @@ double median(std::vector<double> v) {
 // Per mode: per size, per protocol, the median seconds of a ping-pong plus an exchange.
 using Scores = std::map<std::string, std::vector<std::map<std::string, double>>>;
 
+// One job's line, checked (it is another process's output): per size, a ping-pong plus an
+// exchange, in seconds, and the provider it ran on. False, said on stderr, when malformed.
+bool job_seconds(const json &j, size_t n, std::vector<double> &seconds, std::string &provider) {
+    const auto number = [](const json &f, const char *key) {
+        const auto it = f.is_object() ? f.find(key) : f.end();
+        return it != f.end() && it->is_number() && it->get<double>() >= 0 ? it->get<double>()
+                                                                          : -1.0;
+    };
+    const auto figures = j.is_object() ? j.find("figures") : j.end();
+    const auto prov = j.is_object() ? j.find("provider") : j.end();
+    bool ok = figures != j.end() && figures->is_array() && figures->size() == n &&
+              prov != j.end() && prov->is_string();
+    seconds.clear();
+    for (size_t i = 0; ok && i < n; ++i) {
+        const double pp = number((*figures)[i], "pingpong_s");
+        const double ex = number((*figures)[i], "exchange_s");
+        ok = pp >= 0 && ex >= 0;
+        seconds.push_back(pp + ex);
+    }
+    if (ok)
+        provider = prov->get<std::string>();
+    else if (!j.is_null())
+        std::fprintf(stderr, "msg-tune: a job's figures are malformed\n");
+    return ok;
+}
+
 bool measure_all(const Options &o, Scores &scores, std::string &provider) {
     const size_t n = sizes(o).size();
     std::map<std::string, std::map<std::string, std::vector<std::vector<double>>>> runs;
@@ -206,15 +232,11 @@ bool measure_all(const Options &o, Scores &scores, std::string &provider) {
             for (const char *protocol : kProtocols) {
                 std::fprintf(stderr, "msg-tune: round %ld of %ld, %s, %s\n", round + 1, o.rounds,
                              mode, protocol);
-                const json j = run_job(o, protocol, mode);
-                if (j.is_null() || !j["figures"].is_array() || j["figures"].size() != n)
-                    return false;
-                provider = j.value("provider", "");
+                std::vector<double> seconds;
+                if (!job_seconds(run_job(o, protocol, mode), n, seconds, provider)) return false;
                 auto &per_size = runs[mode][protocol];
                 per_size.resize(n);
-                for (size_t i = 0; i < n; ++i)
-                    per_size[i].push_back(j["figures"][i]["pingpong_s"].get<double>() +
-                                          j["figures"][i]["exchange_s"].get<double>());
+                for (size_t i = 0; i < n; ++i) per_size[i].push_back(seconds[i]);
             }
     for (const char *mode : kModes) {
         scores[mode].resize(n);
