@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -26,6 +25,7 @@
 #include "viaduct/cache_dir.hpp"
 #include "viaduct/cli.hpp"
 #include "viaduct/fatal.hpp"
+#include "viaduct/path.hpp"
 #include "viaduct/safe_file.hpp"
 
 namespace {
@@ -127,16 +127,10 @@ int measure(const Options &o) {
 
 // ---- the tuner ----
 
-std::string own_dir() {
-    std::string exe(PATH_MAX, '\0');
-    const ssize_t n = ::readlink("/proc/self/exe", exe.data(), exe.size() - 1);
-    exe.resize(n > 0 ? static_cast<size_t>(n) : 0);
-    return exe.substr(0, exe.rfind('/') + 1);
-}
-
 // Runs one job, its rank 0's JSON line, or null (said on stderr).
 json run_job(const Options &o, const char *protocol, const char *mode) {
-    const std::string dir = own_dir();
+    const std::string exe = viaduct::self_exe();
+    const std::string dir = exe.substr(0, exe.rfind('/') + 1);
     std::vector<std::string> args = {dir + "msgrun",
                                      "-n",
                                      "2",

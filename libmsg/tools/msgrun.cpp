@@ -7,7 +7,6 @@
 
 #include <cerrno>
 #include <chrono>
-#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -26,6 +25,7 @@
 #include "viaduct/cli.hpp"
 #include "viaduct/fatal.hpp"
 #include "viaduct/host_memory.hpp"
+#include "viaduct/path.hpp"
 
 namespace {
 
@@ -254,9 +254,7 @@ int print_receive_memory(const Options &o) {
 // --info: runs msg-info, installed (and built) beside msgrun, for a job of N ranks. msgrun
 // itself never loads libfabric (see libmsg/meson.build), which the report needs.
 int print_info(const Options &o, const char *argv0) {
-    std::string exe(PATH_MAX, '\0');
-    const ssize_t n = ::readlink("/proc/self/exe", exe.data(), exe.size() - 1);
-    exe.resize(n > 0 ? static_cast<size_t>(n) : 0);
+    std::string exe = viaduct::self_exe();
     if (exe.empty()) exe = argv0;
     const std::string info = exe.substr(0, exe.rfind('/') + 1) + "msg-info";
     std::vector<std::string> args = {info};

@@ -27,18 +27,11 @@
 #include "sortapp/memory_budget.hpp"
 #include "viaduct/counters.hpp"
 #include "viaduct/env.hpp"
+#include "viaduct/path.hpp"
 
 namespace sortapp::cluster {
 
 namespace {
-
-std::string self_exe() {
-    char buf[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-    if (n <= 0) return {};
-    buf[n] = '\0';
-    return buf;
-}
 
 bool executable(const std::string &p) {
     return !p.empty() && access(p.c_str(), X_OK) == 0;
@@ -252,7 +245,7 @@ int run_main(int argc, char **argv) {
         args.push_back("--memory");
         args.push_back(std::to_string(share));
     }
-    const std::string exe = self_exe();
+    const std::string exe = viaduct::self_exe();
     const std::string msgrun = find_msgrun(exe);
     if (msgrun.empty()) {
         std::fprintf(stderr, "sortapp run: cannot find msgrun (set VIADUCT_MSGRUN)\n");
@@ -294,7 +287,7 @@ int run_main(int argc, char **argv) {
 }
 
 int exec_job(int argc, char **argv) {
-    const std::string job = find_job_program(self_exe());
+    const std::string job = find_job_program(viaduct::self_exe());
     if (job.empty()) {
         std::fprintf(stderr, "sortapp job: cannot find sortapp-job (set VIADUCT_SORTAPP_JOB)\n");
         return 1;

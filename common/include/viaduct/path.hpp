@@ -1,5 +1,9 @@
-// A path's directory and last component, as text (no file system access).
+// A path's directory and last component, as text (no file system access), and the running
+// program's own path (the one call here that asks the kernel).
 #pragma once
+
+#include <limits.h>
+#include <unistd.h>
 
 #include <string>
 
@@ -22,6 +26,14 @@ inline std::string path_dir(const std::string &path) {
 
 inline std::string path_base(const std::string &path) {
     return split_path(path).base;
+}
+
+// The running program's path (/proc/self/exe), or "" when the kernel does not say: the
+// project's programs find their companions (msgrun, msg-info, sortapp-job) beside it.
+inline std::string self_exe() {
+    char buf[PATH_MAX];
+    const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+    return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
 }
 
 }  // namespace viaduct
