@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "msg/msg.h"
+#include "protocol/protocol_choice.hpp"
 #include "protocol/tuning.hpp"
 #include "viaduct/cache_dir.hpp"
 #include "viaduct/cli.hpp"
@@ -284,31 +285,39 @@ json conditions(const Options &o) {
              "exchange, in seconds"}};
 }
 
-std::string first_name(const std::string &provider) {
-    return provider.substr(0, provider.find(';'));
+// Whether the old file's table `t` is one of `tables` (the same host, provider and mode).
+bool replaced(const json &t, const json &tables) {
+    const json *h = msg::tuning_member(t, "host"), *p = msg::tuning_member(t, "provider"),
+               *m = msg::tuning_member(t, "mode");
+    return std::any_of(tables.begin(), tables.end(), [&](const json &n) {
+        return h != nullptr && p != nullptr && m != nullptr && *h == n["host"] &&
+               *p == n["provider"] && *m == n["mode"];
+    });
 }
 
-// The file's new text: what it held (when it parses as a tuning file; else it is replaced,
-// with a warning), with this host's tables for the provider replaced by `tables`.
+// The file's new text: the tables it held, read as libmsg reads the file (when it is one it
+// would read, else it is replaced, with a warning), with this host's tables for the provider
+// replaced by `tables`.
 std::string merged(const std::string &path, const json &tables) {
     json doc = {{"format", msg::kTuningFormat},
                 {"version", msg::kTuningVersion},
                 {"tables", json::array()}};
-    if (FILE *f = std::fopen(path.c_str(), "re")) {
-        const json old = json::parse(f, nullptr, false);
-        std::fclose(f);
-        if (old.is_object() && old.value("format", "") == msg::kTuningFormat &&
-            old["tables"].is_array())
-            for (const json &t : old["tables"]) {
-                const bool replaced = std::any_of(tables.begin(), tables.end(), [&](const json &n) {
-                    return t.value("host", "") == n["host"] &&
-                           t.value("provider", "") == n["provider"] &&
-                           t.value("mode", "") == n["mode"];
-                });
-                if (!replaced) doc["tables"].push_back(t);
-            }
-        else
+    std::string text, why;
+    bool exists = false;
+    if (!msg::read_tuning_file(path, text, exists, &why)) {
+        std::fprintf(stderr, "msg-tune: %s is not read (%s): replaced\n", path.c_str(),
+                     why.c_str());
+    } else if (exists) {
+        const json old = json::parse(text, nullptr, false);
+        const json *format = msg::tuning_member(old, "format");
+        const json *kept = msg::tuning_member(old, "tables");
+        if (format != nullptr && *format == msg::kTuningFormat && kept != nullptr &&
+            kept->is_array()) {
+            for (const json &t : *kept)
+                if (!replaced(t, tables)) doc["tables"].push_back(t);
+        } else {
             std::fprintf(stderr, "msg-tune: %s was no tuning file: replaced\n", path.c_str());
+        }
     }
     for (const json &t : tables) doc["tables"].push_back(t);
     return doc.dump(1) + "\n";
@@ -342,7 +351,7 @@ int tune(const Options &o) {
         for (size_t i = 0; i < szs.size(); ++i)
             figures.push_back({{"bytes", szs[i]}, {"seconds", scores[mode][i]}});
         tables.push_back({{"host", un.nodename},
-                          {"provider", first_name(provider)},
+                          {"provider", msg::provider_first_name(provider)},
                           {"opens_as", provider},
                           {"mode", mode},
                           {"ranges", decide(szs, scores[mode])},

@@ -34,12 +34,11 @@ const Table kTables[] = {
     {"tcp", {{kAny, MSG_PROTOCOL_RDMA}}, {{kAny, MSG_PROTOCOL_RDMA_WRITE}}},
 };
 
-// The provider's first name: "tcp;ofi_rxm" -> "tcp".
-std::string first_name(const std::string &provider) {
+}  // namespace
+
+std::string provider_first_name(const std::string &provider) {
     return provider.substr(0, provider.find(';'));
 }
-
-}  // namespace
 
 ProtocolChoice::ProtocolChoice(int configured, const std::string &provider, bool restricted) {
     if (configured != MSG_PROTOCOL_AUTO) {
@@ -47,7 +46,7 @@ ProtocolChoice::ProtocolChoice(int configured, const std::string &provider, bool
         source_ = "configured";
         return;
     }
-    const std::string name = first_name(provider);
+    const std::string name = provider_first_name(provider);
     if (take_tuned(name, restricted)) return;
     source_ = "built-in";
     for (const Table &t : kTables) {

@@ -13,6 +13,10 @@
 
 namespace msg {
 
+// The provider's first name, by which tables are kept (built in and tuned): "tcp;ofi_rxm" ->
+// "tcp".
+std::string provider_first_name(const std::string &provider);
+
 class ProtocolChoice {
   public:
     // Messages above eager_max up to each range's max_bytes (inclusive, in

@@ -21,15 +21,6 @@ namespace {
 
 using nlohmann::json;
 
-// obj's member `key`, or null when obj is no object or has none. (A const json's operator[] on
-// a missing key is undefined, and value() throws on another type: neither suits a file another
-// process wrote.)
-const json *member(const json &obj, const char *key) {
-    if (!obj.is_object()) return nullptr;
-    const auto it = obj.find(key);
-    return it == obj.end() ? nullptr : &*it;
-}
-
 // The ranges of one table, checked: ascending sizes, known protocols, the last of every size.
 bool parse_ranges(const json &ranges, std::vector<ProtocolChoice::Range> &out, std::string *why) {
     if (!ranges.is_array() || ranges.empty() || ranges.size() > kTuningMaxRanges)
@@ -58,9 +49,15 @@ bool parse_ranges(const json &ranges, std::vector<ProtocolChoice::Range> &out, s
     return true;
 }
 
-// The file's text, or why not: only a regular file of the user's own (or root's) that nobody
-// else may write, at most kTuningMaxBytes. `exists` false for a missing file.
-bool read_checked(const std::string &path, std::string &text, bool &exists, std::string *why) {
+}  // namespace
+
+const json *tuning_member(const json &obj, const char *key) {
+    if (!obj.is_object()) return nullptr;
+    const auto it = obj.find(key);
+    return it == obj.end() ? nullptr : &*it;
+}
+
+bool read_tuning_file(const std::string &path, std::string &text, bool &exists, std::string *why) {
     exists = true;
     const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
@@ -91,8 +88,6 @@ bool read_checked(const std::string &path, std::string &text, bool &exists, std:
     return ok;
 }
 
-}  // namespace
-
 std::string tuning_path(bool *explicit_path) {
     *explicit_path = false;
     if (const char *v = viaduct::env::get("VIADUCT_TUNING")) {
@@ -109,25 +104,26 @@ bool parse_tuning(const std::string &text, const std::string &host, const std::s
     out.ranges.clear();
     const json doc = json::parse(text, nullptr, false);
     if (doc.is_discarded() || !doc.is_object()) return *why = "not a JSON object", false;
-    const json *format = member(doc, "format"), *version = member(doc, "version");
+    const json *format = tuning_member(doc, "format"), *version = tuning_member(doc, "version");
     if (format == nullptr || *format != kTuningFormat || version == nullptr ||
         !version->is_number_integer() || *version != kTuningVersion)
         return *why = std::string("not a ") + kTuningFormat + " file of version 1", false;
-    const json *tables = member(doc, "tables");
+    const json *tables = tuning_member(doc, "tables");
     if (tables == nullptr || !tables->is_array()) return *why = "no list of tables", false;
     const char *mode = restricted ? "restricted" : "unrestricted";
     for (const json &t : *tables) {
-        const json *h = member(t, "host"), *p = member(t, "provider"), *m = member(t, "mode");
+        const json *h = tuning_member(t, "host"), *p = tuning_member(t, "provider"),
+                   *m = tuning_member(t, "mode");
         if (h == nullptr || !h->is_string() || p == nullptr || !p->is_string() || m == nullptr ||
             !m->is_string())
             return *why = "a table without a host, a provider and a mode", false;
         std::vector<ProtocolChoice::Range> ranges;
-        const json *r = member(t, "ranges");
+        const json *r = tuning_member(t, "ranges");
         if (r == nullptr) return *why = "a table without ranges", false;
         if (!parse_ranges(*r, ranges, why)) return false;
         if (*h != host || *p != provider || *m != mode) continue;
         out.ranges = std::move(ranges);
-        const json *when = member(t, "measured_at");
+        const json *when = tuning_member(t, "measured_at");
         out.measured_at =
             when != nullptr && when->is_string() ? when->get<std::string>() : "an unknown date";
     }
@@ -139,7 +135,7 @@ bool load_tuning(const std::string &path, const std::string &host, const std::st
     out = TunedTable();
     std::string text;
     bool exists = false;
-    if (!read_checked(path, text, exists, why)) return false;
+    if (!read_tuning_file(path, text, exists, why)) return false;
     out.file_found = exists;
     return !exists || parse_tuning(text, host, provider, restricted, out, why);
 }

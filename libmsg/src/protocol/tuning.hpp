@@ -15,6 +15,7 @@
 // table's "host", "provider", "mode" and "ranges" are read; the rest is for people.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,16 @@ struct TunedTable {
 // it is well formed but has no table for these.
 bool parse_tuning(const std::string &text, const std::string &host, const std::string &provider,
                   bool restricted, TunedTable &out, std::string *why);
+
+// The file's text, read as load_tuning reads it: no link followed, only a regular file of the
+// user's own (or root's) that nobody else may write, at most kTuningMaxBytes. False with *why
+// when it is refused; true with `exists` false when there is none.
+bool read_tuning_file(const std::string &path, std::string &text, bool &exists, std::string *why);
+
+// obj's member `key`, or null when obj is no object or has none: how every member of a tuning
+// file is read (a const json's operator[] on a missing key is undefined, and value() throws on
+// another type: neither suits a file another process wrote).
+const nlohmann::json *tuning_member(const nlohmann::json &obj, const char *key);
 
 // The file at `path`, read as parse_tuning reads text. False with *why when it exists but is
 // refused; true with empty ranges when there is no file or no table for these.
