@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,10 +30,10 @@ std::string number(unsigned long long n) {
     return std::to_string(n);
 }
 
-// The value msg_init would use for each VIADUCT_* setting, as text.
-std::string effective(const std::string &name, const msg_config_t &c) {
+// The value msg_init would use for each VIADUCT_* setting, as text, by the setting's name.
+std::map<std::string, std::string> effective_values(const msg_config_t &c) {
     const char *protocol = msg_protocol_name(c.long_protocol);
-    const std::vector<std::pair<const char *, std::string>> values = {
+    return {
         {"VIADUCT_PROVIDER", text_or(c.provider, "shm on one host, else tcp;ofi_rxm")},
         {"VIADUCT_PROTOCOL", protocol != nullptr ? protocol : "?"},
         {"VIADUCT_RESTRICTED", c.restricted ? "restricted" : "unrestricted"},
@@ -62,19 +63,18 @@ std::string effective(const std::string &name, const msg_config_t &c) {
                               : c.log_level == MSG_LOG_DEBUG ? "debug"
                                                              : "warn"},
     };
-    for (const auto &[n, v] : values)
-        if (name == n) return v;
-    return "";
 }
 
 json settings_report(const msg_config_t &c) {
+    const std::map<std::string, std::string> values = effective_values(c);
     json out = json::array();
     for (const std::string &name : setting_names()) {
+        const auto value = values.find(name);
         const char *env = viaduct::env::get(name.c_str(), false);
         out.push_back({{"name", name},
                        {"environment", env != nullptr ? json(env) : json(nullptr)},
                        {"source", env != nullptr ? "environment" : "default"},
-                       {"value", effective(name, c)}});
+                       {"value", value != values.end() ? value->second : ""}});
     }
     return out;
 }

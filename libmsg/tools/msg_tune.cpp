@@ -345,6 +345,7 @@ int tune(const Options &o) {
     const std::vector<uint64_t> szs = sizes(o);
     struct utsname un {};
     ::uname(&un);
+    const json measured_at = utc_now(), measured_under = conditions(o);
     json tables = json::array();
     for (const char *mode : kModes) {
         json figures = json::array();
@@ -355,8 +356,8 @@ int tune(const Options &o) {
                           {"opens_as", provider},
                           {"mode", mode},
                           {"ranges", decide(szs, scores[mode])},
-                          {"measured_at", utc_now()},
-                          {"conditions", conditions(o)},
+                          {"measured_at", measured_at},
+                          {"conditions", measured_under},
                           {"figures", figures}});
     }
     bool explicit_path = false;
