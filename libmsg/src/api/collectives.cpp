@@ -11,14 +11,6 @@ namespace {
 
 using msg::Schedule;
 
-// NULL context or CQ, a CQ of another context, a finalized context.
-int check_context(msg_context_t *context, msg_cq_t *cq) {
-    if (context == nullptr || cq == nullptr) return MSG_ERR_INVALID_ARG;
-    if (context->core->finalized) return MSG_ERR_FINALIZED;
-    if (cq->core != context->core) return MSG_ERR_INVALID_ARG;
-    return MSG_OK;
-}
-
 int job_size(msg_context_t *context) {
     return context->core->info.size;
 }
@@ -72,7 +64,7 @@ extern "C" int msg_reduction_free(msg_context_t *context, int op) {
 
 extern "C" int msg_ibcast(msg_context_t *context, void *buf, size_t bytes, int root, msg_cq_t *cq,
                           void *cookie) {
-    int rc = check_context(context, cq);
+    int rc = msg::check_context_cq(context, cq);
     if (rc != MSG_OK) return rc;
     if ((rc = check_root(context, root)) != MSG_OK) return rc;
     if (buf == nullptr && bytes > 0) return MSG_ERR_INVALID_ARG;
@@ -82,7 +74,7 @@ extern "C" int msg_ibcast(msg_context_t *context, void *buf, size_t bytes, int r
 
 extern "C" int msg_ireduce(msg_context_t *context, const void *sendbuf, void *recvbuf, size_t count,
                            int datatype, int op, int root, msg_cq_t *cq, void *cookie) {
-    int rc = check_context(context, cq);
+    int rc = msg::check_context_cq(context, cq);
     if (rc != MSG_OK) return rc;
     if ((rc = check_root(context, root)) != MSG_OK) return rc;
     msg::Reduction red;
@@ -100,7 +92,7 @@ extern "C" int msg_ireduce(msg_context_t *context, const void *sendbuf, void *re
 
 extern "C" int msg_iallreduce(msg_context_t *context, const void *sendbuf, void *recvbuf,
                               size_t count, int datatype, int op, msg_cq_t *cq, void *cookie) {
-    int rc = check_context(context, cq);
+    int rc = msg::check_context_cq(context, cq);
     if (rc != MSG_OK) return rc;
     msg::Reduction red;
     if ((rc = context->core->collectives.find_reduction(datatype, op, &red)) != MSG_OK) return rc;
@@ -115,7 +107,7 @@ extern "C" int msg_iallreduce(msg_context_t *context, const void *sendbuf, void 
 
 extern "C" int msg_igather(msg_context_t *context, const void *sendbuf, size_t bytes, void *recvbuf,
                            int root, msg_cq_t *cq, void *cookie) {
-    int rc = check_context(context, cq);
+    int rc = msg::check_context_cq(context, cq);
     if (rc != MSG_OK) return rc;
     if ((rc = check_root(context, root)) != MSG_OK) return rc;
     size_t total = 0;
@@ -131,7 +123,7 @@ extern "C" int msg_igather(msg_context_t *context, const void *sendbuf, size_t b
 
 extern "C" int msg_iallgather(msg_context_t *context, const void *sendbuf, size_t bytes,
                               void *recvbuf, msg_cq_t *cq, void *cookie) {
-    int rc = check_context(context, cq);
+    int rc = msg::check_context_cq(context, cq);
     if (rc != MSG_OK) return rc;
     size_t total = 0;
     if ((rc = times(bytes, static_cast<size_t>(job_size(context)), &total)) != MSG_OK) return rc;
@@ -144,7 +136,7 @@ extern "C" int msg_iallgather(msg_context_t *context, const void *sendbuf, size_
 
 extern "C" int msg_iscatter(msg_context_t *context, const void *sendbuf, size_t bytes,
                             void *recvbuf, int root, msg_cq_t *cq, void *cookie) {
-    int rc = check_context(context, cq);
+    int rc = msg::check_context_cq(context, cq);
     if (rc != MSG_OK) return rc;
     if ((rc = check_root(context, root)) != MSG_OK) return rc;
     size_t total = 0;
@@ -160,7 +152,7 @@ extern "C" int msg_iscatter(msg_context_t *context, const void *sendbuf, size_t 
 
 extern "C" int msg_ialltoall(msg_context_t *context, const void *sendbuf, size_t bytes,
                              void *recvbuf, msg_cq_t *cq, void *cookie) {
-    int rc = check_context(context, cq);
+    int rc = msg::check_context_cq(context, cq);
     if (rc != MSG_OK) return rc;
     size_t total = 0;
     if ((rc = times(bytes, static_cast<size_t>(job_size(context)), &total)) != MSG_OK) return rc;
@@ -192,7 +184,7 @@ int check_counts(const void *buf, const size_t *counts, const size_t *displs, in
 extern "C" int msg_ialltoallv(msg_context_t *context, const void *sendbuf, const size_t *sendcounts,
                               const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
                               const size_t *rdispls, msg_cq_t *cq, void *cookie) {
-    int rc = check_context(context, cq);
+    int rc = msg::check_context_cq(context, cq);
     if (rc != MSG_OK) return rc;
     const int size = job_size(context);
     size_t sent = 0, received = 0;

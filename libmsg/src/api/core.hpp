@@ -137,3 +137,16 @@ struct msg_cq final : public msg::CompletionSink {
     msg_cq_callback_fn callback = nullptr;
     void *callback_arg = nullptr;
 };
+
+namespace msg {
+
+// The checks every call that binds an operation to a CQ starts with: a NULL context or CQ, a
+// CQ of another context (MSG_ERR_INVALID_ARG), a finalized context (MSG_ERR_FINALIZED).
+inline int check_context_cq(const msg_context_t *context, const msg_cq_t *cq) {
+    if (context == nullptr || cq == nullptr) return MSG_ERR_INVALID_ARG;
+    if (context->core->finalized) return MSG_ERR_FINALIZED;
+    if (cq->core != context->core) return MSG_ERR_INVALID_ARG;
+    return MSG_OK;
+}
+
+}  // namespace msg

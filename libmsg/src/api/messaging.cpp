@@ -6,9 +6,7 @@
 namespace {
 
 int check_common(msg_context_t *context, msg_cq_t *cq, const void *buf, size_t len) {
-    if (context == nullptr || cq == nullptr) return MSG_ERR_INVALID_ARG;
-    if (context->core->finalized) return MSG_ERR_FINALIZED;
-    if (cq->core != context->core) return MSG_ERR_INVALID_ARG;
+    if (int rc = msg::check_context_cq(context, cq); rc != MSG_OK) return rc;
     if (buf == nullptr && len > 0) return MSG_ERR_INVALID_ARG;
     return MSG_OK;
 }
