@@ -377,6 +377,7 @@ int tune(const Options &o) {
     std::string why;
     if (o.output.empty() && !explicit_path)
         viaduct::make_private_dir(viaduct::path_dir(path), why);  // ~/.cache/viaduct, 0700
+    // 0644 less the umask, not 0666: libmsg ignores a tuning file others may write.
     why = viaduct::write_file_atomically(path, merged(path, tables), 0644);
     if (!why.empty()) {
         std::fprintf(stderr, "msg-tune: %s\n", why.c_str());

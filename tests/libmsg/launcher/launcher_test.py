@@ -20,7 +20,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "pylib"))
-from viaduct_checks import SKIP, SLOW, check, failures  # noqa: E402
+from viaduct_checks import SKIP, SLOW, check, failures, slurp  # noqa: E402
 
 BOUND = 30 * SLOW  # seconds allowed for anything that should happen at once
 
@@ -358,31 +358,48 @@ def bind_core(d):
     check(rc == 2 and "--bind-to" in err, f"--bind-to socket: exit {rc}, want 2 naming the option")
 
 
-def join_rank(setup_ms, no_finalize=-1):
-    """A shell command for one rank: join_rank's setup time (rank 1's given, the others' 0)."""
-    return ["sh", "-c", f'if [ "$VIADUCT_RANK" = 1 ]; then s={setup_ms}; else s=0; fi; '
-            f'exec "{os.environ["VIADUCT_JOIN_RANK"]}" "$s" {no_finalize}']
+def join_rank(no_finalize=-1):
+    """One rank's command: join_rank, which joins at once and, as rank `no_finalize`, exits 0
+    without msg_finalize."""
+    return [os.environ["VIADUCT_JOIN_RANK"], "0", str(no_finalize)]
 
 
 def join_timeout(d):
     """--join-timeout counts from the first rank's msg_init: ranks that set up longer than it
-    before msg_init (all alike) run; a rank that joins longer than it after the first fails the
-    job (the coordinator names how many joined), and msgrun exits non-zero."""
-    msgrun = [os.environ["VIADUCT_MSGRUN"], "-n", "2", "--join-timeout"]
-    window_ms = int(1000 * SLOW)  # the ranks' msg_init calls, loaded, may be this far apart
-    slow_setup = [msgrun[0], "-n", "2", "--join-timeout", str(window_ms), "--", "sh", "-c",
-                  f'sleep {2 * window_ms / 1000}; exec "{os.environ["VIADUCT_JOIN_RANK"]}" 0']
+    before msg_init (all alike) run; a rank that joins after the first one's window has passed
+    fails the job (the coordinator names how many joined), and msgrun exits non-zero. The late
+    rank is held until the coordinator has said so, not for a time."""
+    join_rank_bin = os.environ["VIADUCT_JOIN_RANK"]
+    window_ms = int(3000 * SLOW)  # the ranks' msg_init calls, loaded, may be this far apart
+    slow_setup = [os.environ["VIADUCT_MSGRUN"], "-n", "2", "--join-timeout", str(window_ms),
+                  "--", "sh", "-c", f'sleep {window_ms / 1000 + 1}; exec "{join_rank_bin}" 0']
     p = subprocess.run(slow_setup, capture_output=True, text=True, timeout=BOUND)
     check(p.returncode == 0 and p.stdout.count("joined") == 2,
-          f"ranks that set up for twice --join-timeout {window_ms}: exit {p.returncode}\n"
+          f"ranks that set up for longer than --join-timeout {window_ms}: exit {p.returncode}\n"
           f"{p.stdout}{p.stderr[-2000:]}")
-    late = msgrun + ["500", "--"] + join_rank(int(2000 * SLOW))
+    go = f"{d}/go"
+    late = [os.environ["VIADUCT_MSGRUN"], "-n", "2", "--join-timeout", "500", "--timeout",
+            str(BOUND), "--", "sh", "-c",
+            f'if [ "$VIADUCT_RANK" = 1 ]; then while [ ! -e "{go}" ]; do sleep 0.05; done; fi; '
+            f'exec "{join_rank_bin}" 0']
+    said = "only 1 of 2 ranks joined within 500 ms of the first"
     # The late rank finds no coordinator to answer it: a short timeout ends its wait sooner.
     env = dict(os.environ, VIADUCT_TIMEOUT_MS=str(int(2000 * SLOW)))
-    p = subprocess.run(late, capture_output=True, text=True, timeout=BOUND, env=env)
-    check(p.returncode != 0, f"a rank joining 2 s after the first: msgrun exit 0\n{p.stderr}")
-    check("only 1 of 2 ranks joined within 500 ms of the first" in p.stderr,
-          f"the coordinator does not say so:\n{p.stderr[-2000:]}")
+    with open(f"{d}/late.err", "w") as err:
+        p = subprocess.Popen(late, stdout=subprocess.DEVNULL, stderr=err, env=env)
+    deadline = time.monotonic() + BOUND
+    while (p.poll() is None and time.monotonic() < deadline and
+           said not in slurp(f"{d}/late.err")):
+        time.sleep(0.05)
+    open(go, "w").close()  # rank 1 may join now
+    try:
+        rc = p.wait(timeout=BOUND)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        rc = p.wait()
+    text = slurp(f"{d}/late.err")
+    check(rc != 0, f"a rank joining after the first one's window: msgrun exit 0\n{text}")
+    check(said in text, f"the coordinator does not say so:\n{text[-2000:]}")
 
 
 def no_finalize(d):
@@ -390,10 +407,10 @@ def no_finalize(d):
     exits 1 naming it; with every rank finalizing, 0. Ranks that never join (not libmsg
     programs) make it exit 1 too, unless --allow-no-join."""
     base = [os.environ["VIADUCT_MSGRUN"], "-n", "3", "--"]
-    p = subprocess.run(base + join_rank(0, 1), capture_output=True, text=True, timeout=BOUND)
+    p = subprocess.run(base + join_rank(1), capture_output=True, text=True, timeout=BOUND)
     check(p.returncode == 1 and "rank 1 exited 0 without msg_finalize" in p.stderr,
           f"exit {p.returncode}, want 1 naming rank 1:\n{p.stderr[-2000:]}")
-    p = subprocess.run(base + join_rank(0), capture_output=True, text=True, timeout=BOUND)
+    p = subprocess.run(base + join_rank(), capture_output=True, text=True, timeout=BOUND)
     check(p.returncode == 0 and "without msg_finalize" not in p.stderr,
           f"every rank finalizing: exit {p.returncode}\n{p.stderr[-2000:]}")
     p = subprocess.run(base + ["true"], capture_output=True, text=True, timeout=BOUND)
