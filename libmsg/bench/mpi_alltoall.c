@@ -11,6 +11,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "mpi_options.h"
+
 enum { DATA_TAG = 2 };
 
 typedef struct {
@@ -38,69 +40,6 @@ static const char usage[] =
     "  --region BYTES        with --rotate: region per direction (default 128M)\n"
     "  --json                print one JSON object instead of a table\n"
     "  --help                this text\n";
-
-static double now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* "4096", "512K", "16M", "1G": binary multiples, as in msg-alltoall. */
-static int parse_size(const char *text, size_t *out) {
-    if (text == NULL || text[0] < '0' || text[0] > '9') return 0;
-    errno = 0;
-    char *end = NULL;
-    unsigned long long v = strtoull(text, &end, 10);
-    if (errno != 0) return 0;
-    unsigned long long mult = 1;
-    switch (*end) {
-        case 'k':
-        case 'K':
-            mult = 1ull << 10;
-            break;
-        case 'm':
-        case 'M':
-            mult = 1ull << 20;
-            break;
-        case 'g':
-        case 'G':
-            mult = 1ull << 30;
-            break;
-        default:
-            break;
-    }
-    if (mult != 1) ++end;
-    if (*end == 'i' || *end == 'B') ++end;
-    if (*end == 'B') ++end;
-    if (*end != '\0' || v > ~0ull / mult) return 0;
-    *out = (size_t)(v * mult);
-    return 1;
-}
-
-/* A decimal count from 1 to max. */
-static int parse_count(const char *text, long max, long *out) {
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (errno != 0 || end == text || *end != '\0' || v < 1 || v > max) return 0;
-    *out = v;
-    return 1;
-}
-
-/* Accepts "--name value" and "--name=value"; returns the value or NULL if argv[*i] is not
- * this option. *missing is set when the option is there but its value is not. */
-static const char *option_value(int argc, char **argv, int *i, const char *name, int *missing) {
-    size_t n = strlen(name);
-    if (strncmp(argv[*i], name, n) != 0) return NULL;
-    if (argv[*i][n] == '=') return argv[*i] + n + 1;
-    if (argv[*i][n] != '\0') return NULL;
-    if (*i + 1 >= argc) {
-        *missing = 1;
-        return NULL;
-    }
-    *i += 1;
-    return argv[*i];
-}
 
 /* Prints a usage error on the rank that reports (rank 0) and returns -1. */
 static int usage_error(int verbose, const char *what, const char *value) {

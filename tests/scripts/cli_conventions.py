@@ -191,6 +191,16 @@ def benchmarks():
         r = under_msgrun(2, "msg-alltoall", "--bytes=16KiB", "--iters", "3", "--json")
         j = json_of(r, "msg-alltoall")
         check(j is not None and "16384" in r.stdout, f"msg-alltoall --bytes=16KiB: {r.stdout!r}")
+    if "msg-coll" in PROGRAMS:
+        # Three ranks (not a power of two); every size's result is checked before it prints.
+        r = under_msgrun(3, "msg-coll", "--min-bytes=4", "--max-bytes", "1KiB", "--iters", "3",
+                         "--json")
+        j = json_of(r, "msg-coll")
+        got = j and [(x["collective"], x["bytes"]) for x in j["results"]]
+        want = [(c, b) for c in ("bcast", "allreduce", "alltoall") for b in (4, 16, 64, 256, 1024)]
+        check(got == want, f"msg-coll cells: {got}")
+        r = run("msg-coll", "--collectives", "bcast,scan")
+        check(usage_error(r, "scan"), f"msg-coll bad collective: {r.stderr!r}")
     if "memcpy-bw" in PROGRAMS:
         r = run("memcpy-bw", "--bytes=1M", "--reps", "1", "--threads=1", "--json")
         check(json_of(r, "memcpy-bw") is not None and "1048576" in r.stdout,
