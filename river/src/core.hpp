@@ -42,6 +42,8 @@ struct Settings {
     int timeout_ms = 0;
     river_pick_fn pick = nullptr;
     void *pick_arg = nullptr;
+    river_place_fn place = nullptr;  // null: the sink's own buffers
+    void *place_arg = nullptr;
     Layout layout;
 };
 

@@ -97,6 +97,8 @@ int make_settings(const river_options_t &o, int rank, int size, Settings *out) {
     s.timeout_ms = o.timeout_ms == 0 ? kDefaultTimeoutMs : o.timeout_ms;
     s.pick = o.pick != nullptr ? o.pick : river_pick_hash;
     s.pick_arg = o.pick != nullptr ? o.pick_arg : nullptr;
+    s.place = o.place;
+    s.place_arg = o.place_arg;
     *out = std::move(s);
     return RIVER_OK;
 }

@@ -22,8 +22,10 @@ std::string source_name(int rank) {
 Sink::Sink(Core &core) : core_(core), st_(core.settings), links_(st_.layout.sources.size()) {
     const size_t credits = static_cast<size_t>(st_.credits);
     const size_t stride = (st_.slot_bytes + kAlign - 1) / kAlign * kAlign;
-    memory_.reset(
-        static_cast<uint8_t *>(std::aligned_alloc(kAlign, stride * credits * links_.size())));
+    // With sink-provided memory every batch lands where st_.place says (start, release).
+    if (st_.place == nullptr)
+        memory_.reset(
+            static_cast<uint8_t *>(std::aligned_alloc(kAlign, stride * credits * links_.size())));
     const uint32_t me = static_cast<uint32_t>(st_.layout.my_sink);
     for (size_t i = 0; i < links_.size(); ++i) {
         Link &l = links_[i];
@@ -43,10 +45,19 @@ Sink::Sink(Core &core) : core_(core), st_(core.settings), links_(st_.layout.sour
     core_.counters.s.sink_bytes = links_.size() * credits * st_.batch_bytes;
 }
 
+// Where the next batch from the source of link `li` lands: the application's memory when it
+// provides it (null if it has none), else the slot's own.
+uint8_t *Sink::placement(size_t li, Slot &s) const {
+    if (st_.place == nullptr) return s.mem;
+    return static_cast<uint8_t *>(st_.place(st_.place_arg, static_cast<int>(li), st_.slot_bytes));
+}
+
 int Sink::start() {
-    if (!memory_) return MSG_ERR_NO_MEMORY;
-    for (Link &l : links_) {
+    if (st_.place == nullptr && !memory_) return MSG_ERR_NO_MEMORY;
+    for (size_t li = 0; li < links_.size(); ++li) {
+        Link &l = links_[li];
         for (Slot &s : l.slots) {
+            if ((s.mem = placement(li, s)) == nullptr) return MSG_ERR_NO_MEMORY;
             s.state = SlotState::Posted;
             int rc = core_.irecv(l.rank, kTagBatch, s.mem, st_.slot_bytes, &s.op);
             if (rc != MSG_OK) return rc;
@@ -191,6 +202,14 @@ int Sink::release_locked(river_batch_t *batch) {
     batch->records = nullptr;
     batch->count = 0;
     if (!repost) return RIVER_OK;
+    // Only this thread (send_mu) touches a Posted slot's memory before its receive is posted.
+    if ((s->mem = placement(li, *s)) == nullptr) {
+        std::lock_guard<std::mutex> lk(core_.mu);
+        s->state = SlotState::Idle;
+        core_.fail(MSG_ERR_NO_MEMORY, -1,
+                   "no memory placed for the next batch from " + source_name(l->rank));
+        return core_.error();
+    }
     int rc = core_.irecv(l->rank, kTagBatch, s->mem, st_.slot_bytes, &s->op);
     const bool posted = rc == MSG_OK;
     if (posted)

@@ -70,6 +70,7 @@ class Sink {
         void operator()(uint8_t *p) const { std::free(p); }
     };
 
+    uint8_t *placement(size_t li, Slot &s) const;
     bool complete(const Link &l) const { return l.last && l.arrived == l.announced; }
     bool drained(const Link &l) const { return complete(l) && l.next == l.announced; }
     Slot *deliverable(Link &l);

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "river/river.h"
+
 namespace riv {
 
 constexpr uint32_t kBatchMagic = 0x52495642;    // "RIVB"
@@ -32,7 +34,7 @@ struct BatchTrailer {
     uint64_t record_size;
     uint64_t reserved[3];
 };
-static_assert(sizeof(BatchTrailer) == 64);
+static_assert(sizeof(BatchTrailer) == RIVER_TRAILER_BYTES);
 
 enum class ControlKind : uint16_t {
     Hello = 1,     // both ways, at open: the settings (a sink's carries its credits)

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <optional>
 #include <thread>
 
 #include "sortapp/merger.hpp"
@@ -62,43 +64,103 @@ int pick_record(void *arg, const void *record, size_t, int) {
     return sink;
 }
 
-// What arrives at this node: gathered into one run buffer, its sort entries made as it
-// comes; when the buffer is full it is sorted and written as a run (two passes).
+// Record slots one placed batch takes: its records and the river's trailer after them.
+uint64_t batch_records(const RiverSortSettings &s) {
+    return std::max<uint64_t>(1, s.batch_bytes / s.format.record_size);
+}
+uint64_t region_slots(const RiverSortSettings &s) {
+    const uint64_t rs = s.format.record_size;
+    return (batch_records(s) * rs + RIVER_TRAILER_BYTES + rs - 1) / rs;
+}
+
+// Slots the placed batches cost beyond their records: the regions awaiting a batch (nodes x
+// credits, and one more for the next placement), as much again in gaps between them that no
+// region fits, and each source's last, partly filled, batch.
+uint64_t placement_slack(const RiverSortSettings &s) {
+    return (2 * (uint64_t{s.nodes} * kCredits + 1) + s.nodes) * region_slots(s);
+}
+
+// Records a run buffer of `slots` slots is sure to hold, and the slots that hold `records`.
+uint64_t records_held(const RiverSortSettings &s, uint64_t slots) {
+    const uint64_t slack = placement_slack(s);
+    return slots <= slack ? 0 : (slots - slack) / region_slots(s) * batch_records(s);
+}
+uint64_t slots_holding(const RiverSortSettings &s, uint64_t records) {
+    return (records + batch_records(s) - 1) / batch_records(s) * region_slots(s) +
+           placement_slack(s);
+}
+
+// What arrives at this node lands in the run buffer itself: the river receives each batch
+// straight into a region of record slots handed out here (river_place_fn), and the batch's
+// sort entries are made where it landed, so no record is copied out of the river. Regions
+// are handed out first-fit from where the last one ended, round the buffer. Two passes: when
+// no region fits, the records got so far are sorted and written as a run and their regions
+// freed, while those still awaiting a batch (at most nodes x credits) stay where they are
+// (with --passes 2, also once a run holds a quarter of the partition).
 class Gatherer {
   public:
     Gatherer(const RiverSortSettings &s, const SortOptions &so, const MemoryPlan &plan,
-             uint64_t capacity)
-        : buf(capacity, s.format.record_size), s_(s), so_(so), plan_(plan), cap_(capacity) {}
+             uint64_t slots)
+        : buf(slots, s.format.record_size),
+          s_(s),
+          so_(so),
+          plan_(plan),
+          slots_(slots),
+          region_(region_slots(s)),
+          // Two passes by request: runs of about a quarter of the partition.
+          run_records_(s.passes == 2 ? s.expected_share / 4 + records_per_io_unit(s.format)
+                                     : UINT64_MAX) {}
 
     Status init() {
         if (!buf.records.valid() || !buf.entries.valid() || !buf.scratch.valid())
-            return Status::error("river sort: cannot map " + std::to_string(cap_) +
+            return Status::error("river sort: cannot map " + std::to_string(slots_) +
                                  " records' worth of memory");
         return ring.init(plan_.write_buffers + 1);
     }
 
-    Status take(const river_batch_t &b, int self) {
-        const size_t rs = s_.format.record_size;
-        const auto *src = static_cast<const uint8_t *>(b.records);
-        if (b.source != self) from_others += b.count;
-        records += b.count;
-        for (size_t done = 0; done < b.count;) {
-            if (buf.count == cap_) SORTAPP_TRY(spill());
-            const uint64_t k = std::min<uint64_t>(b.count - done, cap_ - buf.count);
-            std::memcpy(buf.records.data() + buf.count * rs, src + done * rs, k * rs);
-            make_entries_range(s_.format, buf.records.data(), buf.count, buf.count + k,
-                               buf.entry_data());
-            buf.count += k;
-            done += k;
-        }
-        return Status::ok();
+    // river_place_fn: the next free region, or null (the river then fails) when none fits,
+    // which take() prevents by spilling first.
+    static void *place(void *arg, int, size_t bytes) {
+        auto *g = static_cast<Gatherer *>(arg);
+        const std::optional<uint64_t> at = g->room();
+        if (!at || bytes > g->region_ * g->s_.format.record_size) return nullptr;
+        g->regions_.emplace(*at, false);
+        g->next_ = *at + g->region_;
+        return g->buf.records.data() + *at * g->s_.format.record_size;
     }
 
-    // The buffer, sorted, as the next run.
+    // A batch got: its entries made where it landed, and room made for the region its
+    // release asks for.
+    Status take(const river_batch_t &b, int self) {
+        auto it = region_of(b);
+        if (it == regions_.end()) return Status::error("river sort: a batch outside its regions");
+        if (b.source != self) from_others += b.count;
+        records += b.count;
+        make_entries_at(s_.format, buf.records.data(), it->first, b.count,
+                        buf.entry_data() + buf.count);
+        buf.count += b.count;
+        it->second = true;
+        if (buf.count < run_records_ && room()) return Status::ok();
+        SORTAPP_TRY(spill());
+        if (room()) return Status::ok();
+        return Status::error("river sort: no room left in the run buffer for a batch (" +
+                             std::to_string(slots_) + " record slots)");
+    }
+
+    // After a failure of its own: the batch's region, and every region got, are free again.
+    void drop(const river_batch_t &b) {
+        auto it = region_of(b);
+        if (it != regions_.end()) it->second = true;
+        std::erase_if(regions_, [](const auto &r) { return r.second; });
+        buf.count = 0;
+    }
+
+    // The records got so far, sorted, as the next run; their regions free again.
     Status spill() {
         if (s_.passes == 1)
             return Status::error("one pass: this node's partition holds more than the " +
-                                 std::to_string(cap_) + " records its memory budget holds " +
+                                 std::to_string(records_held(s_, slots_)) +
+                                 " records its memory budget holds " +
                                  "(use --passes 2 or auto, or a larger --memory)");
         char name[32];
         std::snprintf(name, sizeof name, "/river-run-%06zu", runs.size());
@@ -109,6 +171,7 @@ class Gatherer {
         SORTAPP_TRY(sort_and_write(so_, plan_, ring, buf, file, false, true, {}, sort_seconds));
         run_bytes += buf.count * s_.format.record_size;
         buf.count = 0;
+        std::erase_if(regions_, [](const auto &r) { return r.second; });
         return Status::ok();
     }
 
@@ -119,10 +182,36 @@ class Gatherer {
     IoRing ring;  // after buf: gone first, with any write still in flight from it
 
   private:
+    std::map<uint64_t, bool>::iterator region_of(const river_batch_t &b) {
+        const auto *p = static_cast<const uint8_t *>(b.records);
+        if (p < buf.records.data()) return regions_.end();
+        return regions_.find(static_cast<uint64_t>(p - buf.records.data()) /
+                             s_.format.record_size);
+    }
+
+    // The first slot from `at` on where a region fits between the regions handed out.
+    std::optional<uint64_t> fit_from(uint64_t at) const {
+        auto it = regions_.upper_bound(at);
+        if (it != regions_.begin()) at = std::max(at, std::prev(it)->first + region_);
+        for (;; ++it) {
+            const uint64_t limit = it == regions_.end() ? slots_ : it->first;
+            if (at + region_ <= limit) return at;
+            if (it == regions_.end()) return std::nullopt;
+            at = std::max(at, it->first + region_);
+        }
+    }
+    std::optional<uint64_t> room() const {
+        if (auto at = fit_from(next_)) return at;
+        return fit_from(0);
+    }
+
     const RiverSortSettings &s_;
     const SortOptions &so_;
     const MemoryPlan &plan_;
-    uint64_t cap_;
+    uint64_t slots_, region_, run_records_;
+    // Regions handed out, by first slot: true once their batch has been got.
+    std::map<uint64_t, bool> regions_;
+    uint64_t next_ = 0;  // where the last region ended
 };
 
 // The gatherer's thread: every batch until every source has ended. After a failure of its
@@ -136,6 +225,7 @@ Status gather(river_t *river, Gatherer &g, int self) {
         if (rc == RIVER_END) return status;
         if (rc != RIVER_OK) return river_failure(river, rc, "receiving");
         if (status) status = g.take(b, self);
+        if (!status) g.drop(b);
         rc = river_release(river, &b);
         if (rc != RIVER_OK && status) status = river_failure(river, rc, "releasing a batch");
     }
@@ -182,32 +272,36 @@ SortOptions sort_options(const RiverSortSettings &s) {
     return so;
 }
 
-// Records the gatherer's buffer holds: what the budget leaves after the river's buffers, the
-// read chunk and the write buffers, at record_size + two sort entries per record.
+// Record slots of the gatherer's buffer: what the budget leaves after the sources' batches,
+// the read chunk and the write buffers, at record_size + two sort entries per slot. The
+// batches arriving here land in the buffer itself (Gatherer::place).
 Status plan_capacity(const RiverSortSettings &s, const SortOptions &so, MemoryPlan &plan,
-                     uint64_t &capacity) {
+                     uint64_t &slots) {
     SORTAPP_TRY(plan_memory(so, std::max<uint64_t>(1, s.expected_share), plan));
     const uint64_t rs = s.format.record_size, unit = records_per_io_unit(s.format);
-    const uint64_t river = uint64_t{s.nodes} * (2 * kCredits + 1) * s.batch_bytes;
+    const uint64_t river = uint64_t{s.nodes} * (kCredits + 1) * s.batch_bytes;
     const uint64_t fixed = chunk_records(s) * rs + river +
                            uint64_t{plan.write_buffer} * plan.write_buffers + 4 * io_alignment;
     const uint64_t avail = s.memory_budget > fixed ? s.memory_budget - fixed : 0;
-    capacity = std::min<uint64_t>(avail / (rs + 2 * sizeof(SortEntry)), max_records_per_sort);
-    // Two passes by request: runs of about a quarter of the partition.
-    if (s.passes == 2) capacity = std::min(capacity, s.expected_share / 4 + unit);
-    if (capacity < unit)
+    slots = std::min<uint64_t>(avail / (rs + 2 * sizeof(SortEntry)), max_records_per_sort);
+    // Two passes by request: runs of about a quarter of the partition (Gatherer's run_records_).
+    if (s.passes == 2) slots = std::min(slots, slots_holding(s, s.expected_share / 4 + unit));
+    const uint64_t held = records_held(s, slots);
+    if (held < unit)
         return Status::error("memory budget " + std::to_string(s.memory_budget) +
                              " bytes is too small for the river sort: " + std::to_string(fixed) +
-                             " bytes go to the river's and the I/O buffers alone");
-    if (s.passes == 1 && s.expected_share > capacity)
+                             " bytes go to the river's and the I/O buffers alone, and " +
+                             std::to_string(placement_slack(s) * rs) +
+                             " more to the batches on their way");
+    if (s.passes == 1 && s.expected_share > held)
         return Status::error("one pass: this node's share of " + std::to_string(s.expected_share) +
-                             " records does not fit the " + std::to_string(capacity) +
+                             " records does not fit the " + std::to_string(held) +
                              " its memory budget holds " +
                              "(use --passes 2 or auto, or a larger --memory)");
     return Status::ok();
 }
 
-river_options_t river_settings(const RiverSortSettings &s, Picker &picker,
+river_options_t river_settings(const RiverSortSettings &s, Picker &picker, Gatherer &g,
                                std::vector<int> &ranks) {
     ranks.resize(s.nodes);
     for (uint32_t i = 0; i < s.nodes; ++i) ranks[i] = static_cast<int>(i);
@@ -222,6 +316,8 @@ river_options_t river_settings(const RiverSortSettings &s, Picker &picker,
     ro.nsinks = static_cast<int>(s.nodes);
     ro.pick = pick_record;
     ro.pick_arg = &picker;
+    ro.place = Gatherer::place;
+    ro.place_arg = &g;
     ro.timeout_ms = s.stall_ms;
     return ro;
 }
@@ -231,7 +327,7 @@ Status distribute(msg_context_t *msg, const RiverSortSettings &s, const SortOpti
                   const File &input, uint64_t records, Gatherer &g, Picker &picker,
                   const RiverProgress &progress) {
     std::vector<int> ranks;
-    river_options_t ro = river_settings(s, picker, ranks);
+    river_options_t ro = river_settings(s, picker, g, ranks);
     river_t *river = nullptr;
     int rc = river_open(msg, &ro, &river);
     if (rc != RIVER_OK) return river_failure(nullptr, rc, "opening the river");

@@ -70,6 +70,24 @@ typedef struct river_hash {
 } river_hash_t;
 int river_pick_hash(void *hash, const void *record, size_t record_size, int nsinks);
 
+/* ---- sink-provided memory: where a batch lands ----
+ * Returns memory of at least `bytes` bytes (a whole batch and the river's
+ * trailer after its records) where the next batch from the source at
+ * index `source` is received, or NULL when there is none (the river then
+ * fails with MSG_ERR_NO_MEMORY). The batch's records start at the returned
+ * address, so they are got where the application wants them (a run buffer,
+ * say) with no copy out of the river's own buffers. The memory is the
+ * river's until the batch that lands there is got (river_get_batch); from then
+ * on it is the application's again, records included (river_release does not
+ * touch it). Memory no batch landed in is the river's until river_close
+ * returns. Called on the sink: in river_open, `credits` times per source, and
+ * in river_release of a batch whose source will send more. It must not call
+ * the river. */
+typedef void *(*river_place_fn)(void *arg, int source, size_t bytes);
+/* The trailer after a batch's records: bytes = records x record_size +
+ * RIVER_TRAILER_BYTES. */
+#define RIVER_TRAILER_BYTES 64
+
 /* ---- opening a river ---- */
 typedef struct river_options {
     /* Bytes per record (required, at least 1). */
@@ -99,6 +117,10 @@ typedef struct river_options {
      * this long, ms (0: 60000). Put and get wait as long as the peers live:
      * a slow sink is flow control, a failed one an error. */
     int timeout_ms;
+    /* Sink-provided memory (see river_place_fn); NULL: batches land in the
+     * river's own buffers (nsources x credits batches per sink). */
+    river_place_fn place;
+    void *place_arg;
 } river_options_t;
 
 /* Every rank of the river must open it with the same record_size,

@@ -31,6 +31,11 @@ void make_entries(const RecordFormat &format, const std::uint8_t *records, std::
 // Fills entries[i] for i in [begin, end) only (as parts of the records arrive).
 void make_entries_range(const RecordFormat &format, const std::uint8_t *records, std::size_t begin,
                         std::size_t end, SortEntry *entries);
+// Fills entries[k] for the record in slot first + k of records, k < n: for records that landed
+// apart from their entries' order (the river sort's placed batches). Each entry's index is its
+// record's slot.
+void make_entries_at(const RecordFormat &format, const std::uint8_t *records, std::size_t first,
+                     std::size_t n, SortEntry *entries);
 
 // Sorts entries[0, count) by key (ties in key order by index); scratch holds count entries.
 // Keys longer than 10 bytes are finished with a comparison of the full keys wherever the

@@ -92,15 +92,21 @@ void finish_long_keys(const RecordFormat &format, const std::uint8_t *records, S
 
 }  // namespace
 
-void make_entries_range(const RecordFormat &format, const std::uint8_t *records, std::size_t begin,
-                        std::size_t end, SortEntry *entries) {
+void make_entries_at(const RecordFormat &format, const std::uint8_t *records, std::size_t first,
+                     std::size_t n, SortEntry *entries) {
     const std::size_t rs = format.record_size, ks = format.key_size;
-    for (std::size_t i = begin; i < end; ++i) {
+    for (std::size_t k = 0; k < n; ++k) {
+        const std::size_t i = first + k;
         const std::uint8_t *key = records + i * rs;
         std::uint64_t b8 = ks > 8 ? key[8] : 0, b9 = ks > 9 ? key[9] : 0;
-        entries[i].hi = key_prefix(key, ks);
-        entries[i].lo = (b8 << 56) | (b9 << 48) | std::uint64_t(i);
+        entries[k].hi = key_prefix(key, ks);
+        entries[k].lo = (b8 << 56) | (b9 << 48) | std::uint64_t(i);
     }
+}
+
+void make_entries_range(const RecordFormat &format, const std::uint8_t *records, std::size_t begin,
+                        std::size_t end, SortEntry *entries) {
+    if (end > begin) make_entries_at(format, records, begin, end - begin, entries + begin);
 }
 
 void make_entries(const RecordFormat &format, const std::uint8_t *records, std::size_t count,
