@@ -185,8 +185,7 @@ class Gatherer {
     std::map<uint64_t, bool>::iterator region_of(const river_batch_t &b) {
         const auto *p = static_cast<const uint8_t *>(b.records);
         if (p < buf.records.data()) return regions_.end();
-        return regions_.find(static_cast<uint64_t>(p - buf.records.data()) /
-                             s_.format.record_size);
+        return regions_.find(static_cast<uint64_t>(p - buf.records.data()) / s_.format.record_size);
     }
 
     // The first slot from `at` on where a region fits between the regions handed out.

@@ -486,12 +486,18 @@ struct test_case {
 };
 
 static const struct test_case cases[] = {
-    {"strerror", test_strerror},         {"options", test_options},
-    {"open_refuses", test_open_refuses}, {"pick_range", test_pick_range},
-    {"pick_hash", test_pick_hash},       {"flow_to_self", test_flow_to_self},
-    {"credit_bound", test_credit_bound}, {"misuse", test_misuse},
-    {"own_pick", test_own_pick},         {"get_mixed", test_get_mixed},
-    {"placed", test_placed},             {"placed_none", test_placed_none},
+    {"strerror", test_strerror},
+    {"options", test_options},
+    {"open_refuses", test_open_refuses},
+    {"pick_range", test_pick_range},
+    {"pick_hash", test_pick_hash},
+    {"flow_to_self", test_flow_to_self},
+    {"credit_bound", test_credit_bound},
+    {"misuse", test_misuse},
+    {"own_pick", test_own_pick},
+    {"get_mixed", test_get_mixed},
+    {"placed", test_placed},
+    {"placed_none", test_placed_none},
 };
 
 int main(int argc, char **argv) {
