@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The installed manual pages against groff and the public headers.
+"""The installed manual pages against groff, the public headers and the installed programs.
 
 usage: man_test.py BUILD_DIR
 
@@ -9,8 +9,10 @@ and names itself in .TH and NAME; that every one-line page (.so) sources an inst
 whose NAME section names it; that every function msg.h, rio.h and river.h declare has a page
 under its own name, named in that page's NAME section, so that `man FUNCTION` finds it; that
 every FUNCTION(3) a page refers to is declared; that each library's status page lists every
-status code of its header and libmsg.7 every VIADUCT_* variable msg.h names. Skipped (77)
-without groff (Debian: groff-base).
+status code of its header and libmsg.7 every VIADUCT_* variable msg.h names; that every
+installed program has a page in section 1, which names every long option the program's
+--help (and each of its subcommands' --help) lists. Skipped (77) without groff (Debian:
+groff-base).
 """
 import json
 import os
@@ -48,19 +50,26 @@ def name_section(page_text):
     return [n.strip() for n in names.replace("\n", " ").split(",") if n.strip()]
 
 
+def plain(page_text):
+    """The page's text with roff's escaped hyphens and font changes undone."""
+    return re.sub(r"\\f[BIRP]", "", page_text.replace("\\-", "-"))
+
+
 def installed(build_dir):
-    """(pages, headers): page file name -> source, header -> source, for what this build
-    installs."""
+    """(pages, headers, programs): page file name -> source, header -> source, program name
+    -> built file, for what this build installs."""
     with open(os.path.join(build_dir, "meson-info", "intro-installed.json")) as f:
         plan = json.load(f)
-    pages, headers = {}, {}
+    pages, headers, programs = {}, {}, {}
     for source, dest in plan.items():
         if PAGE.search(dest):
             pages[os.path.basename(dest)] = source
+        elif os.path.basename(os.path.dirname(dest)) == "bin":
+            programs[os.path.basename(dest)] = source
         for header in LIBRARIES:
             if dest.endswith("/include/" + header):
                 headers[header] = source
-    return pages, headers
+    return pages, headers, programs
 
 
 def alias_target(text):
@@ -124,18 +133,52 @@ def check_library(header, path, texts, named_by):
           f"{len(variables)} variables")
 
 
+def help_text(exe, *args):
+    r = subprocess.run([exe, *args, "--help"], capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0 and r.stdout, f"{exe} {' '.join(args)} --help: exit {r.returncode}")
+    return r.stdout
+
+
+def subcommands(help_out):
+    """The subcommands a CLI11 --help lists under "Subcommands:"."""
+    m = re.search(r"^Subcommands:\n((?: +\S.*\n?)*)", help_out, re.M)
+    return re.findall(r"^ {2}(\w[\w-]*) ", m.group(1), re.M) if m else []
+
+
+def check_program(name, exe, texts):
+    """The program's page exists (itself or the page its alias sources) and names every long
+    option its --help lists."""
+    page = name + ".1"
+    if not check(page in texts, f"{name} is installed, with no page {page} installed"):
+        return
+    target = alias_target(texts[page])
+    text = plain(texts[target] if target else texts[page])
+    if not check(os.access(exe, os.X_OK), f"{exe}: not built"):
+        return
+    outputs = [help_text(exe)]
+    outputs += [help_text(exe, sub) for sub in subcommands(outputs[0])]
+    options = sorted(set(o for out in outputs for o in re.findall(r"--[a-z][a-z0-9-]*", out)))
+    check(len(options) >= 2, f"{name} --help lists {len(options)} options")
+    for opt in options:
+        check(re.search(r"(?<![\w-])" + re.escape(opt) + r"(?![\w-])", text),
+              f"{target or page} does not name {opt}, which {name} --help lists")
+
+
 def main():
     build_dir = sys.argv[1]
     if shutil.which("groff") is None:
         print("groff is not installed (Debian: groff-base): the manual pages are not checked")
         return SKIP
-    pages, headers = installed(build_dir)
+    pages, headers, programs = installed(build_dir)
     texts, named_by = check_pages(pages)
     for header in LIBRARIES:
         if check(header in headers, f"{header} is not installed by this build"):
             check_library(header, headers[header], texts, named_by)
+    check(programs, "no installed programs found")
+    for name, exe in sorted(programs.items()):
+        check_program(name, exe, texts)
     print(f"man: {len(pages)} pages ({sum(t is not None for t in map(alias_target, texts.values()))}"
-          f" of one line)")
+          f" of one line), {len(programs)} programs: {' '.join(sorted(programs))}")
     print(f"man: {'FAILED' if failures else 'ok'}")
     return 1 if failures else 0
 
