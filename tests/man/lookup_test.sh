@@ -2,7 +2,8 @@
 # Installs this build's manual pages into a temporary folder (meson install --tags man
 # --destdir) and looks pages up there with man(1) as a user would: a hand-written group page
 # and a function's one-line page of each library, the overview pages, and programs' pages.
-# Each must print a page whose text names what was asked for. Skipped (77) without man-db.
+# Each must print a page whose text names what was asked for; and every page the build
+# installs must be in that folder. Skipped (77) without man-db.
 # Usage: lookup_test.sh BUILD_DIR
 set -euo pipefail
 
@@ -18,6 +19,15 @@ chmod -R a+rX "$tmp"
 page=$(find "$tmp/root" -path '*/man7/libmsg.7' -print -quit)
 [ -n "$page" ] || fail "libmsg.7 not installed under $tmp/root"
 mandir=$(dirname "$(dirname "$page")")
+# Every page the build installs is in the man tag (an untagged page would be missing here).
+expected=$(python3 -c '
+import json, re, sys
+plan = json.load(open(sys.argv[1] + "/meson-info/intro-installed.json"))
+print("\n".join(sorted(m.group(0) for d in plan.values() for m in [re.search(r"man[1-9]/[^/]+$", d)] if m)))
+' "$build")
+got=$(cd "$mandir" && find . -type f | sed 's|^\./||' | LC_ALL=C sort)
+[ "$got" = "$expected" ] ||
+  fail "meson install --tags man installed other pages than the build installs: $(diff <(echo "$expected") <(echo "$got") | head -20)"
 
 # Each library's pages, the overviews and some programs' are found here (man -w), a group
 # page and a one-line page of each section rendered in full.
