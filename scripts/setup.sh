@@ -52,8 +52,9 @@ test_packages=(
   cmake
   # tests/abi: abidw and abidiff compare the public ABI with the committed baseline.
   abigail-tools
-  # tests/libmsg_examples/man_test.py: groff formats every man page, warnings as errors.
-  groff-base
+  # tests/man/man_test.py: groff formats every man page, warnings as errors; and
+  # tests/man/lookup_test.sh looks the installed pages up with man.
+  groff-base man-db
   # The Soft-RoCE guest (scripts/softroce-run): qemu boots Debian's kernel with rxe.
   qemu-system-x86 busybox-static xz-utils ibverbs-providers ibverbs-utils rdmacm-utils perftest
 )
