@@ -53,6 +53,7 @@ CPU_NODES = 3  # the cpu needle's job (see above)
 # machine. At 1.5 the floor is 0.5 s, and the victim (2-3 s there, 2.8-3.5x the median) is
 # still far past it.
 CPU_STRAGGLER = 1.5
+CPU_ATTEMPTS = 3
 # The node with the larger partition holds this many times the others' input. Twice is not
 # enough where the nodes share one host: once the others are done, the last node has the
 # host's CPUs and disk to itself and sorts its extra records several times faster. Measured
@@ -130,7 +131,35 @@ def judge(kind, node, report, verbose):
     return ok
 
 
+def cpu_needle_showed(node, report):
+    """Whether the cpu needle made its node a straggler at all: some phase of the victim lasts
+    CPU_STRAGGLER times the others' median. Other work on the host (compilers on every CPU, say)
+    can slow the unhurt nodes as much as the hog slows the victim; such a run has no needle to
+    find, and naming none is right."""
+    per = {n["node"]: {p["phase"]: p["seconds"] for p in n["phases"]} for n in report["per_node"]}
+    for phase, seconds in per.get(node, {}).items():
+        others = sorted(t[phase] for k, t in per.items() if k != node and phase in t)
+        if others and seconds >= CPU_STRAGGLER * others[len(others) // 2]:
+            return True
+    return False
+
+
 def run_kind(d, kind, attempt, verbose):
+    """Whether the needle was named right. A cpu needle that did not make its node a straggler
+    (cpu_needle_showed) is run again, up to CPU_ATTEMPTS times in all: only a run that shows
+    the needle can tell whether the finder names it."""
+    for tries in range(1, CPU_ATTEMPTS + 1 if kind == "cpu" else 2):
+        report, node = run_once(d, kind, attempt)
+        if report is None:
+            return False
+        if kind != "cpu" or cpu_needle_showed(node, report):
+            return judge(kind, node, report, verbose)
+        print(f"cpu on node {node}, try {tries}: the node was no straggler "
+              f"({phase_times(report)}); the host is busy, trying again", flush=True)
+    return check(False, f"the cpu needle never made node 1 a straggler in {CPU_ATTEMPTS} runs")
+
+
+def run_once(d, kind, attempt):
     # The cpu needle: 3 nodes bound to CPUs, node 1 the victim (see above).
     nodes, extra = (CPU_NODES, ["--bind-to", "core", "--straggler", str(CPU_STRAGGLER)]) \
         if kind == "cpu" else (NODES, [])
@@ -143,7 +172,7 @@ def run_kind(d, kind, attempt, verbose):
     report = sort(d, inputs, env, nodes, extra)
     if kind == "partition":
         shutil.rmtree(inputs)
-    return report is not None and judge(kind, node, report, verbose)
+    return report, node
 
 
 def kinds_seen_here(d, kinds):
