@@ -35,6 +35,7 @@ Engine::Engine(Transport *transport, int rank, int size, const EngineOptions &op
       rank_(rank),
       size_(size),
       opts_(opts),
+      matching_(size),
       flow_(transport, rank, size, opts.credits, requests_),
       rma_(transport) {
     peers_.resize(static_cast<size_t>(size));
@@ -145,7 +146,7 @@ bool Engine::handshake_done() const {
 // ---- Requests and matching ----
 
 void Engine::discard(Request *r) {
-    if (r->in_posted) posted_.erase(r->posted_it);
+    matching_.unpost(r);
     requests_.remove(r);
 }
 
@@ -153,7 +154,7 @@ void Engine::complete(Request *r, int status, size_t bytes) {
     LongProtocol *proto = r->proto;
     const uint64_t id = r->id;
     const bool is_send = r->is_send;
-    if (r->in_posted) posted_.erase(r->posted_it);
+    matching_.unpost(r);
     msg_completion_t c{};
     c.op = is_send ? MSG_OP_SEND : MSG_OP_RECV;
     c.status = status;
@@ -193,10 +194,6 @@ void Engine::count_long(int protocol, bool is_send) {
             ++(is_send ? stats_.long_sent_sendrecv : stats_.long_received_sendrecv);
             break;
     }
-}
-
-bool Engine::matches(const Request *r, int src, int tag) const {
-    return (r->peer == MSG_ANY_SOURCE || r->peer == src) && tag_matches(r->tag, r->all_tags, tag);
 }
 
 int Engine::payload_desc(Request &r, const void *buf, size_t len, void **desc) {
@@ -243,8 +240,7 @@ int Engine::isend(int dest, int tag, const void *buf, size_t len, CompletionSink
 }
 
 void Engine::send_self(Request *r) {
-    for (Request *p : posted_) {
-        if (!matches(p, rank_, r->tag)) continue;
+    if (Request *p = matching_.first_posted(rank_, r->tag)) {
         ++stats_.expected_messages;
         deliver_eager(p, rank_, r->tag, r->sbuf, r->len);
         complete(r, MSG_OK, r->len);
@@ -254,14 +250,14 @@ void Engine::send_self(Request *r) {
     Unexpected u{PacketType::Eager, Offer{rank_, r->tag, r->len, 0, 0, 0, 0}, {}};
     if (r->len <= opts_.eager_max) {
         u.data.assign(r->sbuf, r->sbuf + r->len);
-        unexpected_.push_back(std::move(u));
+        matching_.hold(std::move(u), rank_);
         complete(r, MSG_OK, r->len);
         return;
     }
     // Long self sends wait for their receive, like a rendezvous.
     u.type = PacketType::Rts;
     u.offer.send_id = r->id;
-    unexpected_.push_back(std::move(u));
+    matching_.hold(std::move(u), rank_);
 }
 
 int Engine::irecv(int source, int tag, void *buf, size_t capacity, CompletionSink *sink,
@@ -271,34 +267,27 @@ int Engine::irecv(int source, int tag, void *buf, size_t capacity, CompletionSin
     r->all_tags = all_tags;
     r->rbuf = static_cast<char *>(buf);
     r->len = capacity;
-    for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
-        if (!matches(r, it->offer.src, it->offer.tag)) continue;
-        Unexpected u = std::move(*it);
-        unexpected_.erase(it);
-        take_unexpected(r, std::move(u));
+    if (std::optional<Unexpected> u = matching_.take_for(*r, rank_)) {
+        take_unexpected(r, std::move(*u));
         return MSG_OK;
     }
     if (source != MSG_ANY_SOURCE && peers_[static_cast<size_t>(source)].failed) {
         discard(r);
         return MSG_ERR_PEER_FAILED;
     }
-    r->in_posted = true;
-    r->posted_it = posted_.insert(posted_.end(), r);
+    matching_.post(r);
     return MSG_OK;
 }
 
 int Engine::probe(int source, int tag, msg_completion_t *out, bool all_tags) const {
-    for (const Unexpected &u : unexpected_) {
-        if ((source != MSG_ANY_SOURCE && source != u.offer.src) ||
-            !tag_matches(tag, all_tags, u.offer.tag))
-            continue;
+    if (const Unexpected *u = matching_.peek(source, tag, all_tags)) {
         *out = msg_completion_t{};
         out->op = MSG_OP_RECV;
         out->status = MSG_OK;
-        out->source = u.offer.src;
-        out->tag = u.offer.tag;
-        out->bytes = static_cast<size_t>(u.offer.len);
-        out->data = u.offer.len;
+        out->source = u->offer.src;
+        out->tag = u->offer.tag;
+        out->bytes = static_cast<size_t>(u->offer.len);
+        out->data = u->offer.len;
         return MSG_OK;
     }
     // As a receive would end: its peer gone, or (wildcard) every peer gone.
@@ -309,7 +298,7 @@ int Engine::probe(int source, int tag, msg_completion_t *out, bool all_tags) con
     return MSG_ERR_TIMEOUT;
 }
 
-// Receive r has matched unexpected message u.
+// Receive r has matched unexpected message u (Matching has counted it out).
 void Engine::take_unexpected(Request *r, Unexpected u) {
     const Offer &o = u.offer;
     const uint64_t id = r->id;
@@ -330,9 +319,6 @@ void Engine::take_unexpected(Request *r, Unexpected u) {
 }
 
 void Engine::took_unexpected(const Unexpected &u) {
-    Peer &p = peers_[static_cast<size_t>(u.offer.src)];
-    --p.unexpected_count;
-    p.unexpected_bytes -= u.data.size();
     // One message fewer held: one credit held back for it may go home.
     if (!flow_.give_back_withheld(u.offer.src)) fail_peer(u.offer.src);
 }
@@ -349,10 +335,7 @@ void Engine::deliver_eager(Request *r, int src, int tag, const char *data, size_
 // Receive r has matched an RTS: it takes what the RTS offers, and the
 // protocol the sender chose moves the message.
 void Engine::start_long_recv(Request *r, const Offer &o) {
-    if (r->in_posted) {
-        posted_.erase(r->posted_it);
-        r->in_posted = false;
-    }
+    matching_.unpost(r);
     r->peer = o.src;
     r->tag = o.tag;
     r->msg_len = o.len;
@@ -523,7 +506,7 @@ void Engine::after_packet(const Arrival &a) {
         if (flow_.withhold(a.src))
             log_debug(
                 "rank %d has %zu unexpected messages (%zu bytes) here: its credit is held back",
-                a.src, p.unexpected_count, p.unexpected_bytes);
+                a.src, matching_.held_count(a.src), matching_.held_bytes(a.src));
     } else if (a.h.type != PacketType::Credit) {
         switch (a.credit) {
             case ReceivePool::Credit::Return:
@@ -552,25 +535,17 @@ void Engine::on_credit(Arrival &) {}
 void Engine::on_open(Arrival &a) {
     const WireHeader &h = a.h;
     Offer o{a.src, h.tag, h.len, h.send_id, h.flags, h.offset, h.key};
-    Request *match = nullptr;
-    for (Request *r : posted_)
-        if (matches(r, a.src, h.tag)) {
-            match = r;
-            break;
-        }
+    Request *match = matching_.first_posted(a.src, h.tag);
     if (match == nullptr) {
-        Peer &p = peers_[static_cast<size_t>(a.src)];
         Unexpected u{h.type, o, {}};
         ++stats_.unexpected_messages;
         if (h.type == PacketType::Eager) u.data.assign(a.payload, a.payload + a.plen);
-        ++p.unexpected_count;
-        p.unexpected_bytes += u.data.size();
-        unexpected_.push_back(std::move(u));
+        matching_.hold(std::move(u), rank_);
         // Over the bound the peer's credit stays here until the
         // application receives: it can send at most its credits' worth
         // more, so what it holds here stays bounded.
-        a.withhold = p.unexpected_count > opts_.unexpected_count ||
-                     p.unexpected_bytes > opts_.unexpected_bytes;
+        a.withhold = matching_.held_count(a.src) > opts_.unexpected_count ||
+                     matching_.held_bytes(a.src) > opts_.unexpected_bytes;
         return;
     }
     ++stats_.expected_messages;
@@ -679,11 +654,7 @@ void Engine::fail_peer(int rank) {
     ++stats_.peers_failed;
     log_debug("rank %d failed", rank);
     flow_.close(rank);
-    unexpected_.remove_if([&](const Unexpected &u) {
-        if (u.offer.src != rank || u.type != PacketType::Rts) return false;
-        --p.unexpected_count;
-        return true;
-    });
+    matching_.drop_offers_from(rank);
     // With every other rank gone, a wildcard receive can only hang.
     bool all_gone = failed_count_ == size_ - 1;
     for (uint64_t id : requests_.ids([&](const Request &r) {
@@ -693,9 +664,7 @@ void Engine::fail_peer(int rank) {
 }
 
 size_t Engine::cancel_recvs(CompletionSink *sink) {
-    std::vector<Request *> victims;
-    for (Request *r : posted_)
-        if (r->sink == sink) victims.push_back(r);
+    const std::vector<Request *> victims = matching_.posted_for(sink);
     for (Request *r : victims) complete(r, MSG_ERR_CANCELED, 0);
     return victims.size();
 }
@@ -706,7 +675,7 @@ void Engine::abort_all(int status) {
     protocols_->abort();
     for (uint64_t id : ids)
         if (Request *r = find(id, -1)) complete(r, status, 0);
-    unexpected_.clear();
+    matching_.clear();
 }
 
 }  // namespace msg

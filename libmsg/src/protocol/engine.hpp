@@ -1,6 +1,7 @@
-// The messaging engine's core: requests, tag matching, eager messages, the
-// dispatch of arriving packets and peer failure. Packets leave through
-// PacketFlow (credits, queues), RDMA pieces through RmaMover; long messages
+// The messaging engine's core: requests, eager messages, the dispatch of
+// arriving packets and peer failure. Matching keeps the posted receives and
+// the unexpected list; packets leave through PacketFlow (credits, queues),
+// RDMA pieces through RmaMover; long messages
 // move by the protocol objects of protocol_set.hpp, which reach the core
 // only through ProtocolHost (long_protocol.hpp). Written only against the
 // Transport interface; not thread safe by itself: the context serializes
@@ -17,6 +18,7 @@
 
 #include "msg/msg.h"
 #include "protocol/long_protocol.hpp"
+#include "protocol/matching.hpp"
 #include "protocol/packet_flow.hpp"
 #include "protocol/protocol_choice.hpp"
 #include "protocol/receive_pool.hpp"
@@ -113,12 +115,8 @@ class Engine final : private ProtocolHost {
     // counted in stats().bad_headers).
     uint64_t forged() const { return forged_; }
     // Unexpected messages from `rank` held here, and their payload bytes.
-    size_t unexpected_count(int rank) const {
-        return peers_[static_cast<size_t>(rank)].unexpected_count;
-    }
-    size_t unexpected_bytes(int rank) const {
-        return peers_[static_cast<size_t>(rank)].unexpected_bytes;
-    }
+    size_t unexpected_count(int rank) const { return matching_.held_count(rank); }
+    size_t unexpected_bytes(int rank) const { return matching_.held_bytes(rank); }
     // Payload bytes one chunk of the send/recv protocol carries.
     size_t chunk_payload() const override { return opts_.buffer_size - sizeof(WireHeader); }
 
@@ -127,21 +125,6 @@ class Engine final : private ProtocolHost {
     struct Peer {
         bool failed = false;
         bool hello_seen = false;
-        size_t unexpected_count = 0, unexpected_bytes = 0;
-    };
-    // What a message-opening packet says: an RTS's offer, or an eager message's envelope.
-    struct Offer {
-        int src = 0;
-        int tag = 0;
-        uint64_t len = 0;
-        uint64_t send_id = 0;
-        uint32_t flags = 0;
-        uint64_t addr = 0, key = 0;
-    };
-    struct Unexpected {
-        PacketType type;  // Eager (data held) or Rts (src == self: a long self send)
-        Offer offer;
-        std::vector<char> data;
     };
     // A received packet whose header has been checked, on its way to its handler.
     struct Arrival {
@@ -161,11 +144,6 @@ class Engine final : private ProtocolHost {
     Request *find(uint64_t id, int peer) { return requests_.find(id, peer); }
     // One more long message sent or received by `protocol` (MSG_PROTOCOL_*).
     void count_long(int protocol, bool is_send);
-    bool matches(const Request *r, int src, int tag) const;
-    static bool tag_matches(int wanted, bool all_tags, int tag) {
-        return wanted == tag ||
-               (wanted == MSG_ANY_TAG && (all_tags || tag < MSG_TAG_RESERVED_FIRST));
-    }
     void send_self(Request *r);
     void take_unexpected(Request *r, Unexpected u);
     void took_unexpected(const Unexpected &u);
@@ -214,8 +192,7 @@ class Engine final : private ProtocolHost {
     int rank_, size_;
     EngineOptions opts_;
     RequestTable requests_;
-    std::list<Request *> posted_;       // receives in posting order
-    std::list<Unexpected> unexpected_;  // arrivals in arrival order
+    Matching matching_;
     std::vector<Peer> peers_;
     int failed_count_ = 0;
     bool backlog_ = false;  // receive buffers or RDMA pieces wait for a full queue
