@@ -3,7 +3,9 @@
 # as an application would: builds C and C++ programs against libmsg with pkg-config (shared,
 # and static from C) and with CMake (find_package(libmsg)), runs them as a job of one and
 # under the installed msgrun, checks that the libraries export only their C API and that
-# the installed programs start without LD_LIBRARY_PATH; then builds libmsg alone with clang
+# the installed programs start without LD_LIBRARY_PATH; builds every installed example
+# (share/doc/viaduct/examples) with pkg-config and with the CMakeLists.txt installed beside
+# them, and runs each under the installed msgrun; then builds libmsg alone with clang
 # (-Dlibremoteio=false -Driver=false -Dsortapp=false -Dsimulator=false -Dtests=false -Dbenchmarks=false).
 # Usage: install_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
@@ -116,6 +118,52 @@ if [ $with_rio = 1 ]; then
   expect_one ./hello-rio "hello-rio ok"
   expect_one ./cmake-build/hello-rio "hello-rio ok"
 fi
+step "the installed examples, built with pkg-config and with their CMakeLists.txt"
+# What each example prints when it succeeds under msgrun -n N (survivor: its last rank fails,
+# and msgrun exits with that rank's status, 137 for SIGKILL).
+declare -A ranks=([hello]=2 [ring_sum]=3 [halo]=4 [allreduce]=3 [cq_poll]=2 [survivor]=3)
+declare -A status=([survivor]=137)
+declare -A says=(
+  [hello]="hello: the token visited all 2 ranks over provider "
+  [ring_sum]="ring_sum: 3 ranks, sum 6"
+  [halo]="halo: 4 ranks, 1000 points, 50 iterations, checksum"
+  [allreduce]="allreduce: every rank checked every result"
+  [cq_poll]="cq_poll: 2 ranks, 200 messages from every rank to every rank, all received once"
+  [survivor]="survivor: rank 2 failed; ranks 0 to 1 carried on, their sum 3")
+examples=$root$prefix/share/doc/viaduct/examples
+[ -f "$examples/CMakeLists.txt" ] || fail "no CMakeLists.txt under $examples"
+found=()
+for f in "$examples"/*.c; do
+  name=$(basename "$f" .c)
+  [ -n "${says[$name]:-}" ] || fail "$f: an installed example this test does not know"
+  found+=("$name")
+done
+[ ${#found[@]} = ${#says[@]} ] || fail "$examples holds ${found[*]}, expected ${!says[*]}"
+mkdir examples-pc
+for name in "${found[@]}"; do
+  # shellcheck disable=SC2046
+  cc -std=c99 -Wall -Wextra -Wpedantic -Werror $cflags "$examples/$name.c" -o "examples-pc/$name" \
+    $(pc --libs libmsg)
+done
+cmake -S "$examples" -B examples-cmake -DCMAKE_PREFIX_PATH="$root$prefix" \
+  -DCMAKE_C_FLAGS="-Wall -Wextra -Wpedantic -Werror" >examples.log 2>&1 ||
+  { cat examples.log >&2; fail "cmake configure of the installed examples failed"; }
+cmake --build examples-cmake >>examples.log 2>&1 ||
+  { cat examples.log >&2; fail "cmake build of the installed examples failed"; }
+for name in "${found[@]}"; do
+  for exe in "examples-pc/$name" "examples-cmake/$name"; do
+    n=${ranks[$name]}
+    set +e
+    out=$("${run[@]}" "$bin/msgrun" -n "$n" --timeout 120 "./$exe" 2>"$tmp/examples.err")
+    got=$?
+    set -e
+    [ "$got" = "${status[$name]:-0}" ] ||
+      { cat "$tmp/examples.err" >&2; fail "msgrun -n $n $exe exited $got, expected ${status[$name]:-0}"; }
+    grep -qF "${says[$name]}" <<<"$out" || fail "msgrun -n $n $exe printed '$out', not '${says[$name]}'"
+  done
+done
+echo "examples ${found[*]}: built with pkg-config and CMake, each run under msgrun"
+
 step "libmsg-only build with clang"
 # Kept beside the build (BUILD_DIR/install-clang-libmsg) so that later runs only rebuild
 # what changed.
