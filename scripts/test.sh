@@ -150,14 +150,14 @@ build thread build-tsan "$thread_scope" -Db_sanitize=thread "${sanitizer_options
 TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" run_tests thread build-tsan "$thread_scope"
 
 # libFuzzer: each target for a bounded time from its seed corpus (clang, build-fuzz).
-echo "=== fuzz: libFuzzer targets, 20 s each (build-fuzz) ==="
+echo "=== fuzz: libFuzzer targets, 15 s each (build-fuzz) ==="
 t0=$SECONDS
 fuzz_build=-
 fuzz_ok=1
 if scripts/fuzz.sh --build-only; then
   fuzz_build=$((SECONDS - t0))
   t0=$SECONDS
-  scripts/fuzz.sh 20 || fuzz_ok=0
+  scripts/fuzz.sh 15 || fuzz_ok=0
 else
   fuzz_ok=0
 fi
