@@ -5,6 +5,8 @@
 #include <deque>
 #include <string>
 
+#include "topology/route_rules.hpp"
+
 namespace sansim {
 namespace {
 
@@ -90,15 +92,6 @@ std::vector<int> updown_levels(const Topology &t, const std::vector<std::vector<
         }
     }
     return level;
-}
-
-std::uint32_t mix(std::uint32_t x) {
-    x ^= x >> 16;
-    x *= 0x7feb352dU;
-    x ^= x >> 15;
-    x *= 0x846ca68bU;
-    x ^= x >> 16;
-    return x;
 }
 
 // Longest path a table may take (hop counts are stored in a byte), and "not reached".
@@ -244,25 +237,6 @@ void downhill_ports(const Topology &t, const Routing &rt, int d, int u, int su,
     }
 }
 
-// Among equal next hops at router u toward node d: by a hash of both, or with ties 'dmodk'
-// on routers with levels by a digit of d in base (the number of choices): d-mod-k for the fat
-// tree generator's labels, where a leaf's up link picks digit n-2 of the router above and an
-// upper router's at level l picks digit l-1 of the next. The leaf takes digit 0 of d (its
-// port at its own leaf), level l digit l+1 (digit l of its leaf's number): every link up and
-// down then carries traffic for as many destinations as any other under uniform traffic.
-// lowest: the leaves' level with ties 'dmodk', -1 with the hash.
-std::size_t tie_break(const Topology &t, int u, int d, std::size_t choices, int lowest) {
-    const int level = lowest < 0 ? -1 : t.routers[static_cast<std::size_t>(u)].level;
-    if (level >= 0) {
-        std::uint64_t q = static_cast<std::uint64_t>(d);
-        for (int i = 0; level < lowest && i <= level && q > 0; ++i) q /= choices;
-        return static_cast<std::size_t>(q % choices);
-    }
-    const std::uint32_t h =
-        mix(static_cast<std::uint32_t>(d) * 2654435761U + static_cast<std::uint32_t>(u));
-    return h % choices;
-}
-
 // Next hops toward node d: any output that lowers the distance by one; ties spread by
 // destination and router.
 void fill_next_hops(const Topology &t, Routing &rt, int d, const std::vector<int> &dist,
@@ -274,8 +248,9 @@ void fill_next_hops(const Topology &t, Routing &rt, int d, const std::vector<int
             if (dist[static_cast<std::size_t>(u * 2 + su)] == kInf) continue;
             downhill_ports(t, rt, d, u, su, dist, cand);
             if (cand.empty()) continue;
+            const int level = lowest < 0 ? -1 : t.routers[static_cast<std::size_t>(u)].level;
             const int port =
-                cand.size() == 1 ? cand[0] : cand[tie_break(t, u, d, cand.size(), lowest)];
+                cand.size() == 1 ? cand[0] : cand[tie_break(level, u, d, cand.size(), lowest)];
             rt.table[table_slot(t.nodes, u, su, d)] = static_cast<std::uint16_t>(port);
         }
     }
@@ -376,7 +351,34 @@ void check_rules(const Topology &t) {
                             "' (none, dateline, group or spread)");
 }
 
+std::uint32_t mix(std::uint32_t x) {
+    x ^= x >> 16;
+    x *= 0x7feb352dU;
+    x ^= x >> 15;
+    x *= 0x846ca68bU;
+    x ^= x >> 16;
+    return x;
+}
+
 }  // namespace
+
+// Among equal next hops at router u toward node d: by a hash of both, or with ties 'dmodk'
+// on routers with levels by a digit of d in base (the number of choices): d-mod-k for the fat
+// tree generator's labels, where a leaf's up link picks digit n-2 of the router above and an
+// upper router's at level l picks digit l-1 of the next. The leaf takes digit 0 of d (its
+// port at its own leaf), level l digit l+1 (digit l of its leaf's number): every link up and
+// down then carries traffic for as many destinations as any other under uniform traffic.
+// lowest: the leaves' level with ties 'dmodk', -1 with the hash.
+std::size_t tie_break(int level, int u, int d, std::size_t choices, int lowest) {
+    if (lowest >= 0 && level >= 0) {
+        std::uint64_t q = static_cast<std::uint64_t>(d);
+        for (int i = 0; level < lowest && i <= level && q > 0; ++i) q /= choices;
+        return static_cast<std::size_t>(q % choices);
+    }
+    const std::uint32_t h =
+        mix(static_cast<std::uint32_t>(d) * 2654435761U + static_cast<std::uint32_t>(u));
+    return h % choices;
+}
 
 std::string unreachable_pair(const Topology &t, const Routing &rt, int src, int dst,
                              bool needs_return) {
@@ -406,10 +408,12 @@ Routing compute_routing(const Topology &t) {
     rt.fabrics = t.fabrics;
     rt.peers = wire(t);
     phase_classes(t, rt);
+    check_rules(t);
+    rt.rule = make_route_rule(t);
+    if (rt.rule) return rt;
     const auto N = static_cast<std::size_t>(t.nodes);
     rt.table.assign(t.routers.size() * 2 * N, Routing::kNone);
     rt.hops.assign(static_cast<std::size_t>(t.fabrics) * N * N, Routing::kUnreachable);
-    check_rules(t);
     if (t.routing == "table") {
         fill_explicit_tables(t, rt);
         hops_by_walking(t, rt);
