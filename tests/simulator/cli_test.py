@@ -48,6 +48,10 @@ try:
            and d["payload_injected"] == 4 * 3 * 4096 == d["payload_delivered"]
            and d["duplicate_deliveries"] == 0 and d["sim_time_us"] > 0 and d["events"] > 0,
            "--json run of crossbar:4 accounts for every byte", r)
+    # Setup time and memory: the peak covers at least the binary, per node is its share.
+    expect(d["setup_s"] >= 0 and d["peak_rss_bytes"] > 1 << 20
+           and abs(d["rss_per_node_bytes"] * 4 - d["peak_rss_bytes"]) < 1,
+           "--json reports setup time and peak memory per node", r)
 except (ValueError, KeyError) as e:
     expect(False, f"--json prints one JSON object with the run's figures ({e})", r)
 
