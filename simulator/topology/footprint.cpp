@@ -108,9 +108,8 @@ double model_bytes(const TopologySize &s) {
     // The description: routers (with a name), links (a channel each way in the network).
     const double description = s.routers * 96 + s.links * 48;
     // Routing: per port its peer and phase flags; with tables, per router, phase and
-    // destination a port (2 bytes) and per fabric and pair the hop count (1 byte).
-    const double tables =
-        s.tables ? s.routers * 2 * s.nodes * 2 + s.fabrics * s.nodes * s.nodes : 0;
+    // destination a port (2 bytes) and per router and destination the hop count (1 byte).
+    const double tables = s.tables ? s.routers * 2 * s.nodes * 2 + s.routers * s.nodes : 0;
     const double routing = devices * 72 + (s.ports + s.nodes * s.fabrics) * 14 + tables;
     // The network: per channel its state and FIFO ring, and a waiting list with room for every
     // input of the widest router; per node its NIC.

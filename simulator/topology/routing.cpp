@@ -104,9 +104,8 @@ std::size_t table_slot(int nodes, int router, int phase, int dst) {
            static_cast<std::size_t>(dst);
 }
 
-void set_hops(Routing &rt, int f, int s, int d, int hops) {
-    const auto n = static_cast<std::size_t>(rt.nodes);
-    rt.hops[(static_cast<std::size_t>(f) * n + static_cast<std::size_t>(s)) * n +
+void set_hops(Routing &rt, int router, int d, int hops) {
+    rt.hops[static_cast<std::size_t>(router) * static_cast<std::size_t>(rt.nodes) +
             static_cast<std::size_t>(d)] = static_cast<std::uint8_t>(hops);
 }
 
@@ -258,20 +257,12 @@ void fill_next_hops(const Topology &t, Routing &rt, int d, const std::vector<int
 
 // Every hop the tables take lowers the distance by one, so the routers crossed from a source
 // are its first router's distance (what walking the tables finds, at a fraction of the cost
-// on large fabrics).
+// on large fabrics). A source's own router counts too: self traffic turns round there.
 void hops_from_distances(const Topology &t, Routing &rt, int d, const std::vector<int> &dist) {
-    const int N = t.nodes;
-    for (int f = 0; f < t.fabrics; ++f)
-        for (int s = 0; s < N; ++s) {  // s == d too: self traffic turns round at its router
-            const PortPeer &first =
-                rt.peers[static_cast<std::size_t>(s)][static_cast<std::size_t>(f)];
-            if (t.is_node(first.dev)) {
-                if (first.dev == d) set_hops(rt, f, s, d, 0);
-                continue;
-            }
-            const int du = dist[static_cast<std::size_t>((first.dev - N) * 2)];
-            if (du <= kMaxHops) set_hops(rt, f, s, d, du);
-        }
+    for (int r = 0; r < static_cast<int>(t.routers.size()); ++r) {
+        const int du = dist[static_cast<std::size_t>(r * 2)];
+        if (du <= kMaxHops) set_hops(rt, r, d, du);
+    }
 }
 
 // updown, xy and shortest: minimal tables under the rule's phase restriction.
@@ -288,13 +279,11 @@ void fill_minimal_tables(const Topology &t, Routing &rt) {
     }
 }
 
-// Routers crossed from node s to node d on fabric f following the tables, or -1 when they
-// run into a loop, a dead end or another node.
-int walk_tables(const Topology &t, const Routing &rt, int f, int s, int d) {
+// Routers crossed from router `from` (entered in phase 0, as from a node) to node d following
+// the tables, or -1 when they run into a loop, a dead end or another node.
+int walk_tables(const Topology &t, const Routing &rt, int from, int d) {
     const int N = t.nodes;
-    const PortPeer &first = rt.peers[static_cast<std::size_t>(s)][static_cast<std::size_t>(f)];
-    if (t.is_node(first.dev)) return first.dev == d ? 0 : -1;
-    int r = first.dev - N, phase = 0;
+    int r = from, phase = 0;
     for (int hops = 1; hops <= kMaxHops; ++hops) {
         const std::uint16_t p = rt.port(r, phase, d);
         if (p == Routing::kNone) return -1;
@@ -306,15 +295,18 @@ int walk_tables(const Topology &t, const Routing &rt, int f, int s, int d) {
     return -1;
 }
 
-// Hop counts per fabric for explicit tables, found by walking them; catches loops and dead
-// ends.
+// Hop counts for explicit tables, found by walking them from each router a node is attached
+// to; catches loops and dead ends.
 void hops_by_walking(const Topology &t, Routing &rt) {
-    for (int f = 0; f < t.fabrics; ++f)
-        for (int s = 0; s < t.nodes; ++s)
-            for (int d = 0; d < t.nodes; ++d) {
-                const int hops = walk_tables(t, rt, f, s, d);
-                if (hops >= 0) set_hops(rt, f, s, d, hops);
-            }
+    std::vector<char> attached(t.routers.size(), 0);
+    for (int s = 0; s < t.nodes; ++s)
+        for (const PortPeer &first : rt.peers[static_cast<std::size_t>(s)])
+            if (!t.is_node(first.dev)) attached[static_cast<std::size_t>(first.dev - t.nodes)] = 1;
+    for (int r = 0; r < static_cast<int>(t.routers.size()); ++r)
+        for (int d = 0; attached[static_cast<std::size_t>(r)] && d < t.nodes; ++d) {
+            const int hops = walk_tables(t, rt, r, d);
+            if (hops >= 0) set_hops(rt, r, d, hops);
+        }
 }
 
 // Dimension order needs every router placed; without coordinates every hop would count as
@@ -413,7 +405,7 @@ Routing compute_routing(const Topology &t) {
     if (rt.rule) return rt;
     const auto N = static_cast<std::size_t>(t.nodes);
     rt.table.assign(t.routers.size() * 2 * N, Routing::kNone);
-    rt.hops.assign(static_cast<std::size_t>(t.fabrics) * N * N, Routing::kUnreachable);
+    rt.hops.assign(t.routers.size() * N, Routing::kUnreachable);
     if (t.routing == "table") {
         fill_explicit_tables(t, rt);
         hops_by_walking(t, rt);

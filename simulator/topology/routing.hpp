@@ -48,7 +48,9 @@ struct Routing {
     // phase0_only[router][port]: a packet in phase 1 may not take it.
     std::vector<std::vector<std::uint8_t>> to_phase1;
     std::vector<std::vector<std::uint8_t>> phase0_only;
-    // hops[(fabric * nodes + src) * nodes + dst]: routers crossed, kUnreachable if none.
+    // hops[router * nodes + dst]: routers crossed from a node attached to the router (on the
+    // router's fabric) to dst, kUnreachable if none: what a source sees depends only on its
+    // first router, so routers x nodes bytes, not nodes^2 per fabric.
     std::vector<std::uint8_t> hops;
 
     std::uint16_t port(int router, int phase, int dst) const {
@@ -67,9 +69,10 @@ struct Routing {
     }
     std::uint8_t hop_count(int fabric, int src, int dst) const {
         if (rule) return rule->hops(fabric, src, dst);
-        return hops[(static_cast<std::size_t>(fabric) * static_cast<std::size_t>(nodes) +
-                     static_cast<std::size_t>(src)) *
-                        static_cast<std::size_t>(nodes) +
+        const PortPeer &first =
+            peers[static_cast<std::size_t>(src)][static_cast<std::size_t>(fabric)];
+        if (first.dev < nodes) return first.dev == dst ? 0 : kUnreachable;  // wired to a node
+        return hops[static_cast<std::size_t>(first.dev - nodes) * static_cast<std::size_t>(nodes) +
                     static_cast<std::size_t>(dst)];
     }
 };
