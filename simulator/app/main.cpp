@@ -129,6 +129,7 @@ int run_load_sweep(const Topology &topo, CommandLine &cl, Time limit) {
 int simulate(CommandLine &cl) {
     Topology topo = make_topology(cl.topology, cl.fabrics);
     apply_topology_settings(topo, cl);
+    check_routing_footprint(cl.topology, topo);
     // At least a picosecond: a limit that rounds to 0 would mean none.
     const Time limit = cl.time_limit_us > 0 ? std::max<Time>(1, from_us(cl.time_limit_us)) : 0;
     const std::vector<bool> modes = protocol_modes(cl.protocol);

@@ -51,6 +51,10 @@ Workload
   --nodes N              use nodes 0..N-1 (default: all)
   --message-bytes B      long-message size (default 524288)
   --rounds R             messages per pair / per node (default 1)
+  --alltoall-window K    alltoall: sends each node keeps posted, the next posted as one
+                         completes (default 32, MPICH's throttle; 0: all at once)
+  --alltoall-order O     alltoall: random (default; per node) | pairwise (node s's i-th
+                         send to s + i, as MPI's pairwise exchange)
   --protocol P           unrestricted (default) | restricted | both
   --chunk-bytes B        message layer transfer size (default 4096)
   --window W             transfers in flight per message (default 2)
@@ -117,6 +121,8 @@ B and N in byte options are SIZEs: a whole number with an optional binary suffix
 
 // Every option that takes a value (an unknown one is named as unknown, not as missing a value).
 const std::set<std::string> kValueFlags = {"--acks",
+                                           "--alltoall-order",
+                                           "--alltoall-window",
                                            "--arbitration",
                                            "--bte-engines",
                                            "--chunk-bytes",
@@ -267,7 +273,12 @@ struct Parser {
             w.message_bytes = to_bytes(flag, v, 1L << 40);
         else if (flag == "--rounds")
             w.rounds = to_int(flag, v, 1, 1 << 20);
-        else if (flag == "--protocol") {
+        else if (flag == "--alltoall-window")
+            w.alltoall_window = to_int(flag, v, 0, 1 << 30);
+        else if (flag == "--alltoall-order") {
+            if (v != "random" && v != "pairwise") usage_die(flag + ": random or pairwise");
+            w.alltoall_order = v;
+        } else if (flag == "--protocol") {
             if (v != "restricted" && v != "unrestricted" && v != "both")
                 usage_die(flag + ": restricted, unrestricted or both");
             cl.protocol = v;

@@ -1,6 +1,8 @@
 // Wall time is measured around the event loop only, so events/s is the engine's speed.
 #include "app/run.hpp"
 
+#include <sys/resource.h>
+
 #include <chrono>
 #include <cstdio>
 
@@ -8,8 +10,10 @@ namespace sansim {
 namespace {
 
 // Every pair the workload may use must be connected, both ways for the responses; other
-// pairs may be unreachable (a butterfly's sinks need not reach each other).
+// pairs may be unreachable (a butterfly's sinks need not reach each other). A routing rule
+// connects every pair: nothing to walk.
 void check_pairs(const Network &net, const Workload &work) {
+    if (net.routing().all_reachable()) return;
     const bool back = net.needs_return(work.reads());
     work.each_pair([&](int src, int dst) {
         const std::string why = unreachable_pair(net.topology(), net.routing(), src, dst, back);
@@ -51,10 +55,18 @@ Time apply_window(Network &net, const Measurement &m, Time time_limit) {
     return end + from_us(m.drain_us >= 0 ? m.drain_us : m.measure_us);
 }
 
+// The process's peak resident set (Linux reports kilobytes).
+std::uint64_t peak_rss_bytes() {
+    rusage u{};
+    if (getrusage(RUSAGE_SELF, &u) != 0) return 0;
+    return static_cast<std::uint64_t>(u.ru_maxrss) * 1024;
+}
+
 }  // namespace
 
 Results run_simulation(const Topology &topo, const Params &params, const WorkloadOptions &work,
                        Time time_limit, const Measurement &measure) {
+    const auto setup_start = std::chrono::steady_clock::now();
     Network net(topo, params);
     auto wl = make_workload(work, net);
     check_pairs(net, *wl);
@@ -69,6 +81,9 @@ Results run_simulation(const Topology &topo, const Params &params, const Workloa
     const int nodes = work.nodes > 0 ? work.nodes : net.nodes();
     Results r = collect(net, *wl, nodes, wall);
     r.workload = work.kind;
+    r.setup_s = std::chrono::duration<double>(t0 - setup_start).count();
+    r.peak_rss_bytes = peak_rss_bytes();
+    r.rss_per_node_bytes = static_cast<double>(r.peak_rss_bytes) / net.nodes();
     return r;
 }
 

@@ -230,7 +230,7 @@ void Network::start(int out, std::uint32_t requester, std::uint32_t pkt) {
     if (ch.into_router) {
         // The next router looks the packet up when its head arrives, a hop latency from now;
         // on large fabrics the tables are far bigger than the caches, so fetch it meanwhile.
-        __builtin_prefetch(routing_.entry(ch.to_dev - topo_.nodes, p.phase, p.dst));
+        routing_.prefetch(ch.to_dev - topo_.nodes, p.phase, p.dst);
         queue_.push(now_ + ch.delay + hop_latency_, kHeadReady,
                     static_cast<std::uint32_t>(out) + p.vl, pkt);
     } else {

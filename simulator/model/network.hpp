@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "engine/event_queue.hpp"
@@ -162,11 +164,8 @@ class Network {
     bool needs_return(bool read) const { return read || params_.acks == AckPath::inband; }
     // Payload MB/s a node's links can inject (all its fabrics, headers taken off).
     double injection_capacity_mbps(int node) const;
-    // Pairs that ever carried a transfer.
-    bool pair_used(int src, int dst) const {
-        return pair_used_[static_cast<std::size_t>(src) * static_cast<std::size_t>(nodes()) +
-                          static_cast<std::size_t>(dst)] != 0;
-    }
+    // Pairs that ever carried a transfer, by source and then destination.
+    std::vector<std::pair<int, int>> used_pairs() const;
 
     // The measurement window (set before the run). Once it has ended and every transfer
     // queued in it is done, the run stops.
@@ -288,7 +287,8 @@ class Network {
     Time stall_deadline_ = kForever;
     Time until_ = kForever, horizon_ = kForever;
     Window window_;
-    std::vector<std::uint8_t> pair_used_;  // [src * nodes + dst]
+    // Pairs that carried a transfer, src << 32 | dst: as many as the traffic used, not nodes^2.
+    std::unordered_set<std::uint64_t> used_pairs_;
 
     // Lanes: lanes_ per link direction in blocks of 2^lane_shift_ channels.
     int lanes_ = 1;

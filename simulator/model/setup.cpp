@@ -28,8 +28,6 @@ Network::Network(const Topology &topo, const Params &params)
         for (int f = 0; f < topo_.fabrics; ++f) nic.attach(f, out_channel(n, f));
     }
     stats_.series_bin = std::max<Time>(1, from_us(params_.series_bin_us));
-    pair_used_.assign(static_cast<std::size_t>(topo_.nodes) * static_cast<std::size_t>(topo_.nodes),
-                      0);
     // Past a simulated hour the stall time could overflow the clock: never.
     if (params_.stall_us > 0 && params_.stall_us < 3.6e9)
         stall_ = std::max(from_us(params_.stall_us), 100 * slowest_hop());

@@ -42,11 +42,21 @@ std::uint32_t Network::start_transfer(int initiator, int target, std::uint64_t b
     // Work arriving at an idle network starts the stall clock afresh.
     if (live_transfers_ == 0) progress();
     ++live_transfers_;
-    pair_used_[static_cast<std::size_t>(initiator) * static_cast<std::size_t>(topo_.nodes) +
-               static_cast<std::size_t>(target)] = 1;
+    used_pairs_.insert(static_cast<std::uint64_t>(initiator) << 32 |
+                       static_cast<std::uint32_t>(target));
     stats_.payload_injected += bytes;
     nics_[static_cast<std::size_t>(initiator)].queue_transfer(id);
     return id;
+}
+
+std::vector<std::pair<int, int>> Network::used_pairs() const {
+    std::vector<std::uint64_t> keys(used_pairs_.begin(), used_pairs_.end());
+    std::sort(keys.begin(), keys.end());
+    std::vector<std::pair<int, int>> pairs;
+    pairs.reserve(keys.size());
+    for (std::uint64_t k : keys)
+        pairs.emplace_back(static_cast<int>(k >> 32), static_cast<int>(k & 0xFFFFFFFFu));
+    return pairs;
 }
 
 void Network::deliver(std::uint32_t pkt) {

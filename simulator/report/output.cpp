@@ -87,6 +87,9 @@ nlohmann::json summary_json(const Results &r) {
         {"wall_s", r.wall_s},
         {"events", r.events},
         {"events_per_s", r.events_per_s},
+        {"setup_s", r.setup_s},
+        {"peak_rss_bytes", r.peak_rss_bytes},
+        {"rss_per_node_bytes", r.rss_per_node_bytes},
         {"packets", r.packets},
         {"payload_injected", r.payload_injected},
         {"payload_delivered", r.payload_delivered},
@@ -217,6 +220,9 @@ std::string to_text(const Results &r) {
           << "\n";
     o << "simulated " << fmt("%.3f", r.sim_time_us) << " us in " << fmt("%.3f", r.wall_s)
       << " s wall; " << r.events << " events, " << fmt("%.3g", r.events_per_s) << " events/s\n";
+    o << "setup " << fmt("%.3f", r.setup_s) << " s; peak RSS "
+      << fmt("%.1f", static_cast<double>(r.peak_rss_bytes) / (1 << 20)) << " MiB, "
+      << fmt("%.0f", r.rss_per_node_bytes) << " B per node\n";
     o << "packets " << r.packets << ", payload injected " << r.payload_injected << " B, delivered "
       << r.payload_delivered << " B, duplicates " << r.duplicates << ", mean hops "
       << fmt("%.2f", r.mean_hops) << "\n";

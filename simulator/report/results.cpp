@@ -256,14 +256,13 @@ void fill_hops(Results &r, const Network &net, const Workload &work, int nodes) 
         bytes > 0 && bytes <= static_cast<std::uint64_t>(net.params().max_payload);
     double hops = 0, zero_load = 0;
     int pairs = 0;
-    for (int a = 0; a < nodes; ++a)
-        for (int b = 0; b < nodes; ++b)
-            if (net.pair_used(a, b)) {
-                const int h = net.routing().hop_count(net.choose_fabric(a, b), a, b);
-                hops += h;
-                if (one_packet) zero_load += zero_load_us(net.params(), bytes, h);
-                ++pairs;
-            }
+    for (const auto &[a, b] : net.used_pairs()) {
+        if (a >= nodes || b >= nodes) continue;
+        const int h = net.routing().hop_count(net.choose_fabric(a, b), a, b);
+        hops += h;
+        if (one_packet) zero_load += zero_load_us(net.params(), bytes, h);
+        ++pairs;
+    }
     r.mean_hops = pairs ? hops / pairs : 0;
     r.zero_load_latency_us = pairs ? zero_load / pairs : 0;
 }

@@ -53,6 +53,11 @@ struct Results {
     double sim_time_us = 0, wall_s = 0;
     std::uint64_t events = 0;
     double events_per_s = 0;
+    // Building the network (routing included) and the workload, before the event loop; the
+    // process's peak resident memory so far, and that over the topology's nodes.
+    double setup_s = 0;
+    std::uint64_t peak_rss_bytes = 0;
+    double rss_per_node_bytes = 0;
     std::uint64_t packets = 0, payload_injected = 0, payload_delivered = 0, duplicates = 0;
     // complete: every transfer the run counts (with a window, those queued in it) was
     // delivered. stalled: no progress for stall_us with work pending, and the run stopped;

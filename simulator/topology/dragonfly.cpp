@@ -28,6 +28,8 @@ Topology make_dragonfly(int a, int p, int h, int fabrics, int groups) {
              (default_groups ? "" : "," + std::to_string(g));
     t.nodes = g * a * p;
     t.fabrics = fabrics;
+    t.generator = "dragonfly";
+    t.generator_args = {a, p, h, g};
     const int ports = p + (a - 1) + h;
     for (int f = 0; f < fabrics; ++f) {
         const int base = static_cast<int>(t.routers.size());

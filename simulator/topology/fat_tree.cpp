@@ -44,6 +44,8 @@ Topology make_fat_tree(int k, int n, int fabrics, int oversub) {
              (oversub > 1 ? "," + std::to_string(oversub) : "");
     t.nodes = per_level * k;
     t.fabrics = fabrics;
+    t.generator = "fattree";
+    t.generator_args = {k, n, oversub};
     // Upper routers whose digit n-2 is ups or more have nothing below them when oversubscribed.
     auto kept = [&](int l, int w) { return l == n - 1 || digit.of(w, n - 2) < ups; };
     for (int f = 0; f < fabrics; ++f) {

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "topology/route_rules.hpp"
 #include "topology/topology.hpp"
 
 namespace sansim {
@@ -76,10 +77,13 @@ TopologySize generator_size(const std::string &name, const std::vector<int> &a, 
     }
     if (name == "mesh" || name == "torus") {
         const double xy = at(a, 0, 1) * at(a, 1, 1), c = at(a, 2, 1);
-        return {xy * c, xy * f, xy * (c + 4) * f, c + 4, (xy * c + 2 * xy) * f, f};
+        return {xy * c, xy * f, xy * (c + 4) * f, c + 4, (xy * c + 2 * xy) * f, f, false};
     }
-    if (name == "fattree") return fat_tree_size(a, f);
-    if (name == "dragonfly") return dragonfly_size(a, f);
+    if (name == "fattree" || name == "dragonfly") {
+        TopologySize s = name == "fattree" ? fat_tree_size(a, f) : dragonfly_size(a, f);
+        s.tables = false;
+        return s;
+    }
     if (name == "dual") {
         const double n = at(a, 0, 16), routers = 2 * (n / 4 + n / 8);
         return {n, routers, 6 * routers, 6, 2 * (n + n / 2 + n / 8), 2};
@@ -103,14 +107,13 @@ double model_bytes(const TopologySize &s) {
     const double devices = s.nodes + s.routers;
     // The description: routers (with a name), links (a channel each way in the network).
     const double description = s.routers * 96 + s.links * 48;
-    // Routing: per port its peer and phase flags; per router, phase and destination a port
-    // (2 bytes); per fabric and pair the hop count (1 byte).
-    const double routing = devices * 72 + (s.ports + s.nodes * s.fabrics) * 14 +
-                           s.routers * 2 * s.nodes * 2 + s.fabrics * s.nodes * s.nodes;
+    // Routing: per port its peer and phase flags; with tables, per router, phase and
+    // destination a port (2 bytes) and per router and destination the hop count (1 byte).
+    const double tables = s.tables ? s.routers * 2 * s.nodes * 2 + s.routers * s.nodes : 0;
+    const double routing = devices * 72 + (s.ports + s.nodes * s.fabrics) * 14 + tables;
     // The network: per channel its state and FIFO ring, and a waiting list with room for every
-    // input of the widest router; per node its NIC; per pair whether traffic uses it (1 byte).
-    const double network =
-        s.links * 2 * (160 + 4 * s.max_ports) + s.nodes * 512 + s.nodes * s.nodes;
+    // input of the widest router; per node its NIC.
+    const double network = s.links * 2 * (160 + 4 * s.max_ports) + s.nodes * 512;
     return description + routing + network;
 }
 
@@ -148,6 +151,10 @@ void check_footprint(const std::string &spec, const TopologySize &s) {
                         " of memory to build and route (" + count(s.nodes, "node") + ", " +
                         count(s.routers, "router") + ", " + count(s.links, "link") + "), and " +
                         what + ": choose a smaller one");
+}
+
+void check_routing_footprint(const std::string &spec, const Topology &t) {
+    if (!make_route_rule(t)) check_footprint(spec, topology_size(t));
 }
 
 }  // namespace sansim

@@ -14,6 +14,8 @@ Topology make_mesh(int xs, int ys, int per, bool torus, int fabrics) {
     t.nodes = xs * ys * per;
     t.fabrics = fabrics;
     t.routing = torus ? "updown" : "xy";
+    t.generator = torus ? "torus" : "mesh";
+    t.generator_args = {xs, ys, per};
     for (int f = 0; f < fabrics; ++f) {
         const int base = static_cast<int>(t.routers.size());
         auto id = [&](int x, int y) { return base + y * xs + x; };

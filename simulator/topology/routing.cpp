@@ -5,6 +5,8 @@
 #include <deque>
 #include <string>
 
+#include "topology/route_rules.hpp"
+
 namespace sansim {
 namespace {
 
@@ -92,15 +94,6 @@ std::vector<int> updown_levels(const Topology &t, const std::vector<std::vector<
     return level;
 }
 
-std::uint32_t mix(std::uint32_t x) {
-    x ^= x >> 16;
-    x *= 0x7feb352dU;
-    x ^= x >> 15;
-    x *= 0x846ca68bU;
-    x ^= x >> 16;
-    return x;
-}
-
 // Longest path a table may take (hop counts are stored in a byte), and "not reached".
 constexpr int kMaxHops = 250;
 constexpr int kInf = 1 << 30;
@@ -111,9 +104,8 @@ std::size_t table_slot(int nodes, int router, int phase, int dst) {
            static_cast<std::size_t>(dst);
 }
 
-void set_hops(Routing &rt, int f, int s, int d, int hops) {
-    const auto n = static_cast<std::size_t>(rt.nodes);
-    rt.hops[(static_cast<std::size_t>(f) * n + static_cast<std::size_t>(s)) * n +
+void set_hops(Routing &rt, int router, int d, int hops) {
+    rt.hops[static_cast<std::size_t>(router) * static_cast<std::size_t>(rt.nodes) +
             static_cast<std::size_t>(d)] = static_cast<std::uint8_t>(hops);
 }
 
@@ -244,25 +236,6 @@ void downhill_ports(const Topology &t, const Routing &rt, int d, int u, int su,
     }
 }
 
-// Among equal next hops at router u toward node d: by a hash of both, or with ties 'dmodk'
-// on routers with levels by a digit of d in base (the number of choices): d-mod-k for the fat
-// tree generator's labels, where a leaf's up link picks digit n-2 of the router above and an
-// upper router's at level l picks digit l-1 of the next. The leaf takes digit 0 of d (its
-// port at its own leaf), level l digit l+1 (digit l of its leaf's number): every link up and
-// down then carries traffic for as many destinations as any other under uniform traffic.
-// lowest: the leaves' level with ties 'dmodk', -1 with the hash.
-std::size_t tie_break(const Topology &t, int u, int d, std::size_t choices, int lowest) {
-    const int level = lowest < 0 ? -1 : t.routers[static_cast<std::size_t>(u)].level;
-    if (level >= 0) {
-        std::uint64_t q = static_cast<std::uint64_t>(d);
-        for (int i = 0; level < lowest && i <= level && q > 0; ++i) q /= choices;
-        return static_cast<std::size_t>(q % choices);
-    }
-    const std::uint32_t h =
-        mix(static_cast<std::uint32_t>(d) * 2654435761U + static_cast<std::uint32_t>(u));
-    return h % choices;
-}
-
 // Next hops toward node d: any output that lowers the distance by one; ties spread by
 // destination and router.
 void fill_next_hops(const Topology &t, Routing &rt, int d, const std::vector<int> &dist,
@@ -274,8 +247,9 @@ void fill_next_hops(const Topology &t, Routing &rt, int d, const std::vector<int
             if (dist[static_cast<std::size_t>(u * 2 + su)] == kInf) continue;
             downhill_ports(t, rt, d, u, su, dist, cand);
             if (cand.empty()) continue;
+            const int level = lowest < 0 ? -1 : t.routers[static_cast<std::size_t>(u)].level;
             const int port =
-                cand.size() == 1 ? cand[0] : cand[tie_break(t, u, d, cand.size(), lowest)];
+                cand.size() == 1 ? cand[0] : cand[tie_break(level, u, d, cand.size(), lowest)];
             rt.table[table_slot(t.nodes, u, su, d)] = static_cast<std::uint16_t>(port);
         }
     }
@@ -283,20 +257,12 @@ void fill_next_hops(const Topology &t, Routing &rt, int d, const std::vector<int
 
 // Every hop the tables take lowers the distance by one, so the routers crossed from a source
 // are its first router's distance (what walking the tables finds, at a fraction of the cost
-// on large fabrics).
+// on large fabrics). A source's own router counts too: self traffic turns round there.
 void hops_from_distances(const Topology &t, Routing &rt, int d, const std::vector<int> &dist) {
-    const int N = t.nodes;
-    for (int f = 0; f < t.fabrics; ++f)
-        for (int s = 0; s < N; ++s) {  // s == d too: self traffic turns round at its router
-            const PortPeer &first =
-                rt.peers[static_cast<std::size_t>(s)][static_cast<std::size_t>(f)];
-            if (t.is_node(first.dev)) {
-                if (first.dev == d) set_hops(rt, f, s, d, 0);
-                continue;
-            }
-            const int du = dist[static_cast<std::size_t>((first.dev - N) * 2)];
-            if (du <= kMaxHops) set_hops(rt, f, s, d, du);
-        }
+    for (int r = 0; r < static_cast<int>(t.routers.size()); ++r) {
+        const int du = dist[static_cast<std::size_t>(r * 2)];
+        if (du <= kMaxHops) set_hops(rt, r, d, du);
+    }
 }
 
 // updown, xy and shortest: minimal tables under the rule's phase restriction.
@@ -313,13 +279,11 @@ void fill_minimal_tables(const Topology &t, Routing &rt) {
     }
 }
 
-// Routers crossed from node s to node d on fabric f following the tables, or -1 when they
-// run into a loop, a dead end or another node.
-int walk_tables(const Topology &t, const Routing &rt, int f, int s, int d) {
+// Routers crossed from router `from` (entered in phase 0, as from a node) to node d following
+// the tables, or -1 when they run into a loop, a dead end or another node.
+int walk_tables(const Topology &t, const Routing &rt, int from, int d) {
     const int N = t.nodes;
-    const PortPeer &first = rt.peers[static_cast<std::size_t>(s)][static_cast<std::size_t>(f)];
-    if (t.is_node(first.dev)) return first.dev == d ? 0 : -1;
-    int r = first.dev - N, phase = 0;
+    int r = from, phase = 0;
     for (int hops = 1; hops <= kMaxHops; ++hops) {
         const std::uint16_t p = rt.port(r, phase, d);
         if (p == Routing::kNone) return -1;
@@ -331,15 +295,18 @@ int walk_tables(const Topology &t, const Routing &rt, int f, int s, int d) {
     return -1;
 }
 
-// Hop counts per fabric for explicit tables, found by walking them; catches loops and dead
-// ends.
+// Hop counts for explicit tables, found by walking them from each router a node is attached
+// to; catches loops and dead ends.
 void hops_by_walking(const Topology &t, Routing &rt) {
-    for (int f = 0; f < t.fabrics; ++f)
-        for (int s = 0; s < t.nodes; ++s)
-            for (int d = 0; d < t.nodes; ++d) {
-                const int hops = walk_tables(t, rt, f, s, d);
-                if (hops >= 0) set_hops(rt, f, s, d, hops);
-            }
+    std::vector<char> attached(t.routers.size(), 0);
+    for (int s = 0; s < t.nodes; ++s)
+        for (const PortPeer &first : rt.peers[static_cast<std::size_t>(s)])
+            if (!t.is_node(first.dev)) attached[static_cast<std::size_t>(first.dev - t.nodes)] = 1;
+    for (int r = 0; r < static_cast<int>(t.routers.size()); ++r)
+        for (int d = 0; attached[static_cast<std::size_t>(r)] && d < t.nodes; ++d) {
+            const int hops = walk_tables(t, rt, r, d);
+            if (hops >= 0) set_hops(rt, r, d, hops);
+        }
 }
 
 // Dimension order needs every router placed; without coordinates every hop would count as
@@ -376,7 +343,34 @@ void check_rules(const Topology &t) {
                             "' (none, dateline, group or spread)");
 }
 
+std::uint32_t mix(std::uint32_t x) {
+    x ^= x >> 16;
+    x *= 0x7feb352dU;
+    x ^= x >> 15;
+    x *= 0x846ca68bU;
+    x ^= x >> 16;
+    return x;
+}
+
 }  // namespace
+
+// Among equal next hops at router u toward node d: by a hash of both, or with ties 'dmodk'
+// on routers with levels by a digit of d in base (the number of choices): d-mod-k for the fat
+// tree generator's labels, where a leaf's up link picks digit n-2 of the router above and an
+// upper router's at level l picks digit l-1 of the next. The leaf takes digit 0 of d (its
+// port at its own leaf), level l digit l+1 (digit l of its leaf's number): every link up and
+// down then carries traffic for as many destinations as any other under uniform traffic.
+// lowest: the leaves' level with ties 'dmodk', -1 with the hash.
+std::size_t tie_break(int level, int u, int d, std::size_t choices, int lowest) {
+    if (lowest >= 0 && level >= 0) {
+        std::uint64_t q = static_cast<std::uint64_t>(d);
+        for (int i = 0; level < lowest && i <= level && q > 0; ++i) q /= choices;
+        return static_cast<std::size_t>(q % choices);
+    }
+    const std::uint32_t h =
+        mix(static_cast<std::uint32_t>(d) * 2654435761U + static_cast<std::uint32_t>(u));
+    return h % choices;
+}
 
 std::string unreachable_pair(const Topology &t, const Routing &rt, int src, int dst,
                              bool needs_return) {
@@ -406,10 +400,12 @@ Routing compute_routing(const Topology &t) {
     rt.fabrics = t.fabrics;
     rt.peers = wire(t);
     phase_classes(t, rt);
+    check_rules(t);
+    rt.rule = make_route_rule(t);
+    if (rt.rule) return rt;
     const auto N = static_cast<std::size_t>(t.nodes);
     rt.table.assign(t.routers.size() * 2 * N, Routing::kNone);
-    rt.hops.assign(static_cast<std::size_t>(t.fabrics) * N * N, Routing::kUnreachable);
-    check_rules(t);
+    rt.hops.assign(t.routers.size() * N, Routing::kUnreachable);
     if (t.routing == "table") {
         fill_explicit_tables(t, rt);
         hops_by_walking(t, rt);

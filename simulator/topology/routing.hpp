@@ -1,8 +1,12 @@
-// Routing tables from a topology: per router, per phase, per destination node, an output port.
-// The phase lets one table express up*/down* and dimension-order rules: some channels may be
-// taken only before the packet has taken any "phase-1" channel (up links, X links).
+// Routing from a topology: per router, per phase, per destination node, an output port, and
+// the routers crossed between two nodes. The phase lets one rule express up*/down* and
+// dimension-order routing: some channels may be taken only before the packet has taken any
+// "phase-1" channel (up links, X links). Fat trees, dragonflies and meshes as their generators
+// build them compute both from addresses, as their switches do (topology/route_rules.hpp);
+// other fabrics keep tables.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,6 +20,19 @@ struct PortPeer {
     int link = -1;  // index into Topology::links
 };
 
+// A routing rule computed from addresses: the same ports and hop counts the tables would hold.
+class RouteRule {
+  public:
+    virtual ~RouteRule() = default;
+    virtual std::uint16_t port(int router, int phase, int dst) const = 0;
+    virtual std::uint8_t hops(int fabric, int src, int dst) const = 0;
+};
+
+// Among `choices` equal next hops at router `router` (whose level is `level`, -1 for none)
+// toward node `dst`: d-mod-k by level where lowest >= 0 (the leaves' level under ties
+// 'dmodk'), else a hash of router and destination.
+std::size_t tie_break(int level, int router, int dst, std::size_t choices, int lowest);
+
 struct Routing {
     static constexpr std::uint16_t kNone = 0xFFFF;
     static constexpr std::uint8_t kUnreachable = 0xFF;
@@ -23,25 +40,39 @@ struct Routing {
     int fabrics = 1;
     // peers[dev][port]: what the port is wired to.
     std::vector<std::vector<PortPeer>> peers;
+    // The rule, where the topology has one; else the tables below.
+    std::shared_ptr<const RouteRule> rule;
     // table[(router * 2 + phase) * nodes + dst]
     std::vector<std::uint16_t> table;
     // to_phase1[router][port]: taking this output moves the packet into phase 1;
     // phase0_only[router][port]: a packet in phase 1 may not take it.
     std::vector<std::vector<std::uint8_t>> to_phase1;
     std::vector<std::vector<std::uint8_t>> phase0_only;
-    // hops[(fabric * nodes + src) * nodes + dst]: routers crossed, kUnreachable if none.
+    // hops[router * nodes + dst]: routers crossed from a node attached to the router (on the
+    // router's fabric) to dst, kUnreachable if none: what a source sees depends only on its
+    // first router, so routers x nodes bytes, not nodes^2 per fabric.
     std::vector<std::uint8_t> hops;
 
-    std::uint16_t port(int router, int phase, int dst) const { return *entry(router, phase, dst); }
+    std::uint16_t port(int router, int phase, int dst) const {
+        return rule ? rule->port(router, phase, dst) : *entry(router, phase, dst);
+    }
+    // Starts fetching a table entry that will be looked up soon (rules need nothing).
+    void prefetch(int router, int phase, int dst) const {
+        if (!rule) __builtin_prefetch(entry(router, phase, dst));
+    }
+    // Every node reaches every other on every fabric (true of the rules' fabrics).
+    bool all_reachable() const { return rule != nullptr; }
     const std::uint16_t *entry(int router, int phase, int dst) const {
         return &table[(static_cast<std::size_t>(router) * 2 + static_cast<std::size_t>(phase)) *
                           static_cast<std::size_t>(nodes) +
                       static_cast<std::size_t>(dst)];
     }
     std::uint8_t hop_count(int fabric, int src, int dst) const {
-        return hops[(static_cast<std::size_t>(fabric) * static_cast<std::size_t>(nodes) +
-                     static_cast<std::size_t>(src)) *
-                        static_cast<std::size_t>(nodes) +
+        if (rule) return rule->hops(fabric, src, dst);
+        const PortPeer &first =
+            peers[static_cast<std::size_t>(src)][static_cast<std::size_t>(fabric)];
+        if (first.dev < nodes) return first.dev == dst ? 0 : kUnreachable;  // wired to a node
+        return hops[static_cast<std::size_t>(first.dev - nodes) * static_cast<std::size_t>(nodes) +
                     static_cast<std::size_t>(dst)];
     }
 };

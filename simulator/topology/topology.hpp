@@ -75,6 +75,10 @@ struct Topology {
     // digits by level: fat trees' d-mod-k; routers without a level hash).
     std::string ties = "hash";
     FabricDefaults defaults;
+    // The generator that built it and its arguments (fabrics aside), where one did: routing
+    // computes the generator's rule from addresses while the wiring is still its own.
+    std::string generator;
+    std::vector<int> generator_args;
 
     int router_dev(int r) const { return nodes + r; }
     int devices() const { return nodes + static_cast<int>(routers.size()); }
@@ -135,6 +139,8 @@ struct TopologySize {
     double max_ports = 0;  // the widest router's
     double links = 0;
     double fabrics = 1;
+    // Routed by tables (per router and destination, per pair); false: by a rule from addresses.
+    bool tables = true;
 };
 // A generator's counts from its arguments (zeros for an unknown name).
 TopologySize generator_size(const std::string &name, const std::vector<int> &args, int fabrics);
@@ -146,5 +152,8 @@ double model_bytes(const TopologySize &s);
 double memory_limit(std::string *what);
 // Throws TopologyError naming both figures when model_bytes exceeds half of memory_limit.
 void check_footprint(const std::string &spec, const TopologySize &s);
+// Generators with a routing rule are checked as routed by it; once the routing is settled
+// (--routing), one that will be routed by tables after all is checked again with them.
+void check_routing_footprint(const std::string &spec, const Topology &topo);
 
 }  // namespace sansim

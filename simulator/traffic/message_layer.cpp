@@ -12,6 +12,7 @@ MessageLayer::MessageLayer(Network &net, MessageOptions opt, MessageListener *li
     pending_.resize(n);
     send_busy_.assign(n, 0);
     recv_busy_.assign(n, 0);
+    open_.assign(n, 0);
     if (opt_.transfer_bytes == 0) opt_.transfer_bytes = 1;
     opt_.window = std::max(1, opt_.window);
 }
@@ -26,9 +27,17 @@ std::uint32_t MessageLayer::send(int src, int dst, std::uint64_t bytes, std::uin
     m.posted = net_.now();
     m.tag = tag;
     m.setup = setup;
-    messages_.push_back(m);
-    const auto id = static_cast<std::uint32_t>(messages_.size() - 1);
+    std::uint32_t id;
+    if (free_messages_.empty()) {
+        messages_.push_back(m);
+        id = static_cast<std::uint32_t>(messages_.size() - 1);
+    } else {
+        id = free_messages_.back();
+        free_messages_.pop_back();
+        messages_[id] = m;
+    }
     pending_[static_cast<std::size_t>(src)].push_back(id);
+    ++open_[static_cast<std::size_t>(src)];
     try_start_sender(src);
     return id;
 }
@@ -108,12 +117,14 @@ void MessageLayer::transfer_done(Network &net, std::uint32_t transfer, std::uint
     ++messages_done_;
     bytes_done_ += m.bytes;
     const int src = m.src, dst = m.dst;
+    --open_[static_cast<std::size_t>(src)];
     if (opt_.restricted) {
         send_busy_[static_cast<std::size_t>(src)] = 0;
         recv_busy_[static_cast<std::size_t>(dst)] = 0;
     }
     const Message copy = m;  // the listener may post messages (and grow messages_)
     if (listener_ != nullptr) listener_->message_done(net, id, copy);
+    free_messages_.push_back(id);  // after the listener: its id is its own until then
     try_start_sender(src);
     if (opt_.restricted) try_start_receiver(dst);
 }

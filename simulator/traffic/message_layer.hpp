@@ -45,6 +45,8 @@ class MessageLayer : public TransferClient {
     std::uint64_t messages_done() const { return messages_done_; }
     std::uint64_t bytes_done() const { return bytes_done_; }
     const MessageOptions &options() const { return opt_; }
+    // Messages a node has posted that are not done yet.
+    int open_messages(int node) const { return open_[static_cast<std::size_t>(node)]; }
 
   private:
     void try_start_sender(int s);
@@ -56,8 +58,10 @@ class MessageLayer : public TransferClient {
     MessageOptions opt_;
     MessageListener *listener_;
     std::vector<Message> messages_;
+    std::vector<std::uint32_t> free_messages_;        // ids of finished messages, to reuse
     std::vector<std::deque<std::uint32_t>> pending_;  // per sender, in posting order
     std::vector<char> send_busy_, recv_busy_;
+    std::vector<int> open_;  // per sender
     int receiver_scan_ = 0;
     Histogram latency_;
     std::uint64_t messages_done_ = 0, bytes_done_ = 0;

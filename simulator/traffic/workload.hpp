@@ -19,6 +19,10 @@ struct WorkloadOptions {
     int nodes = 0;  // 0: every node of the topology
     std::uint64_t message_bytes = 512 * 1024;
     int rounds = 1;
+    // alltoall: sends each node keeps posted (0: all at once), and their order (random per
+    // node, or pairwise: node s's i-th to s + i).
+    int alltoall_window = 32;
+    std::string alltoall_order = "random";
     double hot_fraction = 1.0;            // hotspot: share of messages to node 0
     std::uint64_t transfer_bytes = 4096;  // phase3b request size
     double read_fraction = 0.5;           // phase3b

@@ -171,6 +171,56 @@ TEST_CASE("hop counts are the routers a packet crosses following the tables", "[
     }
 }
 
+// The rules (fat trees, dragonflies, meshes and tori) against the tables the same fabric gets
+// when it is not known as its generator's: every router, phase and destination, every pair.
+TEST_CASE("routing rules give the tables' ports and hop counts", "[topology]") {
+    struct Case {
+        std::string spec, routing, ties;
+    };
+    const std::vector<Case> cases = {{"fattree:4,3", "", "hash"},
+                                     {"fattree:4,3", "", "dmodk"},
+                                     {"fattree:4,3,2", "", "hash"},
+                                     {"fattree:4,3,4", "", "dmodk"},
+                                     {"fattree:3,4", "", "hash"},
+                                     {"fattree:5,1", "", "hash"},
+                                     {"dragonfly:4,2,2", "minimal", ""},
+                                     {"dragonfly:4,2,2", "valiant", ""},
+                                     {"dragonfly:4,2,2,3", "minimal", ""},
+                                     {"dragonfly:3,2,2,2", "minimal", ""},
+                                     {"dragonfly:2,3,4,5", "minimal", ""},
+                                     {"mesh:5,3,2", "", ""},
+                                     {"torus:4,5,2", "xy", ""},
+                                     {"torus:6,2,1", "xy", ""},
+                                     {"torus:5,1,1", "xy", ""}};
+    for (const Case &c : cases)
+        for (int fabrics : {1, 2}) {
+            INFO(c.spec << " routing '" << c.routing << "' ties '" << c.ties << "' fabrics "
+                        << fabrics);
+            Topology t = make_topology(c.spec, fabrics);
+            if (!c.routing.empty()) t.routing = c.routing;
+            if (!c.ties.empty()) t.ties = c.ties;
+            const Routing rule = compute_routing(t);
+            REQUIRE(rule.rule != nullptr);
+            REQUIRE(rule.table.empty());
+            t.generator.clear();
+            const Routing table = compute_routing(t);
+            REQUIRE(table.rule == nullptr);
+            const int n = t.nodes;
+            for (int r = 0; r < static_cast<int>(t.routers.size()); ++r)
+                for (int ph = 0; ph < 2; ++ph)
+                    for (int d = 0; d < n; ++d)
+                        REQUIRE(rule.port(r, ph, d) == table.port(r, ph, d));
+            for (int f = 0; f < t.fabrics; ++f)
+                for (int s = 0; s < n; ++s)
+                    for (int d = 0; d < n; ++d)
+                        REQUIRE(rule.hop_count(f, s, d) == table.hop_count(f, s, d));
+        }
+    // A generated fabric rewired by hand is routed by tables.
+    Topology cut = make_topology("fattree:4,2", 1);
+    std::swap(cut.links[0].b, cut.links[1].b);
+    CHECK(compute_routing(cut).rule == nullptr);
+}
+
 TEST_CASE("only the pairs traffic uses must be connected", "[topology]") {
     // Two routers without a link between them: traffic within each half runs, across is refused.
     const Topology split = parse_topology(
@@ -256,12 +306,15 @@ TEST_CASE("a generator's size is known before it is built", "[topology]") {
 TEST_CASE("a topology too big for memory is refused with the figure", "[topology]") {
     // Counted, not built: no allocation depends on these sizes.
     const TopologySize huge = generator_size("crossbar", {1000000000}, 1);
-    CHECK(model_bytes(huge) > 1e18);  // per-pair state alone is nodes squared
+    // A crossbar's waiting lists alone are nodes squared: room for every input on each output.
+    CHECK(model_bytes(huge) > 1e18);
     CHECK_THROWS_WITH(check_footprint("crossbar:1000000000", huge),
-                      Catch::Contains("needs about 8.7 EiB of memory") &&
+                      Catch::Contains("needs about 6.9 EiB of memory") &&
                           Catch::Contains("1000000000 nodes, 1 router, 1000000000 links"));
     const TopologySize torus = generator_size("torus", {100000, 100000}, 1);
     CHECK(torus.nodes == 1e10);
+    CHECK_FALSE(torus.tables);  // dimension order is a rule: memory grows with the fabric
+    CHECK(model_bytes(torus) < 1e15);
     CHECK_THROWS_WITH(check_footprint("torus:100000,100000", torus),
                       Catch::Contains("needs about") && Catch::Contains("choose a smaller one"));
     // The 1,024-node benchmark's fat tree is a few MB.

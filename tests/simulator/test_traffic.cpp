@@ -168,3 +168,35 @@ TEST_CASE("a load sweep finds where accepted throughput stops following", "[traf
     const std::string text = load_sweep_text(rows);
     CHECK_THAT(text, Catch::Contains("between offered 0.550 and 0.750"));
 }
+
+TEST_CASE("the all-to-all keeps its window posted and sends to every other node once",
+          "[traffic]") {
+    const Topology topo = make_topology("fattree:3,2", 1);  // 9 nodes
+    const int n = topo.nodes;
+    for (const std::string order : {"random", "pairwise"})
+        for (int window : {1, 3, 0}) {
+            INFO(order << " window " << window);
+            WorkloadOptions w;
+            w.kind = "alltoall";
+            w.message_bytes = 256;
+            w.alltoall_window = window;
+            w.alltoall_order = order;
+            Network net(topo, Params{});
+            auto work = make_workload(w, net);
+            work->start(net);
+            const int limit = window == 0 ? n - 1 : window;
+            int most = 0;
+            for (Time t = from_us(1); !work->finished() && t < from_us(100000); t += from_us(1)) {
+                for (int s = 0; s < n; ++s) {
+                    REQUIRE(work->messages()->open_messages(s) <= limit);
+                    most = std::max(most, work->messages()->open_messages(s));
+                }
+                net.run(t);
+            }
+            REQUIRE(work->finished());
+            CHECK(most == limit);
+            // n(n-1) messages over n(n-1) distinct pairs: each pair once.
+            CHECK(work->messages()->messages_done() == static_cast<std::uint64_t>(n * (n - 1)));
+            CHECK(net.used_pairs().size() == static_cast<std::size_t>(n * (n - 1)));
+        }
+}
