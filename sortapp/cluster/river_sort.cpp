@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <map>
+#include <functional>
 #include <optional>
 #include <thread>
 
@@ -64,39 +64,41 @@ int pick_record(void *arg, const void *record, size_t, int) {
     return sink;
 }
 
-// Record slots one placed batch takes: its records and the river's trailer after them.
+// Record slots one placed batch takes (a frame of the run buffer): its records and the
+// river's trailer after them.
 uint64_t batch_records(const RiverSortSettings &s) {
     return std::max<uint64_t>(1, s.batch_bytes / s.format.record_size);
 }
-uint64_t region_slots(const RiverSortSettings &s) {
+uint64_t frame_slots(const RiverSortSettings &s) {
     const uint64_t rs = s.format.record_size;
     return (batch_records(s) * rs + RIVER_TRAILER_BYTES + rs - 1) / rs;
 }
 
-// Slots the placed batches cost beyond their records: the regions awaiting a batch (nodes x
-// credits, and one more for the next placement), as much again in gaps between them that no
-// region fits, and each source's last, partly filled, batch.
-uint64_t placement_slack(const RiverSortSettings &s) {
-    return (2 * (uint64_t{s.nodes} * kCredits + 1) + s.nodes) * region_slots(s);
+// Frames that hold no record of a one-pass partition: those awaiting a batch when the flow
+// ends (nodes x credits), the one placed next, and one per source for its last, partly
+// filled, batch. Two passes need only the first two to go on.
+uint64_t spare_frames(const RiverSortSettings &s, bool one_pass) {
+    return uint64_t{s.nodes} * kCredits + 1 + (one_pass ? s.nodes : 0);
 }
 
-// Records a run buffer of `slots` slots is sure to hold, and the slots that hold `records`.
+// Records a run buffer of `slots` slots is sure to hold in one pass, and the slots that hold
+// `records` in runs.
 uint64_t records_held(const RiverSortSettings &s, uint64_t slots) {
-    const uint64_t slack = placement_slack(s);
-    return slots <= slack ? 0 : (slots - slack) / region_slots(s) * batch_records(s);
+    const uint64_t frames = slots / frame_slots(s), spare = spare_frames(s, true);
+    return frames <= spare ? 0 : (frames - spare) * batch_records(s);
 }
 uint64_t slots_holding(const RiverSortSettings &s, uint64_t records) {
-    return (records + batch_records(s) - 1) / batch_records(s) * region_slots(s) +
-           placement_slack(s);
+    const uint64_t batches = (records + batch_records(s) - 1) / batch_records(s);
+    return (batches + spare_frames(s, false)) * frame_slots(s);
 }
 
-// What arrives at this node lands in the run buffer itself: the river receives each batch
-// straight into a region of record slots handed out here (river_place_fn), and the batch's
-// sort entries are made where it landed, so no record is copied out of the river. Regions
-// are handed out first-fit from where the last one ended, round the buffer. Two passes: when
-// no region fits, the records got so far are sorted and written as a run and their regions
-// freed, while those still awaiting a batch (at most nodes x credits) stay where they are
-// (with --passes 2, also once a run holds a quarter of the partition).
+// What arrives at this node lands in the run buffer itself: the buffer is cut into frames of
+// one batch each, the river receives every batch straight into a free frame handed out here
+// (river_place_fn), and the batch's sort entries are made where it landed, so no record is
+// copied out of the river. Two passes: when no frame is free (or a run holds a quarter of the
+// partition, with --passes 2), the records got so far are sorted and written as a run and
+// their frames are free again, while those still awaiting a batch (at most nodes x credits)
+// stay as they are.
 class Gatherer {
   public:
     Gatherer(const RiverSortSettings &s, const SortOptions &so, const MemoryPlan &plan,
@@ -105,61 +107,61 @@ class Gatherer {
           s_(s),
           so_(so),
           plan_(plan),
-          slots_(slots),
-          region_(region_slots(s)),
-          // Two passes by request: runs of about a quarter of the partition.
+          frame_(frame_slots(s)),
+          frames_(slots / frame_),
           run_records_(s.passes == 2 ? s.expected_share / 4 + records_per_io_unit(s.format)
-                                     : UINT64_MAX) {}
+                                     : UINT64_MAX) {
+        for (uint64_t f = frames_; f-- > 0;) free_.push_back(f);  // handed out from frame 0 up
+    }
 
     Status init() {
         if (!buf.records.valid() || !buf.entries.valid() || !buf.scratch.valid())
-            return Status::error("river sort: cannot map " + std::to_string(slots_) +
+            return Status::error("river sort: cannot map " + std::to_string(frames_ * frame_) +
                                  " records' worth of memory");
         return ring.init(plan_.write_buffers + 1);
     }
 
-    // river_place_fn: the next free region, or null (the river then fails) when none fits,
-    // which take() prevents by spilling first.
+    // river_place_fn: a free frame, or null (the river then fails) when none is, which
+    // take() prevents by spilling first.
     static void *place(void *arg, int, size_t bytes) {
         auto *g = static_cast<Gatherer *>(arg);
-        const std::optional<uint64_t> at = g->room();
-        if (!at || bytes > g->region_ * g->s_.format.record_size) return nullptr;
-        g->regions_.emplace(*at, false);
-        g->next_ = *at + g->region_;
-        return g->buf.records.data() + *at * g->s_.format.record_size;
+        const size_t rs = g->s_.format.record_size;
+        if (g->free_.empty() || bytes > g->frame_ * rs) return nullptr;
+        const uint64_t f = g->free_.back();
+        g->free_.pop_back();
+        return g->buf.records.data() + f * g->frame_ * rs;
     }
 
-    // A batch got: its entries made where it landed, and room made for the region its
+    // A batch got: its entries made where it landed, and a frame made free for the batch its
     // release asks for.
     Status take(const river_batch_t &b, int self) {
-        auto it = region_of(b);
-        if (it == regions_.end()) return Status::error("river sort: a batch outside its regions");
+        const std::optional<uint64_t> f = frame_of(b);
+        if (!f) return Status::error("river sort: a batch outside the run buffer's frames");
         if (b.source != self) from_others += b.count;
         records += b.count;
-        make_entries_at(s_.format, buf.records.data(), it->first, b.count,
+        make_entries_at(s_.format, buf.records.data(), *f * frame_, b.count,
                         buf.entry_data() + buf.count);
         buf.count += b.count;
-        it->second = true;
-        if (buf.count < run_records_ && room()) return Status::ok();
+        taken_.push_back(*f);
+        if (buf.count < run_records_ && !free_.empty()) return Status::ok();
         SORTAPP_TRY(spill());
-        if (room()) return Status::ok();
-        return Status::error("river sort: no room left in the run buffer for a batch (" +
-                             std::to_string(slots_) + " record slots)");
+        if (!free_.empty()) return Status::ok();
+        return Status::error("river sort: no frame of the run buffer left for a batch (" +
+                             std::to_string(frames_) + " frames)");
     }
 
-    // After a failure of its own: the batch's region, and every region got, are free again.
+    // After a failure of its own: the batch's frame, and every frame got, are free again.
     void drop(const river_batch_t &b) {
-        auto it = region_of(b);
-        if (it != regions_.end()) it->second = true;
-        std::erase_if(regions_, [](const auto &r) { return r.second; });
+        if (const std::optional<uint64_t> f = frame_of(b)) taken_.push_back(*f);
+        release_taken();
         buf.count = 0;
     }
 
-    // The records got so far, sorted, as the next run; their regions free again.
+    // The records got so far, sorted, as the next run; their frames free again.
     Status spill() {
         if (s_.passes == 1)
             return Status::error("one pass: this node's partition holds more than the " +
-                                 std::to_string(records_held(s_, slots_)) +
+                                 std::to_string(records_held(s_, frames_ * frame_)) +
                                  " records its memory budget holds " +
                                  "(use --passes 2 or auto, or a larger --memory)");
         char name[32];
@@ -171,7 +173,7 @@ class Gatherer {
         SORTAPP_TRY(sort_and_write(so_, plan_, ring, buf, file, false, true, {}, sort_seconds));
         run_bytes += buf.count * s_.format.record_size;
         buf.count = 0;
-        std::erase_if(regions_, [](const auto &r) { return r.second; });
+        release_taken();
         return Status::ok();
     }
 
@@ -182,35 +184,29 @@ class Gatherer {
     IoRing ring;  // after buf: gone first, with any write still in flight from it
 
   private:
-    std::map<uint64_t, bool>::iterator region_of(const river_batch_t &b) {
+    // The frame a batch landed in: its records start where the frame does.
+    std::optional<uint64_t> frame_of(const river_batch_t &b) const {
         const auto *p = static_cast<const uint8_t *>(b.records);
-        if (p < buf.records.data()) return regions_.end();
-        return regions_.find(static_cast<uint64_t>(p - buf.records.data()) / s_.format.record_size);
+        const uint64_t frame_bytes = frame_ * s_.format.record_size;
+        if (p < buf.records.data()) return std::nullopt;
+        const auto off = static_cast<uint64_t>(p - buf.records.data());
+        if (off % frame_bytes != 0 || off / frame_bytes >= frames_) return std::nullopt;
+        return off / frame_bytes;
     }
 
-    // The first slot from `at` on where a region fits between the regions handed out.
-    std::optional<uint64_t> fit_from(uint64_t at) const {
-        auto it = regions_.upper_bound(at);
-        if (it != regions_.begin()) at = std::max(at, std::prev(it)->first + region_);
-        for (;; ++it) {
-            const uint64_t limit = it == regions_.end() ? slots_ : it->first;
-            if (at + region_ <= limit) return at;
-            if (it == regions_.end()) return std::nullopt;
-            at = std::max(at, it->first + region_);
-        }
-    }
-    std::optional<uint64_t> room() const {
-        if (auto at = fit_from(next_)) return at;
-        return fit_from(0);
+    // The frames got since the last run, free again (the lowest handed out first).
+    void release_taken() {
+        std::sort(taken_.begin(), taken_.end(), std::greater<>());
+        free_.insert(free_.end(), taken_.begin(), taken_.end());
+        taken_.clear();
     }
 
     const RiverSortSettings &s_;
     const SortOptions &so_;
     const MemoryPlan &plan_;
-    uint64_t slots_, region_, run_records_;
-    // Regions handed out, by first slot: true once their batch has been got.
-    std::map<uint64_t, bool> regions_;
-    uint64_t next_ = 0;  // where the last region ended
+    uint64_t frame_, frames_, run_records_;
+    std::vector<uint64_t> free_;   // free frames, the next to hand out last
+    std::vector<uint64_t> taken_;  // frames whose batch was got since the last run
 };
 
 // The gatherer's thread: every batch until every source has ended. After a failure of its
@@ -285,13 +281,14 @@ Status plan_capacity(const RiverSortSettings &s, const SortOptions &so, MemoryPl
     slots = std::min<uint64_t>(avail / (rs + 2 * sizeof(SortEntry)), max_records_per_sort);
     // Two passes by request: runs of about a quarter of the partition (Gatherer's run_records_).
     if (s.passes == 2) slots = std::min(slots, slots_holding(s, s.expected_share / 4 + unit));
-    const uint64_t held = records_held(s, slots);
-    if (held < unit)
+    const uint64_t frames = slots / frame_slots(s), needed = spare_frames(s, false) + 1;
+    if (frames < needed)
         return Status::error("memory budget " + std::to_string(s.memory_budget) +
                              " bytes is too small for the river sort: " + std::to_string(fixed) +
                              " bytes go to the river's and the I/O buffers alone, and " +
-                             std::to_string(placement_slack(s) * rs) +
+                             std::to_string(needed * frame_slots(s) * rs) +
                              " more to the batches on their way");
+    const uint64_t held = records_held(s, slots);
     if (s.passes == 1 && s.expected_share > held)
         return Status::error("one pass: this node's share of " + std::to_string(s.expected_share) +
                              " records does not fit the " + std::to_string(held) +
