@@ -6,35 +6,21 @@ left out of the medians and reported (exit 1), the kept JSON, and bad options (e
 usage: coll_compare_test.py COLL_COMPARE_PY"""
 import json
 import os
-import stat
 import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+from bench_fakes import LAUNCHERS, make_fakes  # noqa: E402
+
 SCRIPT = os.path.abspath(sys.argv[1])
 failures = []
 
-COMMON = """#!/usr/bin/env python3
-import json, os, sys
-def arg(name, default=None):
-    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
-"""
 # Latency = base * (1 + bytes / 1000) us; libmsg's base is 10, MPI's 20 (ratio 2) on shm and
 # MPI's 5 (ratio 0.5) on tcp. Run 2 of shm P=2 is an outlier for libmsg (base 1000), which the
 # median of three runs must ignore. MPI over tcp at P=4 fails.
 FAKES = {
-    "build/libmsg/tools/msgrun": """
-os.environ["FAKE_RANKS"] = sys.argv[2]
-os.execv(sys.argv[3], sys.argv[3:])
-""",
-    "bin/mpirun": """
-if "--version" in sys.argv:
-    print("mpirun (fake) 0.0"); sys.exit(0)
-i = next(i for i, a in enumerate(sys.argv) if i > 0 and a.startswith("/"))
-os.environ["FAKE_RANKS"] = arg("-np")
-os.environ["FAKE_TCP"] = "1" if "mtl_ofi_provider_include" in sys.argv else "0"
-os.execv(sys.argv[i], sys.argv[i:])
-""",
+    **LAUNCHERS,
     "bin/fi_info": """
 print("libfabric:   0.0.0-fake")
 """,
@@ -66,7 +52,7 @@ emit(10)
 """
 FAKES["build/libmsg/bench/mpi-coll"] = FIGURES + """
 WHO = "mpi"
-tcp = os.environ["FAKE_TCP"] == "1"
+tcp = os.environ["FAKE_MPI_TCP"] == "1"
 if tcp and os.environ["FAKE_RANKS"] == "4":
     print("mpi-coll: failed", file=sys.stderr); sys.exit(3)
 emit(5 if tcp else 20)
@@ -79,15 +65,6 @@ def check(ok, what):
         print("FAIL:", what)
 
 
-def setup(root):
-    for rel, body in FAKES.items():
-        path = os.path.join(root, rel)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
-            f.write(COMMON + body)
-        os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
-
-
 def run(root, *args):
     env = dict(os.environ, PATH=os.path.join(root, "bin") + ":" + os.environ["PATH"],
                FAKE_DIR=root, FAKE_LOG=os.path.join(root, "order.log"))
@@ -97,7 +74,7 @@ def run(root, *args):
 
 def main():
     with tempfile.TemporaryDirectory() as root:
-        setup(root)
+        make_fakes(root, FAKES)
         out = os.path.join(root, "out")
         r = run(root, "-o", out, "--ranks", "2 4", "--collectives", "bcast,alltoall",
                 "--min-bytes", "1000", "--max-bytes", "16000", "--runs", "3")

@@ -5,35 +5,19 @@ the ratios, every way a run can fail (exit status, time limit, no JSON, no figur
 fi_pingpong server, a program not built), the kept JSON, the exit status, and bad options.
 usage: compare_test.py COMPARE_PY"""
 import os
-import stat
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+from bench_fakes import LAUNCHERS, make_fakes  # noqa: E402
 
 COMPARE = os.path.abspath(sys.argv[1])
 failures = []
 
 # The stand-ins. Each prints what the real program would, from figures fixed per case.
-COMMON = """#!/usr/bin/env python3
-import json, os, sys, time
-def arg(name, default=None):
-    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
-"""
 FAKES = {
-    # msgrun -n N PROGRAM ARGS...
-    "build/libmsg/tools/msgrun": """
-os.environ["FAKE_RANKS"] = sys.argv[2]
-os.execv(sys.argv[3], sys.argv[3:])
-""",
-    # mpirun OPTIONS... PROGRAM ARGS...: the first absolute path is the program.
-    "bin/mpirun": """
-if "--version" in sys.argv:
-    print("mpirun (fake) 0.0"); sys.exit(0)
-i = next(i for i, a in enumerate(sys.argv) if i > 0 and a.startswith("/"))
-os.environ["FAKE_RANKS"] = arg("-np")
-os.environ["FAKE_MPI_TCP"] = "1" if "mtl_ofi_provider_include" in sys.argv else "0"
-os.execv(sys.argv[i], sys.argv[i:])
-""",
+    **LAUNCHERS,
     "build/libmsg/bench/memcpy-bw": """
 print("memcpy-bw: copying")
 print(json.dumps({"benchmark": "memcpy-bw", "buffer_bytes": 134217728, "results": [
@@ -150,15 +134,6 @@ def check(cond, what, result=None):
         failures.append(what)
 
 
-def make_fakes(top):
-    for path, body in FAKES.items():
-        full = os.path.join(top, path)
-        os.makedirs(os.path.dirname(full), exist_ok=True)
-        with open(full, "w") as f:
-            f.write(COMMON + body)
-        os.chmod(full, os.stat(full).st_mode | stat.S_IXUSR)
-
-
 def compare(top, *args):
     env = dict(os.environ, PATH=os.path.join(top, "bin") + os.pathsep + os.environ["PATH"])
     return subprocess.run([sys.executable, COMPARE, "--build", os.path.join(top, "build"),
@@ -248,7 +223,7 @@ def bad_options(top):
 
 
 with tempfile.TemporaryDirectory() as top:
-    make_fakes(top)
+    make_fakes(top, FAKES)
     every_section(top)
     not_built(top)
     bad_options(top)
