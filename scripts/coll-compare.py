@@ -16,17 +16,13 @@ import re
 import statistics
 import sys
 
+# compare.py's runner, figures and machine lines, from beside this script.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import importlib.util  # noqa: E402
-
-_spec = importlib.util.spec_from_file_location(
-    "compare", os.path.join(os.path.dirname(os.path.abspath(__file__)), "compare.py"))
-compare = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(compare)
+import compare  # noqa: E402
 
 ROOT = compare.ROOT
 COLLECTIVES = ("bcast", "allreduce", "alltoall")
-FABRICS = {name: value for name, value in compare.ALLTOALL_FABRICS.items()}
+FABRICS = compare.ALLTOALL_FABRICS  # fabric: (libmsg provider, Open MPI options)
 
 DESCRIPTION = """\
 OSU-style latency of broadcast, allreduce (uint32 sum) and alltoall (bytes per peer), libmsg
