@@ -15,7 +15,7 @@ namespace {
 using namespace viaduct::bench;
 
 struct Options {
-    std::string collectives = "bcast,allreduce,alltoall";
+    std::vector<std::string> collectives = {"bcast", "allreduce", "alltoall"};
     size_t min_bytes = 8;
     size_t max_bytes = 16 * MiB;
     long iterations = 200;
@@ -24,23 +24,6 @@ struct Options {
 
     void check() const {
         if (min_bytes > max_bytes) throw UsageError("--min-bytes is larger than --max-bytes");
-        for (const std::string &c : names()) {
-            if (coll_kind_from_name(c.c_str()) < 0) {
-                throw UsageError("--collectives: '" + c + "' is not bcast, allreduce or alltoall");
-            }
-        }
-    }
-
-    std::vector<std::string> names() const {
-        std::vector<std::string> out;
-        size_t start = 0;
-        while (start <= collectives.size()) {
-            size_t comma = collectives.find(',', start);
-            if (comma == std::string::npos) comma = collectives.size();
-            out.push_back(collectives.substr(start, comma - start));
-            start = comma + 1;
-        }
-        return out;
     }
 };
 
@@ -56,6 +39,8 @@ const char kDescription[] =
 void add_options(CLI::App &app, Options &o) {
     app.add_option("--collectives", o.collectives,
                    "comma-separated: bcast, allreduce, alltoall (default all three)")
+        ->delimiter(',')
+        ->check(CLI::IsMember({"bcast", "allreduce", "alltoall"}))
         ->type_name("LIST");
     viaduct::cli::add_size(app, "--min-bytes", o.min_bytes, "smallest size (default 8)", 4);
     viaduct::cli::add_size(app, "--max-bytes", o.max_bytes, "largest size (default 16M)", 4);
@@ -179,7 +164,7 @@ int run(const Options &o, int &rank) {
     std::vector<Cell> cells;
     {
         Collectives bench(ctx, info, o.max_bytes);
-        for (const std::string &name : o.names()) {
+        for (const std::string &name : o.collectives) {
             const int kind = coll_kind_from_name(name.c_str());
             for (size_t bytes = o.min_bytes; bytes <= o.max_bytes;
                  bytes = coll_next_size(bytes, o.max_bytes)) {
