@@ -1,6 +1,10 @@
 // A rank SIGKILLed during each collective: every survivor completes it in bounded time with
 // MSG_ERR_PEER_FAILED (or MSG_OK with the right data if its part was done), a collective started
 // afterwards fails, the survivors still talk to each other, and msgrun's status is the kill's.
+// Over tcp only: the dying rank is moving data with the survivors, and over libfabric 1.17's shm
+// a rank killed while it holds one of the spin locks in the ranks' shared regions wedges whoever
+// touches that region next (docs/libmsg.md, "Known limits"), so shm is not claimed here (as in
+// peer_failure_busy).
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <iterator>
@@ -18,9 +22,10 @@ std::string timeout_ms() {
 const char *const kCollectives[] = {"bcast",     "reduce",  "allreduce", "gather",
                                     "allgather", "scatter", "alltoall",  "alltoallv"};
 
-// The collectives a fabric's case kills a rank in: all of them; in the sanitizer builds
-// (VIADUCT_TEST_MATRIX=cover, where each job runs several times slower) every other one, shm
-// taking the even and tcp the odd, so that each collective still meets a failure once.
+// The collectives a case kills a rank in: all of them; in the sanitizer builds
+// (VIADUCT_TEST_MATRIX=cover, where each job runs several times slower) every other one, the
+// first case taking the even and the second the odd, so that each collective still meets a
+// failure once.
 std::vector<std::string> collectives(int parity) {
     const char *m = std::getenv("VIADUCT_TEST_MATRIX");
     const bool cover = m != nullptr && std::string(m) == "cover";
@@ -46,10 +51,10 @@ void expect_survivors(const launcher::JobResult &result, const launcher::JobSpec
 
 }  // namespace
 
-TEST_CASE("a rank killed during a collective fails it on every survivor (shm)",
+TEST_CASE("a rank killed during a collective fails it on every survivor (tcp)",
           "[collective_failure]") {
     const std::string name = GENERATE(from_range(collectives(0)));
-    const matrix::Combo combo{"shm", "", "", ""};
+    const matrix::Combo combo{"tcp;ofi_rxm", "", "", ""};
     INFO(combo.name() << ", " << name << ", root 0, killed at once");
     auto spec = combo.job(4, 60, "collective_failure", {name, "0", "first"});
     spec.env.emplace_back("VIADUCT_TIMEOUT_MS", timeout_ms());
