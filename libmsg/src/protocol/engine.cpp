@@ -5,8 +5,6 @@
 // serves them as their ProtocolHost.
 #include "protocol/engine.hpp"
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -14,15 +12,8 @@
 #include "common/log.hpp"
 #include "protocol/message_trace.hpp"
 #include "protocol/protocol_set.hpp"
-#include "viaduct/host_memory.hpp"
 
 namespace msg {
-
-// A receive buffer; starts with the context the transport hands back.
-struct Engine::RxBuf {
-    OpContext ctx;
-    char *buf = nullptr;
-};
 
 // Indexed by PacketType (validate_header admits only Hello..Credit).
 const Engine::PacketHandler Engine::kHandlers[] = {
@@ -52,20 +43,6 @@ const ProtocolChoice &Engine::protocol_choice() const {
     return protocols_->choice();
 }
 
-namespace {
-
-// What this process may still allocate: the host's (and its cgroup's)
-// available memory, and the data-size limit.
-uint64_t memory_allowed() {
-    uint64_t allowed = viaduct::host_memory().usable();
-    struct rlimit rl {};
-    if (getrlimit(RLIMIT_DATA, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-        allowed = std::min<uint64_t>(allowed, rl.rlim_cur);
-    return allowed;
-}
-
-}  // namespace
-
 int Engine::init() {
     if (transport_ == nullptr || size_ == 1) return MSG_OK;
     if (transport_->max_iov() < 2) {
@@ -92,40 +69,10 @@ int Engine::init() {
                 "send/recv",
                 transport_->name().c_str(), range.protocol == MSG_PROTOCOL_RDMA ? "read" : "write",
                 range.max_bytes);
-    const size_t count = plan.buffers();
-    const double bytes = static_cast<double>(count) * static_cast<double>(opts_.buffer_size);
-    if (const uint64_t allowed = memory_allowed(); bytes > static_cast<double>(allowed)) {
-        log_error(
-            "receive buffers for %d peer%s need %s (%zu of %zu bytes), more than the %s this "
-            "process may have; lower VIADUCT_BUFFER_SIZE, VIADUCT_CREDITS or "
-            "VIADUCT_ACTIVE_PEERS, or run fewer ranks per host",
-            size_ - 1, size_ == 2 ? "" : "s", viaduct::mib(bytes).c_str(), count, opts_.buffer_size,
-            viaduct::mib(static_cast<double>(allowed)).c_str());
-        return MSG_ERR_NO_MEMORY;
-    }
-    log_info("receive buffers: %zu of %zu bytes (%s) for %d peers, %zu of them spare", count,
-             opts_.buffer_size, viaduct::mib(bytes).c_str(), size_ - 1, plan.spare);
-    rx_slab_.reset(new (std::nothrow) char[count * opts_.buffer_size]);
-    if (!rx_slab_) {
-        log_error("receive buffers for %d peers: %s could not be allocated", size_ - 1,
-                  viaduct::mib(bytes).c_str());
-        return MSG_ERR_NO_MEMORY;
-    }
-    if (transport_->needs_local_registration() &&
-        transport_->register_memory(rx_slab_.get(), count * opts_.buffer_size, kLocal, &rx_mr_) !=
-            0)
-        return MSG_ERR_TRANSPORT;
     pool_ = std::make_unique<ReceivePool>(size_, plan);
-    for (size_t i = 0; i < count; ++i) {
-        auto rb = std::make_unique<RxBuf>();
-        rb->buf = rx_slab_.get() + i * opts_.buffer_size;
-        if (i < plan.posted)
-            repost(rb.get());
-        else
-            rx_spare_.push_back(rb.get());
-        rx_bufs_.push_back(std::move(rb));
-    }
-    return MSG_OK;
+    const int rc = rx_.init(transport_, size_ - 1, plan, opts_.buffer_size);
+    if (rx_.has_waiting()) backlog_ = true;
+    return rc;
 }
 
 int Engine::start_handshake() {
@@ -378,12 +325,7 @@ PostResult Engine::post_stream_packet(Request &r, PacketStream &stream, const Wi
 // ---- Progress ----
 
 void Engine::repost(RxBuf *rb) {
-    void *desc = rx_mr_ ? rx_mr_->desc() : nullptr;
-    int rc = transport_->post_recv(rb->buf, opts_.buffer_size, desc, &rb->ctx);
-    if (rc == 0) return;
-    if (rc != -EAGAIN) log_error("posting a receive buffer failed: %s", std::strerror(-rc));
-    rx_unposted_.push_back(rb);
-    backlog_ = true;
+    if (!rx_.post(rb)) backlog_ = true;
 }
 
 bool Engine::progress() {
@@ -395,7 +337,7 @@ bool Engine::progress() {
         const TransportCompletion &c = comps[i];
         switch (c.kind) {
             case OpKind::Recv:
-                handle_recv(reinterpret_cast<RxBuf *>(c.context), c);
+                handle_recv(ReceiveBuffers::of(c.context), c);
                 break;
             case OpKind::Send:
                 handle_send_done(c.context, c.error);
@@ -409,9 +351,7 @@ bool Engine::progress() {
     if (has_backlog()) {
         backlog_ = false;
         flow_.clear_backlog();
-        std::vector<RxBuf *> again;
-        again.swap(rx_unposted_);
-        for (RxBuf *rb : again) repost(rb);
+        if (!rx_.post_waiting()) backlog_ = true;
         for (int r = 0; r < size_; ++r) {
             if (flow_.has_queue(r)) flush(r);
             if (flow_.credit_pending(r)) return_credit(r);
@@ -448,18 +388,9 @@ void Engine::settle(RxBuf *rb, Arrival &a) {
         return;
     }
     a.credit = pool_->consumed(a.src, flow_.window(a.src));
-    if (a.credit == ReceivePool::Credit::Reclaim) {
-        ++stats_.receive_reclaims;
-        rx_spare_.push_back(rb);
-        return;
-    }
-    repost(rb);
-    if (a.credit == ReceivePool::Credit::Grant) {
-        ++stats_.receive_grants;
-        RxBuf *extra = rx_spare_.back();
-        rx_spare_.pop_back();
-        repost(extra);
-    }
+    if (a.credit == ReceivePool::Credit::Reclaim) ++stats_.receive_reclaims;
+    if (a.credit == ReceivePool::Credit::Grant) ++stats_.receive_grants;
+    if (!rx_.settle(rb, a.credit)) backlog_ = true;
 }
 
 // Checks a received packet before its handler sees it, and takes the credit
@@ -470,7 +401,7 @@ bool Engine::admit(RxBuf *rb, const TransportCompletion &c, Arrival *a) {
         ++stats_.bad_headers;
         return false;
     }
-    std::memcpy(&h, rb->buf, sizeof h);
+    std::memcpy(&h, rb->data, sizeof h);
     if (const char *why = validate_header(h, c.length, size_, rank_)) {
         ++stats_.bad_headers;
         log_debug("dropped a packet: %s", why);
@@ -492,7 +423,7 @@ bool Engine::admit(RxBuf *rb, const TransportCompletion &c, Arrival *a) {
         log_debug("dropped a packet from rank %d: returns more credit than it holds", a->src);
         return false;
     }
-    a->payload = rb->buf + sizeof h;
+    a->payload = rb->data + sizeof h;
     a->plen = c.length - sizeof h;
     return true;
 }

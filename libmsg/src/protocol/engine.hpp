@@ -1,7 +1,7 @@
 // The messaging engine's core: requests, eager messages, the dispatch of
 // arriving packets and peer failure. Matching keeps the posted receives and
-// the unexpected list; packets leave through PacketFlow (credits, queues),
-// RDMA pieces through RmaMover; long messages
+// the unexpected list; packets arrive in ReceiveBuffers and leave through
+// PacketFlow (credits, queues), RDMA pieces through RmaMover; long messages
 // move by the protocol objects of protocol_set.hpp, which reach the core
 // only through ProtocolHost (long_protocol.hpp). Written only against the
 // Transport interface; not thread safe by itself: the context serializes
@@ -21,6 +21,7 @@
 #include "protocol/matching.hpp"
 #include "protocol/packet_flow.hpp"
 #include "protocol/protocol_choice.hpp"
+#include "protocol/receive_buffers.hpp"
 #include "protocol/receive_pool.hpp"
 #include "protocol/request.hpp"
 #include "protocol/request_table.hpp"
@@ -69,7 +70,7 @@ class Engine final : private ProtocolHost {
     // process may have.
     int init();
     // The receive buffers allocated, posted or spare (ReceivePlan).
-    size_t receive_buffers() const { return rx_bufs_.size(); }
+    size_t receive_buffers() const { return rx_.count(); }
     // Which protocol moves a long send of each size.
     const ProtocolChoice &protocol_choice() const;
     // Starts the connection handshake with every peer.
@@ -121,7 +122,7 @@ class Engine final : private ProtocolHost {
     size_t chunk_payload() const override { return opts_.buffer_size - sizeof(WireHeader); }
 
   private:
-    struct RxBuf;
+    using RxBuf = ReceiveBuffers::Buffer;
     struct Peer {
         bool failed = false;
         bool hello_seen = false;
@@ -197,14 +198,7 @@ class Engine final : private ProtocolHost {
     int failed_count_ = 0;
     bool backlog_ = false;  // receive buffers or RDMA pieces wait for a full queue
 
-    // Receive buffers: one registered slab, not written before the fabric
-    // does (a buffer never filled costs no memory on a fabric that does not
-    // pin it), shared by the peers through the pool.
-    std::unique_ptr<char[]> rx_slab_;
-    std::unique_ptr<MemoryRegion> rx_mr_;
-    std::vector<std::unique_ptr<RxBuf>> rx_bufs_;
-    std::vector<RxBuf *> rx_unposted_;
-    std::vector<RxBuf *> rx_spare_;  // the pool's buffers not posted
+    ReceiveBuffers rx_;
     std::unique_ptr<ReceivePool> pool_;
     PacketFlow flow_;
     RmaMover rma_;
