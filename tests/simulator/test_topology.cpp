@@ -302,6 +302,13 @@ TEST_CASE("topology specs and routing rules say what they need", "[topology]") {
     CHECK(error_of("nodes 2\nrouter a ports 2 at 0 0\nrouter b ports 2 at 1 0\nlink n0 a.0\n"
                    "link n1 b.0\nlink a.1 b.1\nrouting xy\n")
               .empty());
+    // A third coordinate places a router in z.
+    const Topology z = parse_topology(
+        "nodes 2\nrouter a ports 2 at 0 0 0\nrouter b ports 2 at 0 0 1\n"
+        "link n0 a.0\nlink n1 b.0\nlink a.1 b.1\nrouting xy\n",
+        "z.topo");
+    CHECK(z.routers[1].z == 1);
+    CHECK(compute_routing(z).hop_count(0, 0, 1) == 2);
     Topology xbar = make_topology("crossbar:4", 1);
     xbar.routing = "xy";
     CHECK_THROWS_WITH(compute_routing(xbar), Catch::Contains("needs coordinates"));
