@@ -4,7 +4,7 @@
 # the fastest is reported (other work on the machine only ever slows a run down). With --scale,
 # the fabrics people buy instead, once each: a 65,536-node fat tree under all-to-all, a
 # 16,512-node dragonfly under open-loop traffic (uniform and next-group, three loads, minimal
-# and Valiant routing) and a 32,768-node torus under dimension order, with their setup time
+# and Valiant routing) and a 32x32x32 3-D torus (32,768 nodes) under dimension order, with their setup time
 # and peak memory beside the goals. A benchmark, not a test: it prints figures and never fails
 # on speed.
 # usage: scripts/sansim-bench.sh [--build DIR] [--runs N] [--scale] [--json]
@@ -50,7 +50,7 @@ else
       done
     done
   done
-  cases+=("torus32x32x32n-xy-uniform-0.3|8,,|--topology torus:32,32,32 --routing xy --vls 2 --vl-rule dateline --workload openloop --load 0.3 --time-limit-us 200")
+  cases+=("torus32x32x32-xy-uniform-0.3|8,,|--topology torus:32,32,32 --routing xy --vls 2 --vl-rule dateline --workload openloop --load 0.3 --time-limit-us 200")
 fi
 
 tmp=$(mktemp -d)

@@ -25,8 +25,9 @@ const char *kHelp = R"(usage: sansim [options]
 Discrete-event, packet-level simulator of a ServerNet-style system-area network.
 
 Topology
-  --topology SPEC        crossbar:N | ring:R[,C] | mesh:X,Y[,C] | torus:X,Y[,C] |
-                         fattree:K,N[,OVERSUB] | dragonfly:A,P,H[,G] | dual:N | chain:H | FILE
+  --topology SPEC        crossbar:N | ring:R[,C] | mesh:X[,Y[,Z]][/C] |
+                         torus:X[,Y[,Z]][/C] | fattree:K,N[,OVERSUB] | dragonfly:A,P,H[,G] |
+                         dual:N | chain:H | FILE
                          (default dual:64, the two-fabric 6-port-router network)
   --fabrics 1|2          fabrics for generators other than dual (default 1)
   --routing RULE         override: updown | xy | shortest | minimal | valiant | table

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """sansim against BookSim2 on the experiments both can express: open-loop uniform traffic
 (self-traffic included, as BookSim's uniform pattern has it) on an 8x8 mesh under dimension
-order, a 4-ary 3-tree and a 16-port crossbar, and optionally the 1,024-node 4-ary 5-tree.
+order, a 4-ary 3-tree and a 16-port crossbar, and optionally the 1,024-node 4-ary 5-tree and the
+4,096-node 4-ary 6-tree (shorter sample periods: BookSim takes minutes on them).
 
 Both run the same network for the same simulated time at the same offered load: 80-byte
 packets (BookSim: five 16-byte flits), one virtual channel of 16 flits (sansim: one lane of
@@ -19,7 +20,7 @@ simulators' accepted load and mean packet latency in cycles. A benchmark: it nev
 speed. Without a BookSim binary it says so and prints sansim's half.
 
 usage: booksim_compare.py [--booksim PATH] [--sansim PATH] [--load F] [--period CYCLES]
-                          [--cases mesh,fattree,crossbar[,fattree1024]] [--runs N] [--json]
+                          [--cases mesh,fattree,crossbar[,fattree1024][,fattree4096]] [--runs N] [--json]
 (--runs: each simulator runs each case N times and the fastest counts, as other work on the
 machine only ever slows a run down)
 BookSim2: fetch github.com/booksim/booksim2, then `make -C src` (needs flex, bison, g++);
@@ -46,6 +47,8 @@ CASES = {
                  "crossbar:16", 1.0),
     "fattree1024": (["topology = fattree;", "k = 4;", "n = 5;", "routing_function = nca;"],
                     "fattree:4,5", 0.25),
+    "fattree4096": (["topology = fattree;", "k = 4;", "n = 6;", "routing_function = nca;"],
+                    "fattree:4,6", 0.1),
 }
 
 ROUTER = """num_vcs = 1;

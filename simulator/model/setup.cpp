@@ -143,7 +143,8 @@ void Network::set_lane_rule(Channel &ch, const LinkSpec &l, Endpoint from, Endpo
     const RouterSpec &u = topo_.routers[static_cast<std::size_t>(from.dev - topo_.nodes)];
     const RouterSpec &v = topo_.routers[static_cast<std::size_t>(to.dev - topo_.nodes)];
     if (topo_.vl_rule == "dateline") {
-        ch.vl_class = u.x != v.x ? (u.y != v.y ? 3 : 1) : 2;
+        // x: 1, y: 2, z: 4, a diagonal link its own class (3)
+        ch.vl_class = u.x != v.x ? (u.y != v.y ? 3 : 1) : u.y != v.y ? 2 : 4;
         ch.vl_step = l.dateline ? 1 : 0;
     } else if (topo_.vl_rule == "group") {
         ch.vl_step = u.group != v.group ? 1 : 0;

@@ -1,6 +1,6 @@
 // The topology file format (docs/sansim.md): one statement per line, '#' starts a comment.
 //   nodes 8 [fabrics 2]
-//   router NAME ports 6 [fabric x|y] [level 0] [at X Y] [group G]
+//   router NAME ports 6 [fabric x|y] [level 0] [at X Y [Z]] [group G]
 //   link END END [mbps 50 | gbps 100] [delay_ns 10] [dateline]
 //                                             END is n3 / n3.x / n3.y or NAME.PORT;
 //                                             mbps in [0.001, 1e6], delay_ns in [0, 1e9]
@@ -128,7 +128,7 @@ struct Parser {
     void router_statement(const std::vector<std::string> &w) {
         if (t.nodes == 0) fail("'router' before the 'nodes' line");
         if (w.size() < 4 || w[2] != "ports")
-            fail("usage: router NAME ports N [fabric x|y] [level L] [at X Y] [group G]");
+            fail("usage: router NAME ports N [fabric x|y] [level L] [at X Y [Z]] [group G]");
         if (router_index.count(w[1])) fail("router '" + w[1] + "' defined twice");
         RouterSpec r;
         r.name = w[1];
@@ -151,6 +151,10 @@ struct Parser {
                 r.y = static_cast<int>(number(w[i + 2], "y", 0, 1 << 16));
                 r.placed = true;
                 ++i;
+                if (i + 2 < w.size() && std::isdigit(static_cast<unsigned char>(w[i + 2][0]))) {
+                    r.z = static_cast<int>(number(w[i + 2], "z", 0, 1 << 16));
+                    ++i;
+                }
             } else if (w[i] == "group") {
                 r.group = static_cast<int>(number(w[i + 1], "group", 0, 1 << 16));
             } else {

@@ -76,8 +76,12 @@ TopologySize generator_size(const std::string &name, const std::vector<int> &a, 
         return {r * c, r * f, r * (c + 2) * f, c + 2, (r * c + r) * f, f};
     }
     if (name == "mesh" || name == "torus") {
-        const double xy = at(a, 0, 1) * at(a, 1, 1), c = at(a, 2, 1);
-        return {xy * c, xy * f, xy * (c + 4) * f, c + 4, (xy * c + 2 * xy) * f, f, false};
+        // {nodes per router, sizes...}: a link per router and dimension at most.
+        const double c = at(a, 0, 1), dims = a.size() > 1 ? static_cast<double>(a.size() - 1) : 1;
+        double r = 1;
+        for (std::size_t k = 1; k < a.size(); ++k) r *= a[k];
+        return {r * c, r * f, r * (c + 2 * dims) * f, c + 2 * dims, (r * c + dims * r) * f,
+                f,     false};
     }
     if (name == "fattree" || name == "dragonfly") {
         TopologySize s = name == "fattree" ? fat_tree_size(a, f) : dragonfly_size(a, f);

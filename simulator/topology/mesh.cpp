@@ -1,46 +1,68 @@
-// 2-D meshes (dimension-order routing) and tori (up*/down* routing, deadlock free without
-// virtual channels). Ports: 0..per-1 nodes, then +x, -x, +y, -y. A torus ring's wrap-around
-// link is its dateline (for dimension order on a torus with the dateline lane rule).
+// Meshes and tori of one to three dimensions (dimension-order routing; tori default to
+// up*/down*, deadlock free without virtual lanes). Ports: 0..per-1 nodes, then for each
+// dimension its + and - links (+x, -x, +y, -y, +z, -z). A torus ring's wrap-around link is its
+// dateline (for dimension order on a torus with the dateline lane rule).
 #include "topology/topology.hpp"
 
 namespace sansim {
 
-Topology make_mesh(int xs, int ys, int per, bool torus, int fabrics) {
-    if (xs < 1 || ys < 1 || xs * ys < 2 || per < 1)
-        throw TopologyError("mesh/torus: needs X*Y >= 2 routers and >= 1 node each");
+namespace {
+
+// Router r's coordinate in dimension k (x fastest, as the routers are numbered).
+int coordinate(const std::vector<int> &dims, int r, std::size_t k) {
+    for (std::size_t i = 0; i < k; ++i) r /= dims[i];
+    return r % dims[k];
+}
+
+std::string mesh_name(const std::vector<int> &dims, int per, bool torus) {
+    std::string s = torus ? "torus:" : "mesh:";
+    for (std::size_t k = 0; k < dims.size(); ++k) s += (k ? "," : "") + std::to_string(dims[k]);
+    return per > 1 ? s + "/" + std::to_string(per) : s;
+}
+
+void place_routers(Topology &t, const std::vector<int> &dims, int per, int fabric, int count) {
+    for (int i = 0; i < count; ++i) {
+        RouterSpec &r = t.routers[static_cast<std::size_t>(
+            t.add_router(per + 2 * static_cast<int>(dims.size()), fabric))];
+        int *at[3] = {&r.x, &r.y, &r.z};
+        for (std::size_t k = 0; k < dims.size(); ++k) *at[k] = coordinate(dims, i, k);
+        r.placed = true;
+    }
+}
+
+}  // namespace
+
+Topology make_mesh(const std::vector<int> &dims, int per, bool torus, int fabrics) {
+    long routers = 1;
+    for (int d : dims) routers *= d < 1 ? 0 : d;
+    if (dims.empty() || dims.size() > 3 || routers < 2 || routers > (1L << 30) || per < 1)
+        throw TopologyError("mesh/torus: needs 1 to 3 dimensions, >= 2 routers and >= 1 node each");
+    const int count = static_cast<int>(routers);
     Topology t;
-    t.name = std::string(torus ? "torus:" : "mesh:") + std::to_string(xs) + "," +
-             std::to_string(ys) + "," + std::to_string(per);
-    t.nodes = xs * ys * per;
+    t.name = mesh_name(dims, per, torus);
+    t.nodes = count * per;
     t.fabrics = fabrics;
     t.routing = torus ? "updown" : "xy";
     t.generator = torus ? "torus" : "mesh";
-    t.generator_args = {xs, ys, per};
+    t.generator_args = {per};
+    t.generator_args.insert(t.generator_args.end(), dims.begin(), dims.end());
     for (int f = 0; f < fabrics; ++f) {
         const int base = static_cast<int>(t.routers.size());
-        auto id = [&](int x, int y) { return base + y * xs + x; };
-        for (int y = 0; y < ys; ++y)
-            for (int x = 0; x < xs; ++x) {
-                const int r = t.add_router(per + 4, f);
-                t.routers[static_cast<std::size_t>(r)].x = x;
-                t.routers[static_cast<std::size_t>(r)].y = y;
-                t.routers[static_cast<std::size_t>(r)].placed = true;
-            }
+        place_routers(t, dims, per, f, count);
         for (int n = 0; n < t.nodes; ++n) t.connect(n, f, t.router_dev(base + n / per), n % per);
-        for (int y = 0; y < ys; ++y)
-            for (int x = 0; x < xs; ++x) {
-                const bool wrap_x = torus && xs > 2, wrap_y = torus && ys > 2;
-                if (x + 1 < xs || wrap_x) {
-                    t.connect(t.router_dev(id(x, y)), per, t.router_dev(id((x + 1) % xs, y)),
-                              per + 1);
-                    t.links.back().dateline = x + 1 == xs;
+        for (int r = 0; r < count; ++r) {
+            int stride = 1;
+            for (std::size_t k = 0; k < dims.size(); ++k) {
+                const int size = dims[k], c = coordinate(dims, r, k);
+                const int port = per + 2 * static_cast<int>(k);
+                if (c + 1 < size || (torus && size > 2)) {
+                    const int next = r + (c + 1 < size ? stride : -c * stride);
+                    t.connect(t.router_dev(base + r), port, t.router_dev(base + next), port + 1);
+                    t.links.back().dateline = c + 1 == size;
                 }
-                if (y + 1 < ys || wrap_y) {
-                    t.connect(t.router_dev(id(x, y)), per + 2, t.router_dev(id(x, (y + 1) % ys)),
-                              per + 3);
-                    t.links.back().dateline = y + 1 == ys;
-                }
+                stride *= size;
             }
+        }
     }
     return t;
 }

@@ -18,7 +18,7 @@ bool same_wiring(const Topology &a, const Topology &b) {
     for (std::size_t i = 0; i < a.routers.size(); ++i) {
         const RouterSpec &x = a.routers[i], &y = b.routers[i];
         if (x.ports != y.ports || x.level != y.level || x.group != y.group || x.x != y.x ||
-            x.y != y.y)
+            x.y != y.y || x.z != y.z)
             return false;
     }
     for (std::size_t i = 0; i < a.links.size(); ++i)
@@ -36,8 +36,9 @@ bool rebuilt_matches(const Topology &t) {
             return same_wiring(t, make_fat_tree(a[0], a[1], t.fabrics, a[2]));
         if (t.generator == "dragonfly" && a.size() == 4)
             return same_wiring(t, make_dragonfly(a[0], a[1], a[2], t.fabrics, a[3]));
-        if ((t.generator == "mesh" || t.generator == "torus") && a.size() == 3)
-            return same_wiring(t, make_mesh(a[0], a[1], a[2], t.generator == "torus", t.fabrics));
+        if ((t.generator == "mesh" || t.generator == "torus") && a.size() >= 2)
+            return same_wiring(t, make_mesh(std::vector<int>(a.begin() + 1, a.end()), a[0],
+                                            t.generator == "torus", t.fabrics));
     } catch (const TopologyError &) {
         return false;
     }

@@ -2,6 +2,7 @@
 // over (router, phase) states; ties between equal-length next hops spread by destination).
 #include "topology/routing.hpp"
 
+#include <algorithm>
 #include <deque>
 #include <string>
 
@@ -236,6 +237,22 @@ void downhill_ports(const Topology &t, const Routing &rt, int d, int u, int su,
     }
 }
 
+// Dimension order takes Y before Z: both lead to phase 1, so the distances alone allow
+// either first (X before the others is the phases' doing).
+void y_before_z(const Topology &t, const Routing &rt, int u, std::vector<int> &cand) {
+    const auto &pp = rt.peers[static_cast<std::size_t>(t.nodes + u)];
+    const RouterSpec &ru = t.routers[static_cast<std::size_t>(u)];
+    auto moves = [&](int p, bool z) {
+        const PortPeer &q = pp[static_cast<std::size_t>(p)];
+        if (t.is_node(q.dev)) return false;
+        const RouterSpec &rv = t.routers[static_cast<std::size_t>(q.dev - t.nodes)];
+        return rv.x == ru.x && (z ? rv.y == ru.y && rv.z != ru.z : rv.y != ru.y);
+    };
+    if (std::any_of(cand.begin(), cand.end(), [&](int p) { return moves(p, false); }))
+        cand.erase(std::remove_if(cand.begin(), cand.end(), [&](int p) { return moves(p, true); }),
+                   cand.end());
+}
+
 // Next hops toward node d: any output that lowers the distance by one; ties spread by
 // destination and router.
 void fill_next_hops(const Topology &t, Routing &rt, int d, const std::vector<int> &dist,
@@ -246,6 +263,7 @@ void fill_next_hops(const Topology &t, Routing &rt, int d, const std::vector<int
         for (int su = 0; su < 2; ++su) {
             if (dist[static_cast<std::size_t>(u * 2 + su)] == kInf) continue;
             downhill_ports(t, rt, d, u, su, dist, cand);
+            if (t.routing == "xy") y_before_z(t, rt, u, cand);
             if (cand.empty()) continue;
             const int level = lowest < 0 ? -1 : t.routers[static_cast<std::size_t>(u)].level;
             const int port =
@@ -318,7 +336,7 @@ void check_coordinates(const Topology &t, const std::string &what) {
             throw TopologyError(
                 at_line(t, r.line) + what + " needs coordinates for every " +
                 "router, and router '" + r.name + "' has none" +
-                (r.line > 0 ? " (give it 'at X Y')" : " (it suits mesh:X,Y and torus:X,Y)"));
+                (r.line > 0 ? " (give it 'at X Y')" : " (it suits mesh and torus)"));
 }
 
 // Valiant routing and the group lane rule need every router's group (the dragonfly's).

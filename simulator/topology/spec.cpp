@@ -8,6 +8,16 @@ namespace sansim {
 
 namespace {
 
+int number(const std::string &spec, const std::string &item) {
+    try {
+        std::size_t used = 0;
+        const int v = std::stoi(item, &used);
+        if (used == item.size()) return v;
+    } catch (const std::exception &) {
+    }
+    throw TopologyError("topology '" + spec + "': '" + item + "' is not a number");
+}
+
 Topology checked_file(const std::string &spec, const std::string &path) {
     Topology t = read_topology_file(path);
     check_footprint(spec, topology_size(t));
@@ -21,17 +31,21 @@ Topology make_topology(const std::string &spec, int fabrics) {
     if (colon == std::string::npos) return checked_file(spec, spec);
     const std::string name = spec.substr(0, colon);
     if (name == "file") return checked_file(spec, spec.substr(colon + 1));
-    std::vector<int> a;
-    std::stringstream ss(spec.substr(colon + 1));
-    for (std::string item; std::getline(ss, item, ',');) {
-        try {
-            std::size_t used = 0;
-            a.push_back(std::stoi(item, &used));
-            if (used != item.size()) throw std::invalid_argument(item);
-        } catch (const std::exception &) {
-            throw TopologyError("topology '" + spec + "': '" + item + "' is not a number");
-        }
+    std::string args = spec.substr(colon + 1);
+    // Meshes and tori: "SIZES/NODES_PER_ROUTER", the sizes a list of one to three.
+    int per = 1;
+    const auto slash = args.find('/');
+    if ((name == "mesh" || name == "torus") && slash != std::string::npos) {
+        per = number(spec, args.substr(slash + 1));
+        args.resize(slash);
     }
+    std::vector<int> a;
+    std::stringstream ss(args);
+    for (std::string item; std::getline(ss, item, ',');) {
+        a.push_back(number(spec, item));
+    }
+    const bool grid = name == "mesh" || name == "torus";
+    if (grid) a.insert(a.begin(), per);  // the generator's arguments: {per, sizes...}
     auto need = [&](std::size_t lo, std::size_t hi, const char *usage) {
         if (a.size() < lo || a.size() > hi)
             throw TopologyError("topology '" + spec + "': usage " + usage);
@@ -46,9 +60,9 @@ Topology make_topology(const std::string &spec, int fabrics) {
         need(1, 2, "ring:ROUTERS[,NODES_PER_ROUTER]");
         return make_ring(a[0], a.size() > 1 ? a[1] : 1, fabrics);
     }
-    if (name == "mesh" || name == "torus") {
-        need(2, 3, "mesh:X,Y[,NODES_PER_ROUTER]");
-        return make_mesh(a[0], a[1], a.size() > 2 ? a[2] : 1, name == "torus", fabrics);
+    if (grid) {
+        need(2, 4, "mesh:X[,Y[,Z]][/NODES_PER_ROUTER]");
+        return make_mesh(std::vector<int>(a.begin() + 1, a.end()), a[0], name == "torus", fabrics);
     }
     if (name == "fattree") {
         need(2, 3, "fattree:K,N[,OVERSUB] (k-ary n-tree, K^N nodes; OVERSUB:1 at the leaves)");

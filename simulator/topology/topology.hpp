@@ -25,11 +25,11 @@ struct LinkSpec {
 struct RouterSpec {
     std::string name;
     int ports = 0;
-    int fabric = 0;       // 0 = X, 1 = Y
-    int level = -1;       // rank for up*/down* routing (0 = top); -1: breadth-first from a root
-    int x = 0, y = 0;     // coordinates for dimension-order routing
-    bool placed = false;  // x and y were given
-    int group = -1;       // dragonfly group: Valiant routing and the group virtual-lane rule
+    int fabric = 0;           // 0 = X, 1 = Y
+    int level = -1;           // rank for up*/down* routing (0 = top); -1: breadth-first from a root
+    int x = 0, y = 0, z = 0;  // coordinates for dimension-order routing
+    bool placed = false;      // x and y (and z) were given
+    int group = -1;           // dragonfly group: Valiant routing and the group virtual-lane rule
     int line = 0;
 };
 
@@ -115,7 +115,8 @@ class TopologyError : public std::runtime_error {
 // Generators (topology/<name>.cpp). Parameters are validated; bad ones throw TopologyError.
 Topology make_crossbar(int nodes, int fabrics);
 Topology make_ring(int routers, int nodes_per_router, int fabrics);
-Topology make_mesh(int x, int y, int nodes_per_router, bool torus, int fabrics);
+// dims: one to three sizes (x, y, z); per: nodes on each router.
+Topology make_mesh(const std::vector<int> &dims, int per, bool torus, int fabrics);
 // oversub: leaf routers have k down links and k / oversub up links (k a multiple of oversub).
 Topology make_fat_tree(int k, int n, int fabrics, int oversub = 1);
 // g groups (0: a * h + 1, one global link between every pair of groups); a * h must be a
@@ -128,7 +129,7 @@ Topology make_chain(int hops);  // two nodes joined through `hops` routers (vali
 Topology read_topology_file(const std::string &path);
 Topology parse_topology(const std::string &text, const std::string &origin);
 
-// Builds a generator from a spec such as "fattree:4,3" or "torus:8,8,1" or a file path.
+// Builds a generator from a spec such as "fattree:4,3" or "torus:8,8/2" or a file path.
 // Refuses (TopologyError) a topology whose model would not fit in memory, before building it.
 Topology make_topology(const std::string &spec, int fabrics);
 
@@ -142,7 +143,8 @@ struct TopologySize {
     // Routed by tables (per router and destination, per pair); false: by a rule from addresses.
     bool tables = true;
 };
-// A generator's counts from its arguments (zeros for an unknown name).
+// A generator's counts from its arguments (zeros for an unknown name); mesh and torus take
+// {nodes per router, sizes...}, as Topology::generator_args records them.
 TopologySize generator_size(const std::string &name, const std::vector<int> &args, int fabrics);
 TopologySize topology_size(const Topology &t);
 // Bytes the description, routing tables and network of such a topology take, about.

@@ -159,6 +159,18 @@ TEST_CASE("dateline lanes keep a torus under dimension order out of deadlock", "
     CHECK(r.sim_time_us == Approx(limit_us));
     CHECK(r.buffer_overflows == 0);
     CHECK(r.throughput_fraction > 0.2);
+
+    // The same in three dimensions: torus:4,4,4 (64 routers, rings of 4 in x, y and z).
+    const double short_us = 2000;
+    const Results one = open_loop(with_rules("torus:4,4,4", "xy", "none"), credits(1, 128),
+                                  "uniform", 1.0, 0, 0, short_us);
+    CHECK(one.deadlock);
+    const Results cube = open_loop(with_rules("torus:4,4,4", "xy", "dateline"), credits(2, 128),
+                                   "uniform", 1.0, 0, 0, short_us);
+    CHECK_FALSE(cube.deadlock);
+    CHECK(cube.sim_time_us == Approx(short_us));
+    CHECK(cube.buffer_overflows == 0);
+    CHECK(cube.throughput_fraction > 0.2);
 }
 
 TEST_CASE("the dateline rule needs two lanes and coordinates", "[fabrics]") {

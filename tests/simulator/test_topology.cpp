@@ -1,4 +1,5 @@
 // Topology files: a hand-written fabric routes and runs; bad files name the line at fault.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -138,8 +139,9 @@ TEST_CASE("generators build what they promise", "[topology]") {
 }
 
 TEST_CASE("hop counts are the routers a packet crosses following the tables", "[topology]") {
-    for (const std::string spec : {"crossbar:4", "ring:5,2", "mesh:3,4,1", "torus:4,3,1",
-                                   "fattree:3,3", "dragonfly:2,2,1", "dual:16", "chain:7"}) {
+    for (const std::string spec :
+         {"crossbar:4", "ring:5,2", "mesh:3,4", "torus:4,3", "torus:3,4,3/2", "fattree:3,3",
+          "dragonfly:2,2,1", "dual:16", "chain:7"}) {
         for (int fabrics : {1, 2}) {
             INFO(spec << " fabrics " << fabrics);
             const Topology t = make_topology(spec, fabrics);
@@ -188,10 +190,15 @@ TEST_CASE("routing rules give the tables' ports and hop counts", "[topology]") {
                                      {"dragonfly:4,2,2,3", "minimal", ""},
                                      {"dragonfly:3,2,2,2", "minimal", ""},
                                      {"dragonfly:2,3,4,5", "minimal", ""},
-                                     {"mesh:5,3,2", "", ""},
-                                     {"torus:4,5,2", "xy", ""},
-                                     {"torus:6,2,1", "xy", ""},
-                                     {"torus:5,1,1", "xy", ""}};
+                                     {"mesh:5,3/2", "", ""},
+                                     {"torus:4,5/2", "xy", ""},
+                                     {"torus:6,2", "xy", ""},
+                                     {"torus:5,1", "xy", ""},
+                                     {"torus:7", "xy", ""},
+                                     {"mesh:3,2,4", "", ""},
+                                     {"torus:4,3,5/2", "xy", ""},
+                                     {"torus:4,4,4", "xy", ""},
+                                     {"torus:2,6,1", "xy", ""}};
     for (const Case &c : cases)
         for (int fabrics : {1, 2}) {
             INFO(c.spec << " routing '" << c.routing << "' ties '" << c.ties << "' fabrics "
@@ -219,6 +226,32 @@ TEST_CASE("routing rules give the tables' ports and hop counts", "[topology]") {
     Topology cut = make_topology("fattree:4,2", 1);
     std::swap(cut.links[0].b, cut.links[1].b);
     CHECK(compute_routing(cut).rule == nullptr);
+}
+
+TEST_CASE("a 3-D torus's hop counts are its rings' shorter ways, summed", "[topology]") {
+    // torus:5,4,3/2 under dimension order: 60 routers, two nodes each; a router is crossed per
+    // ring step plus the destination's own.
+    Topology t = make_topology("torus:5,4,3/2", 1);
+    t.routing = "xy";
+    CHECK(t.nodes == 120);
+    CHECK(t.routers.size() == 60);
+    const Routing r = compute_routing(t);
+    REQUIRE(r.rule != nullptr);
+    const int size[3] = {5, 4, 3};
+    for (int s = 0; s < t.nodes; ++s)
+        for (int d = 0; d < t.nodes; ++d) {
+            int rs = s / 2, rd = d / 2, expect = 1;
+            for (int k = 0; k < 3; ++k) {
+                const int ahead = (rd % size[k] - rs % size[k] + size[k]) % size[k];
+                expect += std::min(ahead, size[k] - ahead);
+                rs /= size[k];
+                rd /= size[k];
+            }
+            INFO("n" << s << " to n" << d);
+            REQUIRE(r.hop_count(0, s, d) == expect);
+        }
+    // The farthest pair: 2 + 2 + 1 ring steps.
+    CHECK(r.hop_count(0, 0, 2 * (2 + 5 * (2 + 4 * 1))) == 6);
 }
 
 TEST_CASE("only the pairs traffic uses must be connected", "[topology]") {
@@ -269,10 +302,17 @@ TEST_CASE("topology specs and routing rules say what they need", "[topology]") {
     CHECK(error_of("nodes 2\nrouter a ports 2 at 0 0\nrouter b ports 2 at 1 0\nlink n0 a.0\n"
                    "link n1 b.0\nlink a.1 b.1\nrouting xy\n")
               .empty());
+    // A third coordinate places a router in z.
+    const Topology z = parse_topology(
+        "nodes 2\nrouter a ports 2 at 0 0 0\nrouter b ports 2 at 0 0 1\n"
+        "link n0 a.0\nlink n1 b.0\nlink a.1 b.1\nrouting xy\n",
+        "z.topo");
+    CHECK(z.routers[1].z == 1);
+    CHECK(compute_routing(z).hop_count(0, 0, 1) == 2);
     Topology xbar = make_topology("crossbar:4", 1);
     xbar.routing = "xy";
     CHECK_THROWS_WITH(compute_routing(xbar), Catch::Contains("needs coordinates"));
-    Topology mesh = make_topology("mesh:3,2,1", 1);
+    Topology mesh = make_topology("mesh:3,2", 1);
     mesh.routing = "xy";
     CHECK(compute_routing(mesh).hop_count(0, 0, 5) == 4);
 }
@@ -280,16 +320,21 @@ TEST_CASE("topology specs and routing rules say what they need", "[topology]") {
 TEST_CASE("a generator's size is known before it is built", "[topology]") {
     // The memory check counts from the arguments; the counts must be the generators' own.
     const std::vector<std::pair<std::string, std::vector<int>>> specs = {
-        {"crossbar", {16}},       {"ring", {5, 3}},
-        {"mesh", {4, 3, 2}},      {"torus", {5, 4}},
-        {"fattree", {4, 3}},      {"fattree", {4, 3, 2}},
-        {"dragonfly", {4, 2, 2}}, {"dragonfly", {4, 2, 2, 5}},
-        {"dual", {64}},           {"chain", {3}}};
+        {"crossbar", {16}},          {"ring", {5, 3}},        {"mesh", {2, 4, 3}},
+        {"torus", {1, 5, 4}},        {"torus", {3, 4, 3, 5}}, {"mesh", {1, 6}},
+        {"fattree", {4, 3}},         {"fattree", {4, 3, 2}},  {"dragonfly", {4, 2, 2}},
+        {"dragonfly", {4, 2, 2, 5}}, {"dual", {64}},          {"chain", {3}}};
     for (int fabrics : {1, 2})
         for (const auto &[name, args] : specs) {
             std::ostringstream spec;
             spec << name;
-            for (std::size_t i = 0; i < args.size(); ++i) spec << (i ? ',' : ':') << args[i];
+            if (name == "mesh" || name == "torus") {  // {per, sizes...}: "mesh:X,Y/PER"
+                for (std::size_t i = 1; i < args.size(); ++i)
+                    spec << (i > 1 ? ',' : ':') << args[i];
+                spec << '/' << args[0];
+            } else {
+                for (std::size_t i = 0; i < args.size(); ++i) spec << (i ? ',' : ':') << args[i];
+            }
             if (fabrics == 2 && (name == "dual" || name == "chain")) continue;
             INFO(spec.str() << " on " << fabrics << " fabrics");
             const TopologySize guess = generator_size(name, args, name == "dual" ? 2 : fabrics);
@@ -311,7 +356,7 @@ TEST_CASE("a topology too big for memory is refused with the figure", "[topology
     CHECK_THROWS_WITH(check_footprint("crossbar:1000000000", huge),
                       Catch::Contains("needs about 6.9 EiB of memory") &&
                           Catch::Contains("1000000000 nodes, 1 router, 1000000000 links"));
-    const TopologySize torus = generator_size("torus", {100000, 100000}, 1);
+    const TopologySize torus = generator_size("torus", {1, 100000, 100000}, 1);
     CHECK(torus.nodes == 1e10);
     CHECK_FALSE(torus.tables);  // dimension order is a rule: memory grows with the fabric
     CHECK(model_bytes(torus) < 1e15);

@@ -82,7 +82,7 @@ TEST_CASE("destination patterns send where they say", "[traffic]") {
 
 TEST_CASE("open-loop sources inject the offered load and below saturation it is delivered",
           "[traffic]") {
-    const Topology mesh = make_topology("mesh:4,4,1", 1);
+    const Topology mesh = make_topology("mesh:4,4", 1);
     for (const std::string pattern :
          {"uniform", "permutation", "transpose", "hotspot", "alltoall"}) {
         for (const std::string injection : {"bernoulli", "poisson"}) {
