@@ -10,7 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "transport/ofi/signal_unlink.hpp"
+#include "transport/host/signal_unlink.hpp"
 
 namespace msg {
 

@@ -15,8 +15,8 @@
 #include <random>
 
 #include "common/log.hpp"
-#include "transport/ofi/cma.hpp"
-#include "transport/ofi/doorbell.hpp"
+#include "transport/host/cma.hpp"
+#include "transport/host/doorbell.hpp"
 #include "transport/shm/region.hpp"
 #include "transport/shm/registrations.hpp"
 #include "transport/shm/ring.hpp"
