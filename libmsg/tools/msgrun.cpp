@@ -65,9 +65,10 @@ const char *kFooter =
 // names of its shared memory once every peer has mapped it, so only a rank
 // that died (or left without msg_finalize) during msg_init leaves any: the
 // shm provider's region, viaduct-<pid>-<random> (and the provider's files
-// named after it), and the doorbell's flag, viaduct-db-<random><pid, 8 hex
-// digits>. Called once the rank is reaped; the random part keeps another
-// process's names safe even if the pid comes round again.
+// named after it), the shm transport's region, viaduct-<pid>-shm-<random>,
+// and the doorbell's flag, viaduct-db-<random><pid, 8 hex digits>. Called
+// once the rank is reaped; the random part keeps another process's names
+// safe even if the pid comes round again.
 void remove_shm_regions(pid_t pid) {
     char hex[16];
     std::snprintf(hex, sizeof hex, "%08x", static_cast<unsigned>(pid));

@@ -152,9 +152,10 @@ typedef struct msg_config {
      * it has CPUs, the poller yields the CPU between polls (the thread it
      * waits for may need that core). VIADUCT_SPIN_US (a number or "auto") */
     int spin_us;
-    /* Transport: "ofi" (libfabric, the default) or "verbs" (rdma-core RC
-     * queue pairs; only in a libmsg built with rdma-core). NULL or "": ofi.
-     * VIADUCT_TRANSPORT */
+    /* Transport: "ofi" (libfabric, the default), "verbs" (rdma-core RC
+     * queue pairs; only in a libmsg built with rdma-core) or "shm" (libmsg's
+     * own shared-memory rings and cross-memory copies; every rank on one
+     * host). NULL or "": ofi. VIADUCT_TRANSPORT */
     const char *transport;
     /* How to join the job: "auto" (the default: the first of tcp, pmix and
      * single that the environment describes), "tcp", "pmix" or "single".
@@ -267,7 +268,7 @@ typedef struct msg_info {
      * (msg_config_t.timeout_ms as this context uses it). */
     int timeout_ms;
     /* The other settings as this context uses them (msg_config_t). */
-    char transport[16]; /* "ofi" or "verbs"; "self" in a job of one, which opens none */
+    char transport[16]; /* "ofi", "verbs" or "shm"; "self" in a job of one, which opens none */
     char bootstrap[16]; /* how the job was joined: "tcp", "pmix" or "single" */
     int credits;
     int spin_us;      /* MSG_SPIN_AUTO resolved */

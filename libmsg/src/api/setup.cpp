@@ -58,7 +58,7 @@ int check_running(const msg_config_t &c, std::string *why) {
     else if (c.heartbeat_ms < 0)
         *why = "heartbeat_ms must not be negative";
     else if (!transport_known(transport_name(c)))
-        *why = "transport must be ofi or verbs, not " + std::string(transport_name(c));
+        *why = "transport must be ofi, verbs or shm, not " + std::string(transport_name(c));
     else if (c.trace != nullptr && c.trace[0] != '\0' && c.trace_records < 1)
         *why = "trace_records must be at least 1";
     else
@@ -184,6 +184,8 @@ TransportSettings transport_settings(const msg_config_t &cfg, const Placement &w
     TransportSettings s;
     s.provider = cfg.provider != nullptr ? cfg.provider : where.one_host ? "shm" : "tcp;ofi_rxm";
     s.shm_cma = cfg.shm_cma != 0;
+    s.one_host = where.one_host;
+    s.buffer_size = cfg.buffer_size;
     s.connect_timeout_ms = cfg.timeout_ms;
     if (cfg.verbs_device != nullptr) s.verbs_device = cfg.verbs_device;
     if (cfg.verbs_addr != nullptr) s.verbs_addr = cfg.verbs_addr;
@@ -197,7 +199,11 @@ int open_transport(const msg_config_t &cfg, const Placement &where, Core &core) 
     if (core.boot->size() == 1) return MSG_OK;
     std::string why;
     const TransportEntry *entry = find_transport(transport_name(cfg), &why);
-    if (entry != nullptr) core.transport = entry->open(transport_settings(cfg, where), &why);
+    if (entry != nullptr) {
+        TransportSettings settings = transport_settings(cfg, where);
+        settings.ranks = core.boot->size();
+        core.transport = entry->open(settings, &why);
+    }
     if (!core.transport) {
         log_error("%s", why.c_str());
         return MSG_ERR_TRANSPORT;

@@ -171,7 +171,7 @@ void read_messaging(Environment &env, msg_config_t *c) {
 
 // Joining the job, the transport under the engine, diagnostics.
 void read_fabric(Environment &env, msg_config_t *c) {
-    env.one_of("VIADUCT_TRANSPORT", {"ofi", "verbs"}, &c->transport);
+    env.one_of("VIADUCT_TRANSPORT", {"ofi", "verbs", "shm"}, &c->transport);
     env.one_of("VIADUCT_BOOTSTRAP", {"auto", "tcp", "pmix", "single"}, &c->bootstrap);
     env.number("VIADUCT_HEARTBEAT_MS", 1, 86400000, &c->heartbeat_ms, true);
     env.on_off("VIADUCT_SHM_CMA", &c->shm_cma);

@@ -1,6 +1,8 @@
-// The table of transports: libfabric always, native verbs when built with
-// rdma-core.
+// The table of transports: libfabric and native shared memory always, native
+// verbs when built with rdma-core.
 #include "transport/registry.hpp"
+
+#include "transport/shm/shm_transport.hpp"
 
 #ifdef VIADUCT_HAVE_VERBS
 #include <infiniband/verbs.h>
@@ -13,6 +15,7 @@ namespace {
 
 const TransportEntry kTransports[] = {
     {"ofi", open_ofi_transport},
+    {"shm", open_shm_transport},
 #ifdef VIADUCT_HAVE_VERBS
     {"verbs", open_verbs_transport},
 #endif

@@ -119,8 +119,13 @@ int keep_default_crash_signals();
 struct TransportSettings {
     // ofi: the libfabric provider ("shm", "tcp;ofi_rxm", "verbs;ofi_rxm", ...).
     std::string provider{};
-    // ofi on shm: long messages may move by cross-memory copies.
+    // ofi on shm, and the shm transport: long messages may move by cross-memory copies.
     bool shm_cma = true;
+    // The job: its ranks, whether they all run on this host, and the receive
+    // buffers' size (the largest packet); the shm transport sizes its rings by them.
+    int ranks = 0;
+    bool one_host = true;
+    size_t buffer_size = 0;
     // verbs: the bound on connecting every peer.
     int connect_timeout_ms = 10000;
     // verbs: the RDMA device and the IPv4 address to listen on; "": any.

@@ -7,7 +7,7 @@
 namespace matrix {
 
 std::string Combo::name() const {
-    std::string n = "provider=" + provider;
+    std::string n = transport.empty() ? "provider=" + provider : "transport=" + transport;
     if (!protocol.empty()) n += " protocol=" + protocol;
     if (!restricted.empty()) n += " restricted=" + restricted;
     if (!cma.empty()) n += " cma=" + cma;
@@ -28,11 +28,16 @@ launcher::JobSpec Combo::job(int ranks, int timeout_seconds, const std::string &
     if (!protocol.empty()) spec.env.emplace_back("VIADUCT_PROTOCOL", protocol);
     if (!restricted.empty()) spec.env.emplace_back("VIADUCT_RESTRICTED", restricted);
     if (!cma.empty()) spec.env.emplace_back("VIADUCT_SHM_CMA", cma);
+    if (!transport.empty()) spec.env.emplace_back("VIADUCT_TRANSPORT", transport);
     return spec;
 }
 
+Combo shm_transport() {
+    return {"shm", "", "", "", "shm"};
+}
+
 std::vector<Combo> providers() {
-    return {{"shm", "", "", ""}, {"tcp;ofi_rxm", "", "", ""}};
+    return {{"shm", "", "", ""}, {"tcp;ofi_rxm", "", "", ""}, shm_transport()};
 }
 
 std::vector<Combo> full() {
@@ -49,6 +54,8 @@ std::vector<Combo> full() {
                 restricted = !restricted;
             }
         all.push_back({"shm", "rdma", "0", "0"});
+        // The shm transport: its rings under the send/recv protocol's chunks, restricted.
+        all.push_back({"shm", "sendrecv", "1", "", "shm"});
         return all;
     }
     for (const char *provider : {"shm", "tcp;ofi_rxm"})
@@ -59,6 +66,10 @@ std::vector<Combo> full() {
     // replace.
     all.push_back({"shm", "rdma", "0", "0"});
     all.push_back({"shm", "rdma-write", "0", "0"});
+    // The shm transport: its own table of protocols by size (cross-memory reads and writes),
+    // and every long message in chunks through its rings, restricted.
+    all.push_back(shm_transport());
+    all.push_back({"shm", "sendrecv", "1", "", "shm"});
     return all;
 }
 
@@ -67,6 +78,7 @@ std::vector<Combo> with_protocols() {
     for (const char *provider : {"shm", "tcp;ofi_rxm"})
         for (const char *protocol : {"sendrecv", "rdma", "rdma-write"})
             all.push_back({provider, protocol, "0", ""});
+    all.push_back(shm_transport());
     return all;
 }
 

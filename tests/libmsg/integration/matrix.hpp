@@ -22,6 +22,9 @@ struct Combo {
     // shm only: "0" leaves RDMA reads and writes to the provider instead of libmsg's own
     // cross-memory copies (VIADUCT_SHM_CMA); empty: the library's default.
     std::string cma = "";
+    // "shm": libmsg's own shared-memory transport (VIADUCT_TRANSPORT; provider is then unused);
+    // empty: the library's default (ofi).
+    std::string transport = "";
 
     std::string name() const;
     // A job running `scenario` on `ranks` ranks with this combination and the standard sizes.
@@ -29,9 +32,11 @@ struct Combo {
                           std::vector<std::string> args = {}) const;
 };
 
-std::vector<Combo> providers();       // each provider, default protocol and mode
+// The shm transport with the library's default protocol and mode.
+Combo shm_transport();
+std::vector<Combo> providers();       // each provider, default protocol and mode; the shm transport
 std::vector<Combo> full();            // every provider x protocol x mode (see matrix.cpp)
-std::vector<Combo> with_protocols();  // every provider x protocol, unrestricted
+std::vector<Combo> with_protocols();  // every provider x protocol, unrestricted; the shm transport
 
 // The job exited 0 and every one of `ranks` ranks printed its PASS line; on failure the
 // combination and the end of the output are printed.

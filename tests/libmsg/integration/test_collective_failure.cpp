@@ -61,6 +61,16 @@ TEST_CASE("a rank killed during a collective fails it on every survivor (tcp)",
     expect_survivors(launcher::run_job(spec), spec);
 }
 
+TEST_CASE("a rank killed during a collective fails it on every survivor (shm transport)",
+          "[collective_failure]") {
+    const std::string name = GENERATE(from_range(collectives(1)));
+    const matrix::Combo combo = matrix::shm_transport();
+    INFO(combo.name() << ", " << name << ", root 0, killed after 3 ms");
+    auto spec = combo.job(4, 60, "collective_failure", {name, "3", "first"});
+    spec.env.emplace_back("VIADUCT_TIMEOUT_MS", timeout_ms());
+    expect_survivors(launcher::run_job(spec), spec);
+}
+
 TEST_CASE("a rank killed during a collective it is the root of (tcp)", "[collective_failure]") {
     const std::string name = GENERATE(from_range(collectives(1)));
     const matrix::Combo combo{"tcp;ofi_rxm", "", "", ""};

@@ -28,6 +28,15 @@ TEST_CASE("every collective matches the serial result at 1 to 9 ranks (shm)", "[
     matrix::expect_pass(launcher::run_job(spec), spec);
 }
 
+// The shm transport, at fewer sizes: odd and even, a power of two and not.
+TEST_CASE("every collective matches the serial result over the shm transport", "[collectives]") {
+    const int ranks = GENERATE(2, 3, 5, 8);
+    const matrix::Combo combo = matrix::shm_transport();
+    INFO(combo.name() << ", " << ranks << " ranks");
+    const auto spec = combo.job(ranks, 120, "collectives", {"all"});
+    matrix::expect_pass(launcher::run_job(spec), spec);
+}
+
 TEST_CASE("every collective matches the serial result over tcp and in restricted mode",
           "[collectives_more]") {
     struct Case {
@@ -39,6 +48,7 @@ TEST_CASE("every collective matches the serial result over tcp and in restricted
         {{"tcp;ofi_rxm", "", "", ""}, 4},
         {{"tcp;ofi_rxm", "rdma", "1", ""}, 5},
         {{"shm", "sendrecv", "1", ""}, 3},
+        {{"shm", "", "", "", "shm"}, 4},
     }));
     INFO(c.combo.name() << ", " << c.ranks << " ranks");
     const auto spec = c.combo.job(c.ranks, 120, "collectives", {"all"});

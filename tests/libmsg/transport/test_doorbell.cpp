@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "transport/ofi/doorbell.hpp"
+#include "transport/host/doorbell.hpp"
 
 namespace {
 

@@ -21,12 +21,12 @@
 #include <vector>
 
 #include "common/log.hpp"
-#include "transport/ofi/cma.hpp"
-#include "transport/ofi/doorbell.hpp"
+#include "transport/host/cma.hpp"
+#include "transport/host/doorbell.hpp"
+#include "transport/host/signal_unlink.hpp"
 #include "transport/ofi/fabric_address.hpp"
 #include "transport/ofi/psm_signals.hpp"
 #include "transport/ofi/shm_region.hpp"
-#include "transport/ofi/signal_unlink.hpp"
 #include "transport/transport.hpp"
 
 namespace msg {

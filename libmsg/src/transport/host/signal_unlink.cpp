@@ -1,7 +1,7 @@
 // The signal handler that removes libmsg's /dev/shm names when a terminating
 // signal ends the process during msg_init, and its bookkeeping: fixed slots,
 // so the handler reads nothing that an allocation could be moving.
-#include "transport/ofi/signal_unlink.hpp"
+#include "transport/host/signal_unlink.hpp"
 
 #include <signal.h>
 #include <sys/mman.h>

@@ -1,6 +1,6 @@
 // Cross-memory reads and writes: the peer's pid and probe word travel in the
 // fabric address; each copy loops until the kernel has moved every byte.
-#include "transport/ofi/cma.hpp"
+#include "transport/host/cma.hpp"
 
 #include <sys/uio.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
 // Doorbell: an abstract-namespace datagram socket plus a POSIX shared-memory
 // flag page per endpoint, both named by a random id.
-#include "transport/ofi/doorbell.hpp"
+#include "transport/host/doorbell.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -10,7 +10,7 @@
 #include <cstring>
 #include <random>
 
-#include "transport/ofi/signal_unlink.hpp"
+#include "transport/host/signal_unlink.hpp"
 
 namespace msg {
 

@@ -3,7 +3,8 @@
 // does the same copy, but inside a spin lock of the peer's shared region;
 // with more ranks than cores the holder is often preempted mid-copy and every
 // other rank spins. Copying here, outside any lock, leaves the provider only
-// the small packets.
+// the small packets. The shm transport moves its RDMA reads and writes the
+// same way.
 #pragma once
 
 #include <sys/types.h>
