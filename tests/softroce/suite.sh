@@ -3,7 +3,8 @@
 # docs/verbs.md): libmsg scenarios over the native verbs transport and over
 # libfabric's verbs;ofi_rxm on rxe0, then reference figures from rdma-core's
 # ibv_rc_pingpong and perftest and libmsg's msg-pingpong / msg-alltoall over
-# both. Figures are printed, never judged; the scenarios pass or fail.
+# both, and libmsg/perftest ratios at 1-16 MiB (verbs_ratios.py). Figures are
+# printed, never judged; the scenarios pass or fail.
 # usage: tests/softroce/suite.sh [BUILD_DIR]
 set -uo pipefail
 build=${1:-build}
@@ -159,6 +160,10 @@ for run in verbs:rdma verbs:rdma-write rxm:rdma; do
     timeout 120 "$msgrun" -n 3 "$build/libmsg/bench/msg-alltoall" --bytes 256K --iters 20 \
     --protocol "$proto" 2>&1
 done
+
+echo
+echo "== libmsg against perftest: ping-pong bandwidth at 1-16 MiB on native verbs (same boot) =="
+python3 "$(dirname "$0")/verbs_ratios.py" --build "$build" || echo "(verbs_ratios.py failed: figures missing)"
 
 echo
 echo "suite: $passed scenarios passed, ${#failed[@]} failed (scenarios ${scenario_seconds} s, all $(($(date +%s) - t_start)) s)"
