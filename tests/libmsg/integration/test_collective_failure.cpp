@@ -1,10 +1,11 @@
 // A rank SIGKILLed during each collective: every survivor completes it in bounded time with
 // MSG_ERR_PEER_FAILED (or MSG_OK with the right data if its part was done), a collective started
 // afterwards fails, the survivors still talk to each other, and msgrun's status is the kill's.
-// Over tcp only: the dying rank is moving data with the survivors, and over libfabric 1.17's shm
-// a rank killed while it holds one of the spin locks in the ranks' shared regions wedges whoever
-// touches that region next (docs/libmsg.md, "Known limits"), so shm is not claimed here (as in
-// peer_failure_busy).
+// Over tcp and libmsg's own shm transport, not over libfabric 1.17's shm provider: the dying rank
+// is moving data with the survivors, and a rank killed there while it holds one of the spin locks
+// in the ranks' shared regions wedges whoever touches that region next (docs/libmsg.md, "Known
+// limits"), so that provider is not claimed here (as in peer_failure_busy). The shm transport's
+// rings hold no lock.
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <iterator>
