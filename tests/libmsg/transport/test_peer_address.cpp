@@ -49,7 +49,7 @@ TEST_CASE("fabric names of the wrong length for the provider's format are refuse
     msg::PeerAddress pa;
     const Bytes v4 = ipv4_name(4000);
     REQUIRE(parse(msg::pack_address(v4, {}, {}), FI_SOCKADDR_IN, v4.size(), &pa) == nullptr);
-    CHECK(pa.fabric == v4);
+    CHECK(pa.name == v4);
     CHECK(pa.blob.empty());
     CHECK(pa.bell.empty());
     // Shorter and longer than an IPv4 address, with consistent framing around them.

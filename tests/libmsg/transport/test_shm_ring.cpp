@@ -199,15 +199,19 @@ TEST_CASE("cross-memory ranges must lie inside a registration of the right direc
 }
 
 TEST_CASE("shm addresses naming other paths are refused", "[shm_ring]") {
-    msg::ShmPeerAddress out;
+    msg::PeerAddress out;
+    std::string region;
     const std::vector<uint8_t> blob(24, 1), bell = {'a', 'b'};
     auto good = msg::pack_shm_address("/viaduct-12-shm-00ff", blob, bell);
-    CHECK(msg::parse_shm_address(good, 24, &out) == nullptr);
-    CHECK(out.region == "/viaduct-12-shm-00ff");
+    CHECK(msg::parse_shm_address(good, 24, &out, &region) == nullptr);
+    CHECK(region == "/viaduct-12-shm-00ff");
     CHECK(out.bell == bell);
-    CHECK(msg::parse_shm_address(msg::pack_shm_address("/viaduct-../x", blob, bell), 24, &out));
-    CHECK(msg::parse_shm_address(msg::pack_shm_address("/etc/passwd", blob, bell), 24, &out));
-    CHECK(msg::parse_shm_address(msg::pack_shm_address("/viaduct-1", {1, 2}, bell), 24, &out));
+    CHECK(msg::parse_shm_address(msg::pack_shm_address("/viaduct-../x", blob, bell), 24, &out,
+                                 &region));
+    CHECK(msg::parse_shm_address(msg::pack_shm_address("/etc/passwd", blob, bell), 24, &out,
+                                 &region));
+    CHECK(msg::parse_shm_address(msg::pack_shm_address("/viaduct-1", {1, 2}, bell), 24, &out,
+                                 &region));
     good.resize(10);  // the name runs past the end
-    CHECK(msg::parse_shm_address(good, 24, &out));
+    CHECK(msg::parse_shm_address(good, 24, &out, &region));
 }

@@ -41,8 +41,7 @@ inline std::vector<uint8_t> pack_address(const std::vector<uint8_t> &name,
 
 // Cuts a peer's address into *out. Null if every length in it is consistent
 // (blob_size: the only non-zero blob length accepted), else why not.
-inline const char *cut_address(const std::vector<uint8_t> &a, size_t blob_size,
-                               PeerAddress *out) {
+inline const char *cut_address(const std::vector<uint8_t> &a, size_t blob_size, PeerAddress *out) {
     if (a.size() < 3) return "shorter than an address";
     const size_t len = a[0] | (static_cast<size_t>(a[1]) << 8);
     if (a.size() < 3 + len) return "name runs past the end";
@@ -59,7 +58,6 @@ inline const char *cut_address(const std::vector<uint8_t> &a, size_t blob_size,
 // Connects this rank's doorbell and cross-memory copies (either may be null)
 // to every rank's, from their addresses (whose blobs and bells it takes).
 // 0, or the doorbell's error, logged.
-int connect_host_peers(Doorbell *bell, CrossMemory *cma, std::vector<PeerAddress> &peers,
-                       int self);
+int connect_host_peers(Doorbell *bell, CrossMemory *cma, std::vector<PeerAddress> &peers, int self);
 
 }  // namespace msg

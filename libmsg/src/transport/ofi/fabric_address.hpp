@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "transport/host/host_address.hpp"
+
 namespace msg {
 
 // Longest fabric name accepted from a peer in a string format (shm's names
@@ -57,47 +59,12 @@ inline const char *check_fabric_name(uint32_t format, const uint8_t *a, size_t l
     }
 }
 
-// A peer's ofi address, cut into its parts.
-struct PeerAddress {
-    std::vector<uint8_t> fabric;  // what fi_av_insert reads
-    std::vector<uint8_t> blob;    // cross-memory copies' blob (empty or blob_size bytes)
-    std::vector<uint8_t> bell;    // doorbell name (may be empty)
-};
-
-// The layout: fabric name length (2 bytes, little-endian), fabric name,
-// cross-memory blob length (1 byte) and blob, doorbell name.
-inline std::vector<uint8_t> pack_address(const std::vector<uint8_t> &fabric,
-                                         const std::vector<uint8_t> &blob,
-                                         const std::vector<uint8_t> &bell) {
-    std::vector<uint8_t> out(2 + fabric.size() + 1 + blob.size() + bell.size());
-    uint8_t *p = out.data();
-    *p++ = static_cast<uint8_t>(fabric.size() & 0xff);
-    *p++ = static_cast<uint8_t>(fabric.size() >> 8);
-    if (!fabric.empty()) std::memcpy(p, fabric.data(), fabric.size());
-    p += fabric.size();
-    *p++ = static_cast<uint8_t>(blob.size());
-    if (!blob.empty()) std::memcpy(p, blob.data(), blob.size());
-    p += blob.size();
-    if (!bell.empty()) std::memcpy(p, bell.data(), bell.size());
-    return out;
-}
-
-// Cuts a peer's address into *out. Null if every length in it is consistent
-// and its fabric name passes check_fabric_name, else why not.
+// Cuts a peer's address into *out (host_address.hpp). Null if every length in
+// it is consistent and its fabric name passes check_fabric_name, else why not.
 inline const char *parse_address(const std::vector<uint8_t> &a, uint32_t format,
                                  size_t own_fabric_len, size_t blob_size, PeerAddress *out) {
-    if (a.size() < 3) return "shorter than an address";
-    const size_t len = a[0] | (static_cast<size_t>(a[1]) << 8);
-    if (a.size() < 3 + len) return "fabric name runs past the end";
-    const size_t blob = a[2 + len];
-    if (blob != 0 && blob != blob_size) return "cross-memory blob of the wrong size";
-    if (a.size() < 3 + len + blob) return "cross-memory blob runs past the end";
-    if (const char *why = check_fabric_name(format, a.data() + 2, len, own_fabric_len)) return why;
-    out->fabric.assign(a.begin() + 2, a.begin() + 2 + static_cast<long>(len));
-    auto blob_at = a.begin() + 3 + static_cast<long>(len);
-    out->blob.assign(blob_at, blob_at + static_cast<long>(blob));
-    out->bell.assign(blob_at + static_cast<long>(blob), a.end());
-    return nullptr;
+    if (const char *why = cut_address(a, blob_size, out)) return why;
+    return check_fabric_name(format, out->name.data(), out->name.size(), own_fabric_len);
 }
 
 }  // namespace msg

@@ -346,8 +346,6 @@ int OfiTransport::publish_address(bool shm_cma, std::string *error) {
 int OfiTransport::connect(const std::vector<std::vector<uint8_t>> &addresses) {
     peers_.assign(addresses.size(), FI_ADDR_NOTAVAIL);
     rank_of_.clear();
-    std::vector<std::vector<uint8_t>> bells(addresses.size());
-    std::vector<std::vector<uint8_t>> blobs(addresses.size());
     int self = -1;
     // Every address is checked before any reaches the address vector.
     std::vector<PeerAddress> parsed(addresses.size());
@@ -364,30 +362,20 @@ int OfiTransport::connect(const std::vector<std::vector<uint8_t>> &addresses) {
     // (the provider names one of them for both): refuse the job.
     for (size_t r = 0; r < addresses.size(); ++r)
         for (size_t q = 0; q < r; ++q)
-            if (parsed[q].fabric == parsed[r].fabric) {
+            if (parsed[q].name == parsed[r].name) {
                 log_error("ranks %zu and %zu sent the same fabric address", q, r);
                 return -EINVAL;
             }
     for (size_t r = 0; r < addresses.size(); ++r) {
         if (addresses[r] == address_) self = static_cast<int>(r);
-        int n = fi_av_insert(av_, parsed[r].fabric.data(), 1, &peers_[r], 0, nullptr);
+        int n = fi_av_insert(av_, parsed[r].name.data(), 1, &peers_[r], 0, nullptr);
         if (n != 1) {
             log_error("fi_av_insert for rank %zu failed", r);
             return -EINVAL;
         }
         rank_of_.emplace(peers_[r], static_cast<int>(r));
-        blobs[r] = std::move(parsed[r].blob);
-        bells[r] = std::move(parsed[r].bell);
     }
-    if (doorbell_) {
-        std::string why;
-        if (int rc = doorbell_->connect(bells, self, &why); rc != 0) {
-            log_error("%s", why.c_str());
-            return rc;
-        }
-    }
-    if (cma_) cma_->connect(blobs, self);
-    return 0;
+    return connect_host_peers(doorbell_.get(), cma_.get(), parsed, self);
 }
 
 int OfiTransport::register_memory(const void *addr, size_t len, unsigned access,

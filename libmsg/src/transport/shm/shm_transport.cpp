@@ -120,7 +120,7 @@ class ShmTransport final : public Transport {
     }
     int rma(int peer, void *local, size_t len, uint64_t remote, uint64_t key, OpKind kind,
             OpContext *ctx);
-    int attach_peers(const std::vector<ShmPeerAddress> &parsed);
+    int attach_peers(const std::vector<std::string> &regions);
     int take_arrivals(TransportCompletion *out, int max);
     int take_from(int peer, TransportCompletion *out, int max);
 
@@ -176,51 +176,40 @@ int ShmTransport::open(std::string *error) {
 int ShmTransport::connect(const std::vector<std::vector<uint8_t>> &addresses) {
     if (addresses.size() != static_cast<size_t>(ranks_)) return -EINVAL;
     // Every address is checked before any names a file to open.
-    std::vector<ShmPeerAddress> parsed(addresses.size());
+    std::vector<PeerAddress> parsed(addresses.size());
+    std::vector<std::string> regions(addresses.size());
     for (size_t r = 0; r < addresses.size(); ++r) {
         if (addresses[r] == address_) self_ = static_cast<int>(r);
-        if (const char *why = parse_shm_address(addresses[r], CrossMemory::kBlobSize, &parsed[r])) {
+        if (const char *why =
+                parse_shm_address(addresses[r], CrossMemory::kBlobSize, &parsed[r], &regions[r])) {
             log_error("rank %zu sent a malformed shm address (%zu bytes): %s", r,
                       addresses[r].size(), why);
             return -EINVAL;
         }
         for (size_t q = 0; q < r; ++q)
-            if (parsed[q].region == parsed[r].region) {
+            if (regions[q] == regions[r]) {
                 log_error("ranks %zu and %zu sent the same shm region", q, r);
                 return -EINVAL;
             }
     }
     if (self_ < 0) return -EINVAL;
-    if (int rc = attach_peers(parsed); rc != 0) return rc;
-    std::vector<std::vector<uint8_t>> bells(addresses.size()), blobs(addresses.size());
-    for (size_t r = 0; r < parsed.size(); ++r) {
-        bells[r] = std::move(parsed[r].bell);
-        blobs[r] = std::move(parsed[r].blob);
-    }
-    if (doorbell_) {
-        std::string why;
-        if (int rc = doorbell_->connect(bells, self_, &why); rc != 0) {
-            log_error("%s", why.c_str());
-            return rc;
-        }
-    }
-    if (cma_) {
-        cma_->connect(blobs, self_);
+    if (int rc = attach_peers(regions); rc != 0) return rc;
+    if (int rc = connect_host_peers(doorbell_.get(), cma_.get(), parsed, self_); rc != 0) return rc;
+    if (cma_)
         for (int r = 0; r < ranks_; ++r)
             if (r != self_ && !cma_->usable(r)) cma_all_ = false;
-    }
     if (!cma_all_) log_debug("shm: no cross-memory copies; long messages go by send/recv");
     return 0;
 }
 
-int ShmTransport::attach_peers(const std::vector<ShmPeerAddress> &parsed) {
+int ShmTransport::attach_peers(const std::vector<std::string> &regions) {
     peers_.resize(static_cast<size_t>(ranks_));
     for (int r = 0; r < ranks_; ++r) {
         if (r == self_) continue;
         Peer &p = peers_[static_cast<size_t>(r)];
         auto region = std::make_unique<ShmRegion>();
         std::string why;
-        if (region->attach(parsed[static_cast<size_t>(r)].region, ranks_, cells_, &why) != 0) {
+        if (region->attach(regions[static_cast<size_t>(r)], ranks_, cells_, &why) != 0) {
             log_error("rank %d's shared-memory region: %s", r, why.c_str());
             return -EINVAL;
         }
