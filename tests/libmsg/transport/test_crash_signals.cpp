@@ -18,6 +18,7 @@
 
 #include "msg/msg.h"
 #include "transport/ofi/psm_signals.hpp"
+#include "transport/transport.hpp"
 
 namespace {
 
@@ -173,11 +174,20 @@ TEST_CASE("a libmsg program killed by SIGTERM or SIGINT dies by it", "[crash_sig
     }
 }
 
-TEST_CASE("no PSM handler is left in this process, and the application's own stay",
+TEST_CASE("libfabric loaded at run time keeps the application's handlers and none of PSM's",
           "[crash_signals]") {
-    // This test program links libmsg too (and uses it, so the link keeps it):
-    // where libfabric brings PSM in, its constructor has run by now.
-    REQUIRE(msg_strerror(MSG_OK) != nullptr);
+    // libmsg loads libfabric on first use (fabric_library.hpp), after this program installed
+    // its own handler; where Debian's libfabric brings PSM in, PSM's constructor runs then.
+    struct sigaction mine {
+    }, saved{}, after{};
+    mine.sa_handler = own_handler;
+    sigemptyset(&mine.sa_mask);
+    REQUIRE(sigaction(SIGTERM, &mine, &saved) == 0);
+    const std::string version = msg::ofi_version();
+    INFO("libfabric " << version);
+    void *fabric = dlopen("libfabric.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    REQUIRE(fabric != nullptr);
+    dlclose(fabric);
     if (dlopen("libinfinipath.so.4", RTLD_LAZY | RTLD_NOLOAD) == nullptr)
         WARN("no PSM library in this process: only the application's handlers are checked");
     for (int sig : {SIGSEGV, SIGABRT, SIGBUS, SIGILL, SIGINT, SIGTERM}) {
@@ -186,12 +196,7 @@ TEST_CASE("no PSM handler is left in this process, and the application's own sta
         INFO("signal " << sig);
         CHECK_FALSE(msg::handler_is_psm(now));
     }
-    struct sigaction mine {
-    }, saved{}, after{};
-    mine.sa_handler = own_handler;
-    sigemptyset(&mine.sa_mask);
-    REQUIRE(sigaction(SIGTERM, &mine, &saved) == 0);
-    CHECK(msg::restore_psm_signal_defaults() == 0);
     REQUIRE(sigaction(SIGTERM, &saved, &after) == 0);
     CHECK(after.sa_handler == own_handler);
+    CHECK(msg::restore_psm_signal_defaults() == 0);
 }

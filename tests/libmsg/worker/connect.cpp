@@ -1,5 +1,7 @@
 // Scenario "connect": every rank of a (large) local job connects in msg_init, reports how long
 // that took, and then reaches every other rank.
+#include <dlfcn.h>
+
 #include <cstdlib>
 #include <cstring>
 
@@ -20,6 +22,14 @@ void run_connect(const Args &) {
         WCHECK(std::strcmp(job.info.transport, transport ? transport : "ofi") == 0,
                "msg_get_info transport '%s' in a job of %d, VIADUCT_TRANSPORT=%s",
                job.info.transport, job.size, transport ? transport : "(unset)");
+    // libmsg loads libfabric only for the ofi transport (its providers' libraries cost 0.2 s of
+    // start-up and install crash handlers); a job over shm or verbs never has it in the process.
+    void *fabric = dlopen("libfabric.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (fabric != nullptr) dlclose(fabric);
+    if (job.size > 1)
+        WCHECK((fabric != nullptr) == (std::strcmp(job.info.transport, "ofi") == 0),
+               "libfabric is %s in a job over the %s transport", fabric ? "loaded" : "not loaded",
+               job.info.transport);
     if (job.rank == 0)
         say("connect_seconds=%.6f ranks=%d provider=%s", job.info.connect_seconds, job.size,
             job.info.provider);

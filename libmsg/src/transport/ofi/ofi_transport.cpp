@@ -25,6 +25,7 @@
 #include "transport/host/doorbell.hpp"
 #include "transport/host/signal_unlink.hpp"
 #include "transport/ofi/fabric_address.hpp"
+#include "transport/ofi/fabric_library.hpp"
 #include "transport/ofi/psm_signals.hpp"
 #include "transport/ofi/shm_region.hpp"
 #include "transport/transport.hpp"
@@ -46,8 +47,14 @@ void close_fid(T *p) {
     if (p != nullptr) fi_close(&p->fid);
 }
 
+// The loaded library, for code reached only once it has loaded: every
+// fi_info and fabric object here came from it.
+const FabricLibrary &fabric() {
+    return *fabric_library(nullptr);
+}
+
 struct InfoDeleter {
-    void operator()(fi_info *i) const { fi_freeinfo(i); }
+    void operator()(fi_info *i) const { fabric().freeinfo(i); }
 };
 
 class OfiRegion final : public MemoryRegion {
@@ -146,7 +153,8 @@ class OfiTransport final : public Transport {
   private:
     static int to_errno(ssize_t rc) { return rc == -FI_EAGAIN ? -EAGAIN : static_cast<int>(rc); }
     int failed(const char *what, int code, std::string *error) const {
-        *error = std::string(what) + " failed on provider " + name_ + ": " + fi_strerror(-code);
+        *error =
+            std::string(what) + " failed on provider " + name_ + ": " + fabric().strerror(-code);
         return code;
     }
     void take_attributes(const fi_info &info);
@@ -199,8 +207,10 @@ std::string providers_here() {
 // falls back to send/recv in the engine.
 int find_provider(const std::string &provider, std::unique_ptr<fi_info, InfoDeleter> *out,
                   std::string *error) {
-    std::unique_ptr<fi_info, InfoDeleter> hints(fi_allocinfo());
-    if (!hints) return *error = "fi_allocinfo failed", -ENOMEM;
+    const FabricLibrary *lib = fabric_library(error);
+    if (lib == nullptr) return -ENOSYS;
+    std::unique_ptr<fi_info, InfoDeleter> hints(lib->dupinfo(nullptr));
+    if (!hints) return *error = "fi_dupinfo failed", -ENOMEM;
     hints->ep_attr->type = FI_EP_RDM;
     hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
     hints->domain_attr->threading = FI_THREAD_DOMAIN;
@@ -223,7 +233,7 @@ int find_provider(const std::string &provider, std::unique_ptr<fi_info, InfoDele
     const uint64_t attempts[] = {FI_MSG | kRead | kWrite, FI_MSG | kRead, FI_MSG};
     for (uint64_t caps : attempts) {
         hints->caps = caps | FI_SOURCE;
-        rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints.get(), &raw);
+        rc = lib->getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints.get(), &raw);
         if (rc == 0) break;
     }
     if (rc != 0) {
@@ -234,7 +244,7 @@ int find_provider(const std::string &provider, std::unique_ptr<fi_info, InfoDele
             *error = "no libfabric provider '" + provider +
                      "' with reliable datagram endpoints that name a packet's source "
                      "(FI_SOURCE): " +
-                     fi_strerror(-rc) + "; the providers libfabric has here: " + providers_here();
+                     lib->strerror(-rc) + "; the providers libfabric has here: " + providers_here();
         return rc;
     }
     out->reset(raw);
@@ -268,7 +278,7 @@ int OfiTransport::open(const TransportSettings &settings, std::string *error) {
     take_attributes(*info);
 
     auto fail = [&](const char *what, int code) { return failed(what, code, error); };
-    if ((rc = fi_fabric(info->fabric_attr, &fabric_, nullptr))) return fail("fi_fabric", rc);
+    if ((rc = fabric().fabric(info->fabric_attr, &fabric_, nullptr))) return fail("fi_fabric", rc);
     if ((rc = fi_domain(fabric_, info.get(), &domain_, nullptr))) return fail("fi_domain", rc);
 
     fi_cq_attr cq_attr{};
@@ -389,7 +399,7 @@ int OfiTransport::register_memory(const void *addr, size_t len, unsigned access,
     // Zero-length registrations are not portable; register one byte instead.
     int rc = fi_mr_reg(domain_, addr, len == 0 ? 1 : len, acc, 0, key, 0, &mr, nullptr);
     if (rc != 0) {
-        log_error("fi_mr_reg(%zu bytes) failed: %s", len, fi_strerror(-rc));
+        log_error("fi_mr_reg(%zu bytes) failed: %s", len, fabric().strerror(-rc));
         return rc;
     }
     ++registrations_;
@@ -520,15 +530,17 @@ int OfiTransport::sender(fi_addr_t source) const {
 }  // namespace
 
 std::vector<std::string> ofi_provider_names() {
+    const FabricLibrary *lib = fabric_library(nullptr);
     fi_info *all = nullptr;
-    if (fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, nullptr, &all) != 0 || all == nullptr)
+    if (lib == nullptr || lib->getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, nullptr, &all) != 0 ||
+        all == nullptr)
         return {};
     std::vector<std::string> names;
     for (const fi_info *i = all; i != nullptr; i = i->next)
         if (i->fabric_attr != nullptr && i->fabric_attr->prov_name != nullptr &&
             std::find(names.begin(), names.end(), i->fabric_attr->prov_name) == names.end())
             names.push_back(i->fabric_attr->prov_name);
-    fi_freeinfo(all);
+    lib->freeinfo(all);
     return names;
 }
 
@@ -548,7 +560,10 @@ OfiProviderSurvey survey_ofi_provider(const std::string &provider) {
 }
 
 std::string ofi_version() {
-    const uint32_t v = fi_version();
+    std::string why;
+    const FabricLibrary *lib = fabric_library(&why);
+    if (lib == nullptr) return "absent (" + why + ")";
+    const uint32_t v = lib->version();
     return std::to_string(FI_MAJOR(v)) + "." + std::to_string(FI_MINOR(v));
 }
 
