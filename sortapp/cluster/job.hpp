@@ -3,9 +3,8 @@
 // such a job, however it was started: msgrun, mpirun, srun, the TCP
 // rendezvous). The job's last rank is the monitor; the others sort.
 //
-// The job's processes are the program sortapp-job, whose main is job_main: only it links libmsg,
-// so sortapp's other commands do not load libfabric, whose provider libraries spend 0.1-0.2 s
-// calibrating clocks when they are loaded. `sortapp job` becomes sortapp-job (exec_job).
+// The job's processes are the program sortapp-job, whose main is job_main: only it links libmsg.
+// `sortapp job` becomes sortapp-job (exec_job).
 #pragma once
 
 namespace sortapp::cluster {

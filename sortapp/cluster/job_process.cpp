@@ -17,6 +17,7 @@ namespace {
 
 // libmsg reads its choices from VIADUCT_* variables.
 void export_fabric_options(const JobOptions &o) {
+    if (!o.transport.empty()) setenv("VIADUCT_TRANSPORT", o.transport.c_str(), 1);
     if (!o.provider.empty()) setenv("VIADUCT_PROVIDER", o.provider.c_str(), 1);
     if (!o.protocol.empty()) setenv("VIADUCT_PROTOCOL", o.protocol.c_str(), 1);
     if (o.restricted >= 0) setenv("VIADUCT_RESTRICTED", o.restricted ? "1" : "0", 1);

@@ -145,7 +145,15 @@ void add_report_options(CLI::App &app, JobOptions &o) {
 }
 
 void add_fabric_options(CLI::App &app, JobOptions &o) {
-    app.add_option("--provider", o.provider, "libfabric provider (VIADUCT_PROVIDER)")
+    app.add_option("--transport", o.transport,
+                   "libmsg transport: shm | ofi | verbs (VIADUCT_TRANSPORT); `run` uses shm, "
+                   "its nodes sharing this host, unless --provider or VIADUCT_TRANSPORT or "
+                   "VIADUCT_PROVIDER names another; `job`: libmsg's default (ofi)")
+        ->type_name("T")
+        ->check(one_of({"shm", "ofi", "verbs"}));
+    app.add_option("--provider", o.provider,
+                   "libfabric provider (VIADUCT_PROVIDER); implies --transport ofi unless "
+                   "given")
         ->type_name("NAME");
     app.add_option("--protocol", o.protocol,
                    "long-message protocol: auto (libmsg's default: by message size) | sendrecv | "

@@ -17,17 +17,17 @@ struct JobOptions {
     double network_mb_s = 0;  // 0: measured before phase 3b
     double straggler = 1.25;  // slower than the median by this factor: named
     bool json = false;
-    bool watch = false;                  // the live view (monitor/live_view.hpp)
-    double sample_hz = 10;               // every node's counter samples per second
-    std::string timeline;                // the monitor writes the job's timeline here; empty: none
-    long timeout_s = 3600;               // run: the whole job's limit
-    std::string bind_to = "none";        // run: msgrun --bind-to
-    int stall_ms = 30000;                // a process silent this long is declared stopped
-    bool same_input = false;             // an --input without {rank} is meant
-    std::string job_id;                  // names what the job creates; empty: from the pid
-    std::string provider, protocol;      // passed to libmsg (VIADUCT_*); empty: its default
-    int restricted = -1;                 // -1: libmsg's default
-    std::vector<std::string> forwarded;  // the options `run` hands to every `job` process
+    bool watch = false;            // the live view (monitor/live_view.hpp)
+    double sample_hz = 10;         // every node's counter samples per second
+    std::string timeline;          // the monitor writes the job's timeline here; empty: none
+    long timeout_s = 3600;         // run: the whole job's limit
+    std::string bind_to = "none";  // run: msgrun --bind-to
+    int stall_ms = 30000;          // a process silent this long is declared stopped
+    bool same_input = false;       // an --input without {rank} is meant
+    std::string job_id;            // names what the job creates; empty: from the pid
+    std::string transport, provider, protocol;  // passed to libmsg (VIADUCT_*); empty: its default
+    int restricted = -1;                        // -1: libmsg's default
+    std::vector<std::string> forwarded;         // the options `run` hands to every `job` process
     // When `sortapp run` started and when this process had joined the job (msg_init returned),
     // CLOCK_REALTIME microseconds; 0: unknown. The report's start-up figures count from them.
     int64_t launched_us = 0, joined_us = 0;
