@@ -11,6 +11,7 @@
 
 #include "sortapp/io_ring.hpp"
 #include "sortapp/record_format.hpp"
+#include "sortapp/space_reclaimer.hpp"
 
 namespace sortapp {
 
@@ -25,6 +26,11 @@ class BlockSource {
                               std::size_t bytes) = 0;
     // Waits until the read of `slot` has completed; its error if it failed.
     virtual Status finish_read(unsigned slot) = 0;
+    // The merge is done with bytes [offset, offset + bytes): they will never be read again.
+    virtual void consumed(std::uint64_t offset, std::size_t bytes) {
+        (void)offset;
+        (void)bytes;
+    }
 };
 
 class RecordStream {
@@ -64,7 +70,8 @@ class RecordStream {
     std::size_t record_size_, key_size_, block_;
     std::uint64_t next_offset_, end_offset_;  // bytes of the range still to request
     std::vector<Buffer> buffers_;
-    std::vector<std::size_t> length_;  // bytes of the range each buffer holds (or will)
+    std::vector<std::size_t> length_;    // bytes of the range each buffer holds (or will)
+    std::vector<std::uint64_t> offset_;  // where in the file each buffer's bytes begin
     // Declared after the buffers, so destroyed before them: a source waits there for the reads
     // it still has in flight into them.
     std::unique_ptr<BlockSource> source_;
@@ -88,6 +95,7 @@ class FileSource final : public BlockSource {
     ~FileSource() override;  // waits for its reads still in flight
 
     Status open(const std::string &path, bool direct) {
+        path_ = path;
         return File::open_read(path, direct, file_);
     }
     const File &file() const { return file_; }
@@ -96,11 +104,23 @@ class FileSource final : public BlockSource {
     Status start_read(unsigned slot, std::uint8_t *buffer, std::uint64_t offset,
                       std::size_t bytes) override;
     Status finish_read(unsigned slot) override;
+    // A scratch file the sort deletes after the merge: its consumed blocks go back to the file
+    // system as the merge goes (space_reclaimer.hpp). Never for an input.
+    void release_consumed(SpaceReclaimer &reclaimer) {
+        reclaimer_ = &reclaimer;
+        reclaimer_key_ = reclaimer.adopt(file_.fd(), path_);
+    }
+    void consumed(std::uint64_t offset, std::size_t bytes) override {
+        if (reclaimer_ != nullptr) reclaimer_->release(reclaimer_key_, offset, bytes);
+    }
 
   private:
     IoRing &ring_;
     File file_;
+    std::string path_;
     std::vector<Request> requests_;
+    SpaceReclaimer *reclaimer_ = nullptr;
+    int reclaimer_key_ = -1;
 };
 
 }  // namespace sortapp

@@ -16,6 +16,7 @@ RecordStream::RecordStream(std::unique_ptr<BlockSource> source, const RecordForm
       next_offset_(first),
       end_offset_(std::max(first, end)),
       length_(std::max(2u, depth), 0),
+      offset_(length_.size(), 0),
       source_(std::move(source)) {
     source_->set_slots(unsigned(length_.size()));
 }
@@ -35,6 +36,7 @@ Status RecordStream::prefetch() {
 Status RecordStream::start_read(unsigned slot) {
     std::size_t len = std::size_t(std::min<std::uint64_t>(end_offset_ - next_offset_, block_));
     length_[slot] = len;
+    offset_[slot] = next_offset_;
     if (len == 0) return Status::ok();
     SORTAPP_TRY(source_->start_read(slot, buffers_[slot].data(), next_offset_, len));
     next_offset_ += len;
@@ -42,7 +44,10 @@ Status RecordStream::start_read(unsigned slot) {
 }
 
 Status RecordStream::next_buffer() {
-    if (pos_ != nullptr) SORTAPP_TRY(start_read(current_));  // refill what was just consumed
+    if (pos_ != nullptr) {  // refill what was just consumed
+        source_->consumed(offset_[current_], length_[current_]);
+        SORTAPP_TRY(start_read(current_));
+    }
     current_ = (current_ + 1) % unsigned(length_.size());
     if (length_[current_] == 0) {
         pos_ = end_ = nullptr;

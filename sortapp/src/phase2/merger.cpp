@@ -8,6 +8,7 @@
 
 #include "sortapp/record_stream.hpp"
 #include "sortapp/sequential_writer.hpp"
+#include "sortapp/space_reclaimer.hpp"
 #include "sortapp/stream_merge.hpp"
 
 namespace sortapp {
@@ -20,12 +21,14 @@ struct MergeProgress {
     std::uint64_t done = 0;
 };
 
-// Opens the runs as record streams read through `ring` and starts them.
+// Opens the runs as record streams read through `ring` and starts them; what the merge has
+// read of a run goes back to the file system as it goes.
 Status open_runs(const SortOptions &o, const MergePlan &plan, IoRing &ring,
-                 const std::vector<Run> &runs, RecordStreams &streams) {
+                 SpaceReclaimer &reclaimer, const std::vector<Run> &runs, RecordStreams &streams) {
     for (const Run &run : runs) {
         auto file = std::make_unique<FileSource>(ring);
         SORTAPP_TRY(file->open(run.path, o.direct_io));
+        file->release_consumed(reclaimer);
         const std::uint64_t size = file->file().size();
         if (size % o.format.record_size != 0)
             return Status::error(run.path + ": run has a partial record");
@@ -41,7 +44,8 @@ Status merge_group(const SortOptions &o, const MemoryPlan &memory, const MergePl
     IoRing ring;
     SORTAPP_TRY(ring.init(unsigned(plan.stream_depth * runs.size() + memory.write_buffers + 2)));
     RecordStreams streams;
-    SORTAPP_TRY(open_runs(o, plan, ring, runs, streams));
+    SpaceReclaimer reclaimer;
+    SORTAPP_TRY(open_runs(o, plan, ring, reclaimer, runs, streams));
     std::uint64_t records = 0;
     for (const Run &r : runs) records += r.records;
     SORTAPP_TRY(out.reserve(records * o.format.record_size));
