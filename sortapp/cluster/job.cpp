@@ -230,13 +230,6 @@ int run_main(int argc, char **argv) {
     if (!parse_job_options(argc, argv, true, o, &code)) return code;
     if (!inputs_usable(o)) return 2;
     std::vector<std::string> args = o.forwarded;
-    // Every node runs on this host: libmsg's shm transport, which loads no
-    // libfabric (0.5 s of start-up for 5 processes) and copies once between
-    // processes, unless the user chose a fabric.
-    if (o.transport.empty() && o.provider.empty() &&
-        viaduct::env::get("VIADUCT_TRANSPORT") == nullptr &&
-        viaduct::env::get("VIADUCT_PROVIDER") == nullptr)
-        args.push_back("--transport=shm");
     if (launched > 0) args.push_back("--launched-at-us=" + std::to_string(launched));
     if (o.job_id.empty()) {
         o.job_id = random_job_id();

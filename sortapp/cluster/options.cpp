@@ -146,14 +146,13 @@ void add_report_options(CLI::App &app, JobOptions &o) {
 
 void add_fabric_options(CLI::App &app, JobOptions &o) {
     app.add_option("--transport", o.transport,
-                   "libmsg transport: shm | ofi | verbs (VIADUCT_TRANSPORT); `run` uses shm, "
-                   "its nodes sharing this host, unless --provider or VIADUCT_TRANSPORT or "
-                   "VIADUCT_PROVIDER names another; `job`: libmsg's default (ofi)")
+                   "libmsg transport: auto | shm | ofi | verbs (VIADUCT_TRANSPORT); libmsg's "
+                   "default, auto, opens shm when every process runs on one host (as `run`'s "
+                   "do) and no provider is named, else ofi")
         ->type_name("T")
-        ->check(one_of({"shm", "ofi", "verbs"}));
+        ->check(one_of({"auto", "shm", "ofi", "verbs"}));
     app.add_option("--provider", o.provider,
-                   "libfabric provider (VIADUCT_PROVIDER); implies --transport ofi unless "
-                   "given")
+                   "libfabric provider (VIADUCT_PROVIDER); auto then opens ofi")
         ->type_name("NAME");
     app.add_option("--protocol", o.protocol,
                    "long-message protocol: auto (libmsg's default: by message size) | sendrecv | "

@@ -152,10 +152,12 @@ typedef struct msg_config {
      * it has CPUs, the poller yields the CPU between polls (the thread it
      * waits for may need that core). VIADUCT_SPIN_US (a number or "auto") */
     int spin_us;
-    /* Transport: "ofi" (libfabric, the default), "verbs" (rdma-core RC
-     * queue pairs; only in a libmsg built with rdma-core) or "shm" (libmsg's
-     * own shared-memory rings and cross-memory copies; every rank on one
-     * host). NULL or "": ofi. VIADUCT_TRANSPORT */
+    /* Transport: "auto" (the default: "shm" when every rank of the job runs
+     * on this host and no provider is named, else "ofi"), "ofi" (libfabric),
+     * "verbs" (rdma-core RC queue pairs; only in a libmsg built with
+     * rdma-core) or "shm" (libmsg's own shared-memory rings and cross-memory
+     * copies; every rank on one host). NULL or "": auto. msg_info_t's
+     * transport names the one opened. VIADUCT_TRANSPORT */
     const char *transport;
     /* How to join the job: "auto" (the default: the first of tcp, pmix and
      * single that the environment describes), "tcp", "pmix" or "single".

@@ -75,6 +75,7 @@ struct Core {
     std::atomic<bool> wedged{false};
     std::unique_ptr<Bootstrap> boot;
     std::unique_ptr<Transport> transport;
+    const char *transport_kind = "self";  // the one opened: ofi, verbs or shm
     // Before the engine: it outlives it (the engine may complete their messages to the end).
     CollectiveSet collectives;  // guarded by mu
     std::unique_ptr<Engine> engine;

@@ -45,8 +45,18 @@ std::vector<uint8_t> to_bytes(const JobParams &p) {
     return std::vector<uint8_t>(b, b + sizeof p);
 }
 
+// As configured: "auto" (the default), ofi, verbs or shm.
 const char *transport_name(const msg_config_t &c) {
-    return c.transport != nullptr && *c.transport != '\0' ? c.transport : "ofi";
+    return c.transport != nullptr && *c.transport != '\0' ? c.transport : "auto";
+}
+
+// auto: libmsg's own shm transport when every rank runs on this host and no libfabric
+// provider is named (one copy between processes, and no libfabric loaded), else ofi.
+const char *chosen_transport(const msg_config_t &c, const Placement &where) {
+    const char *name = transport_name(c);
+    if (std::strcmp(name, "auto") != 0) return name;
+    const bool provider_named = c.provider != nullptr && c.provider[0] != '\0';
+    return where.one_host && !provider_named ? "shm" : "ofi";
 }
 
 // Time limits, waiting and the transport.
@@ -57,8 +67,8 @@ int check_running(const msg_config_t &c, std::string *why) {
         *why = "spin_us must be MSG_SPIN_AUTO or not negative";
     else if (c.heartbeat_ms < 0)
         *why = "heartbeat_ms must not be negative";
-    else if (!transport_known(transport_name(c)))
-        *why = "transport must be ofi, verbs or shm, not " + std::string(transport_name(c));
+    else if (std::strcmp(transport_name(c), "auto") != 0 && !transport_known(transport_name(c)))
+        *why = "transport must be auto, ofi, verbs or shm, not " + std::string(transport_name(c));
     else if (c.trace != nullptr && c.trace[0] != '\0' && c.trace_records < 1)
         *why = "trace_records must be at least 1";
     else
@@ -198,13 +208,18 @@ TransportSettings transport_settings(const msg_config_t &cfg, const Placement &w
 int open_transport(const msg_config_t &cfg, const Placement &where, Core &core) {
     if (core.boot->size() == 1) return MSG_OK;
     std::string why;
-    const TransportEntry *entry = find_transport(transport_name(cfg), &why);
+    const char *kind = chosen_transport(cfg, where);
+    const TransportEntry *entry = find_transport(kind, &why);
     if (entry != nullptr) {
         TransportSettings settings = transport_settings(cfg, where);
         settings.ranks = core.boot->size();
         core.transport = entry->open(settings, &why);
+        core.transport_kind = entry->name;
     }
     if (!core.transport) {
+        if (std::strcmp(transport_name(cfg), "auto") == 0)
+            why +=
+                std::string(" (VIADUCT_TRANSPORT auto chose ") + kind + "; name another to use it)";
         log_error("%s", why.c_str());
         return MSG_ERR_TRANSPORT;
     }
@@ -306,7 +321,7 @@ void fill_info(const msg_config_t &cfg, Core &core) {
     info.eager_max = cfg.eager_max;
     info.timeout_ms = cfg.timeout_ms;
     info.buffer_size = cfg.buffer_size;
-    copy_name(info.transport, core.transport ? transport_name(cfg) : "self");
+    copy_name(info.transport, core.transport ? core.transport_kind : "self");
     copy_name(info.bootstrap, core.boot->method());
     info.credits = cfg.credits;
     info.spin_us = core.wait.spin_us;

@@ -128,7 +128,7 @@ void set_defaults(msg_config_t *c) {
     c->credits = 8;
     c->timeout_ms = 10000;
     c->spin_us = MSG_SPIN_AUTO;
-    c->transport = "ofi";
+    c->transport = "auto";
     c->bootstrap = "auto";
     c->heartbeat_ms = 0;
     c->unexpected_bytes = 1u << 20;
@@ -171,7 +171,7 @@ void read_messaging(Environment &env, msg_config_t *c) {
 
 // Joining the job, the transport under the engine, diagnostics.
 void read_fabric(Environment &env, msg_config_t *c) {
-    env.one_of("VIADUCT_TRANSPORT", {"ofi", "verbs", "shm"}, &c->transport);
+    env.one_of("VIADUCT_TRANSPORT", {"auto", "ofi", "verbs", "shm"}, &c->transport);
     env.one_of("VIADUCT_BOOTSTRAP", {"auto", "tcp", "pmix", "single"}, &c->bootstrap);
     env.number("VIADUCT_HEARTBEAT_MS", 1, 86400000, &c->heartbeat_ms, true);
     env.on_off("VIADUCT_SHM_CMA", &c->shm_cma);

@@ -199,7 +199,7 @@ TEST_CASE("msg_config_init's defaults for the transport, bootstrap, bounds and d
           "[config]") {
     msg_config_t c = defaults();
     REQUIRE(c.transport != nullptr);
-    CHECK(std::strcmp(c.transport, "ofi") == 0);
+    CHECK(std::strcmp(c.transport, "auto") == 0);
     REQUIRE(c.bootstrap != nullptr);
     CHECK(std::strcmp(c.bootstrap, "auto") == 0);
     CHECK(c.heartbeat_ms == 0);

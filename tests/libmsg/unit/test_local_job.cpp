@@ -33,7 +33,7 @@ TEST_CASE("a process with no job environment is rank 0 of a job of 1", "[local_j
 
 TEST_CASE("a job of one reports the transport it uses: none, as self", "[local_job]") {
     // Whatever transport and provider the settings name, a job of one opens neither.
-    for (const char *transport : {"ofi", "verbs", "shm"}) {
+    for (const char *transport : {"auto", "ofi", "verbs", "shm"}) {
         INFO("VIADUCT_TRANSPORT=" << transport);
         unit::ScopedEnv named("VIADUCT_TRANSPORT", transport);
         unit::ScopedEnv provider("VIADUCT_PROVIDER", "tcp");
