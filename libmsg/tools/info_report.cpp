@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
@@ -46,7 +47,7 @@ std::map<std::string, std::string> effective_values(const msg_config_t &c) {
                                                        : number(static_cast<unsigned>(c.spin_us))},
         {"VIADUCT_UNEXPECTED_BYTES", number(c.unexpected_bytes)},
         {"VIADUCT_UNEXPECTED_COUNT", number(c.unexpected_count)},
-        {"VIADUCT_TRANSPORT", text_or(c.transport, "auto")},
+        {"VIADUCT_TRANSPORT", transport_name(c)},
         {"VIADUCT_BOOTSTRAP", text_or(c.bootstrap, "auto")},
         {"VIADUCT_HEARTBEAT_MS",
          number(static_cast<unsigned>(heartbeat_ms(c.timeout_ms, c.heartbeat_ms)))},
@@ -212,10 +213,9 @@ json info_report(const InfoRequest &request) {
     report["launchers"] = launchers_report();
     report["settings"] = settings_report(c);
     report["providers"] = providers_report(provider, request.all_providers);
-    // The provider matters where the ofi transport opens: named, or chosen by auto because a
-    // provider is named (auto on one host with none opens the shm transport).
-    const std::string transport = text_or(c.transport, "auto");
-    if (transport == "ofi" || (transport == "auto" && c.provider != nullptr)) {
+    // The provider matters where the ofi transport opens, for a job on this host as msgrun
+    // starts it.
+    if (std::strcmp(chosen_transport(c, true), "ofi") == 0) {
         bool listed = false;
         for (const json &p : report["providers"])
             if (p["name"] == provider) {

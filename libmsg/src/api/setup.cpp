@@ -45,20 +45,6 @@ std::vector<uint8_t> to_bytes(const JobParams &p) {
     return std::vector<uint8_t>(b, b + sizeof p);
 }
 
-// As configured: "auto" (the default), ofi, verbs or shm.
-const char *transport_name(const msg_config_t &c) {
-    return c.transport != nullptr && *c.transport != '\0' ? c.transport : "auto";
-}
-
-// auto: libmsg's own shm transport when every rank runs on this host and no libfabric
-// provider is named (one copy between processes, and no libfabric loaded), else ofi.
-const char *chosen_transport(const msg_config_t &c, const Placement &where) {
-    const char *name = transport_name(c);
-    if (std::strcmp(name, "auto") != 0) return name;
-    const bool provider_named = c.provider != nullptr && c.provider[0] != '\0';
-    return where.one_host && !provider_named ? "shm" : "ofi";
-}
-
 // Time limits, waiting and the transport.
 int check_running(const msg_config_t &c, std::string *why) {
     if (c.timeout_ms < 1)
@@ -208,7 +194,9 @@ TransportSettings transport_settings(const msg_config_t &cfg, const Placement &w
 int open_transport(const msg_config_t &cfg, const Placement &where, Core &core) {
     if (core.boot->size() == 1) return MSG_OK;
     std::string why;
-    const char *kind = chosen_transport(cfg, where);
+    // auto on one host: libmsg's own shm transport (one copy between processes, and no
+    // libfabric loaded).
+    const char *kind = chosen_transport(cfg, where.one_host);
     const TransportEntry *entry = find_transport(kind, &why);
     if (entry != nullptr) {
         TransportSettings settings = transport_settings(cfg, where);

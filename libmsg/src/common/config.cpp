@@ -276,6 +276,17 @@ int active_peers(const msg_config_t &c) {
     return c.active_peers > 0 ? c.active_peers : 16;
 }
 
+const char *transport_name(const msg_config_t &c) {
+    return c.transport != nullptr && *c.transport != '\0' ? c.transport : "auto";
+}
+
+const char *chosen_transport(const msg_config_t &c, bool one_host) {
+    const char *name = transport_name(c);
+    if (std::strcmp(name, "auto") != 0) return name;
+    const bool provider_named = c.provider != nullptr && c.provider[0] != '\0';
+    return one_host && !provider_named ? "shm" : "ofi";
+}
+
 int heartbeat_ms(int timeout_ms, int heartbeat_setting) {
     if (heartbeat_setting > 0) return std::max(heartbeat_setting, 100);
     return std::max(timeout_ms, 10000);

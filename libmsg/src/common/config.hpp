@@ -28,6 +28,12 @@ int check_messaging(const msg_config_t &config, std::string *why);
 // active_peers with 0 resolved to the default.
 int active_peers(const msg_config_t &config);
 
+// The transport as configured: "auto" (NULL or "" too), ofi, verbs or shm.
+const char *transport_name(const msg_config_t &config);
+// The transport a job opens: the one named, or for auto libmsg's own shm transport when every
+// rank runs on this host (one_host) and no libfabric provider is named, else ofi.
+const char *chosen_transport(const msg_config_t &config, bool one_host);
+
 // The silence after which the other end of a coordinator link counts as gone
 // (msg_info_t.heartbeat_ms): heartbeat_setting (msg_config_t.heartbeat_ms)
 // when positive, at least 100 ms; else the larger of timeout_ms and 10 s, so

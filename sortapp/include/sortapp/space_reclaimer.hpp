@@ -48,8 +48,8 @@ class SpaceReclaimer {
     std::mutex mutex_;
     std::condition_variable wake_;
     std::deque<Range> queue_;
-    std::vector<int> fds_;
-    std::vector<Range> gathering_;  // per adopted file: consumed, not yet a whole piece
+    // One per adopted file, its descriptor the key: what was consumed and not yet a whole piece.
+    std::vector<Range> gathering_;
     bool stop_ = false;
     std::thread thread_;  // last: started once the rest exists
 };

@@ -25,7 +25,7 @@ SpaceReclaimer::~SpaceReclaimer() {
     }
     wake_.notify_one();
     thread_.join();
-    for (int fd : fds_) ::close(fd);
+    for (const Range &g : gathering_) ::close(g.fd);
 }
 
 int SpaceReclaimer::adopt(int fd, const std::string &path) {
@@ -39,14 +39,12 @@ int SpaceReclaimer::adopt(int fd, const std::string &path) {
         return -1;
     }
     std::lock_guard lock(mutex_);
-    fds_.push_back(copy);
     gathering_.push_back({copy, 0, 0});
     return copy;
 }
 
 void SpaceReclaimer::release(int key, std::uint64_t offset, std::uint64_t bytes) {
     if (key < 0) return;
-    Range piece{};
     {
         std::lock_guard lock(mutex_);
         Range *g = nullptr;
@@ -60,8 +58,7 @@ void SpaceReclaimer::release(int key, std::uint64_t offset, std::uint64_t bytes)
         const std::uint64_t first = (g->offset + kBlock - 1) / kBlock * kBlock;
         const std::uint64_t end = (g->offset + g->bytes) / kBlock * kBlock;
         *g = {key, end, g->offset + g->bytes - end};
-        piece = {key, first, end - first};
-        queue_.push_back(piece);
+        queue_.push_back({key, first, end - first});
     }
     wake_.notify_one();
 }
