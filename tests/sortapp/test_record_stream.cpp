@@ -378,7 +378,7 @@ TEST_CASE("space reclaimer: a run gives its blocks back as the merge reads it, e
         SpaceReclaimer reclaimer;
         auto file = std::make_unique<FileSource>(ring);
         REQUIRE(file->open(dir / "run", false));
-        file->release_consumed(reclaimer);
+        file->release_consumed(reclaimer, dir / "run");
         streams.push_back(
             std::make_unique<RecordStream>(std::move(file), f, 0, n * 100, 10000 * 100, 3));
         REQUIRE(start_streams(streams));

@@ -95,7 +95,6 @@ class FileSource final : public BlockSource {
     ~FileSource() override;  // waits for its reads still in flight
 
     Status open(const std::string &path, bool direct) {
-        path_ = path;
         return File::open_read(path, direct, file_);
     }
     const File &file() const { return file_; }
@@ -104,11 +103,11 @@ class FileSource final : public BlockSource {
     Status start_read(unsigned slot, std::uint8_t *buffer, std::uint64_t offset,
                       std::size_t bytes) override;
     Status finish_read(unsigned slot) override;
-    // A scratch file the sort deletes after the merge: its consumed blocks go back to the file
-    // system as the merge goes (space_reclaimer.hpp). Never for an input.
-    void release_consumed(SpaceReclaimer &reclaimer) {
+    // A scratch file the sort deletes after the merge, opened from `path`: its consumed blocks
+    // go back to the file system as the merge goes (space_reclaimer.hpp). Never for an input.
+    void release_consumed(SpaceReclaimer &reclaimer, const std::string &path) {
         reclaimer_ = &reclaimer;
-        reclaimer_key_ = reclaimer.adopt(file_.fd(), path_);
+        reclaimer_key_ = reclaimer.adopt(file_.fd(), path);
     }
     void consumed(std::uint64_t offset, std::size_t bytes) override {
         if (reclaimer_ != nullptr) reclaimer_->release(reclaimer_key_, offset, bytes);
@@ -117,7 +116,6 @@ class FileSource final : public BlockSource {
   private:
     IoRing &ring_;
     File file_;
-    std::string path_;
     std::vector<Request> requests_;
     SpaceReclaimer *reclaimer_ = nullptr;
     int reclaimer_key_ = -1;

@@ -28,7 +28,7 @@ Status open_runs(const SortOptions &o, const MergePlan &plan, IoRing &ring,
     for (const Run &run : runs) {
         auto file = std::make_unique<FileSource>(ring);
         SORTAPP_TRY(file->open(run.path, o.direct_io));
-        file->release_consumed(reclaimer);
+        file->release_consumed(reclaimer, run.path);
         const std::uint64_t size = file->file().size();
         if (size % o.format.record_size != 0)
             return Status::error(run.path + ": run has a partial record");
