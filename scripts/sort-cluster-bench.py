@@ -170,9 +170,9 @@ def measure_disk(d, partitions, nbytes, state):
 
 FRESH_PROBE = r"""
 import mmap, sys, time
-n = int(sys.argv[1])
+n, huge = int(sys.argv[1]), sys.argv[2] == "huge"
 m = mmap.mmap(-1, n, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)  # shared memory gets no THP
-if hasattr(mmap, "MADV_HUGEPAGE"):
+if huge and hasattr(mmap, "MADV_HUGEPAGE"):
     m.madvise(mmap.MADV_HUGEPAGE)
 t0 = time.monotonic()
 for i in range(0, n, 4096):
@@ -181,15 +181,16 @@ print(n / (time.monotonic() - t0) / 1e9)
 """
 
 
-def fresh_memory_rate(nbytes, state):
-    """GB/s at which a new process gets memory it has not touched before (huge pages advised,
-    as the sort's buffers are): one byte written per 4 KiB page, from a dropped page cache,
-    as each sort starts. The kernel zeroes every such page on first touch, and a virtual
-    machine's host may have to back it again, so this bounds how fast any process of the
-    sort can take on its footprint."""
+def fresh_memory_rate(nbytes, state, pages):
+    """GB/s at which a new process gets memory it has not touched before, in ordinary pages
+    (as a one-pass sort's single run buffer is) or with huge pages advised (as buffers filled
+    many times are): one byte written per 4 KiB page, from a dropped page cache, as each sort
+    starts. The kernel zeroes every such page on first touch, and a virtual machine's host
+    may have to back it again, so this bounds how fast any process of the sort can take on
+    its footprint."""
     drop_caches(state)
-    out = subprocess.run([sys.executable, "-c", FRESH_PROBE, str(nbytes)], capture_output=True,
-                         text=True, check=False)
+    out = subprocess.run([sys.executable, "-c", FRESH_PROBE, str(nbytes), pages],
+                         capture_output=True, text=True, check=False)
     try:
         return float(out.stdout.strip())
     except ValueError:
@@ -460,8 +461,9 @@ def bench_in(args, tools, inputs):
     ctx = {"args": args, "tools": tools, "state": state, "stat": stat, "env": env,
            "checksum": checksum, "records": inputs.records * args.nodes,
            "disk": measure_disk(args.dir, inputs.paths, inputs.records * RECORD, state)}
-    ctx["fresh_gb_s"] = fresh_memory_rate(max(64 << 20, min(1 << 30, inputs.records * RECORD)),
-                                          state)
+    probe_bytes = max(64 << 20, min(1 << 30, inputs.records * RECORD))
+    ctx["fresh_huge_gb_s"] = fresh_memory_rate(probe_bytes, state, "huge")
+    ctx["fresh_gb_s"] = fresh_memory_rate(probe_bytes, state, "ordinary")
     runs = []
     for key, _, options in RUNS:
         if key == "river-2-pass" and args.two_pass_memory:
@@ -475,7 +477,8 @@ def bench_in(args, tools, inputs):
             "free_bytes": free, "needed_bytes": need, "page_cache_dropped": state["drop"],
             "page_cache_why_not": None if state["drop"] else state["why_not"],
             "two_pass_memory": args.two_pass_memory, "disk": ctx["disk"],
-            "fresh_memory_gb_s": ctx["fresh_gb_s"], "runs": runs,
+            "fresh_memory_gb_s": ctx["fresh_gb_s"],
+            "fresh_memory_huge_pages_gb_s": ctx["fresh_huge_gb_s"], "runs": runs,
             "one_node": local,
             "speedups": {"river_one_pass_vs_three_phase": three / runs[1]["wall_seconds"],
                          "river_two_pass_vs_three_phase": three / runs[2]["wall_seconds"]},
@@ -500,8 +503,9 @@ def print_table(res):
           f"{human(d['request_bytes'])} requests, {d['streams']} x {human(d['bytes'])} at once): "
           f"read {d['read_mb_s']:.0f} MB/s, write {d['write_mb_s']:.0f} MB/s; page cache "
           f"{cache} before each sort")
-    print(f"# fresh memory (a new process's first touch, huge pages advised): "
-          f"{res['fresh_memory_gb_s']:.2f} GB/s")
+    print(f"# fresh memory (a new process's first touch): {res['fresh_memory_gb_s']:.2f} GB/s "
+          f"in ordinary pages, {res['fresh_memory_huge_pages_gb_s']:.2f} GB/s with huge pages "
+          "advised")
     if res["two_pass_memory"]:
         print(f"# river two passes with --memory {human(res['two_pass_memory'])} per node")
     print(f"{'algorithm':17} {'wall s':>8} {'sort s':>8} {'balance':>8} {'disk rd MB':>10} "

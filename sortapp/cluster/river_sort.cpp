@@ -103,7 +103,7 @@ class Gatherer {
   public:
     Gatherer(const RiverSortSettings &s, const SortOptions &so, const MemoryPlan &plan,
              uint64_t slots)
-        : buf(slots, s.format.record_size),
+        : buf(slots, s.format.record_size, s.passes == 2 ? Fill::many : Fill::once),
           s_(s),
           so_(so),
           plan_(plan),

@@ -52,11 +52,19 @@ class File {
 // Direct I/O needs buffers, offsets and lengths aligned to this.
 inline constexpr std::size_t io_alignment = 4096;
 
+// How often a buffer is filled, which chooses its pages. One filled many times (a run slot
+// of two passes, a reader's or writer's buffer) asks for huge pages when large: one fault per
+// 2 MiB and fewer TLB misses over its many passes. One filled once (the single run of one
+// pass) keeps ordinary pages: a fresh huge page comes from the free lists' largest blocks,
+// which a virtual machine's balloon hands back to its host, so on such machines its first
+// touch costs host faults as well as the zeroing (docs/sortapp.md, Pages).
+enum class Fill { many, once };
+
 // Page-aligned anonymous memory (mmap), freed on destruction.
 class Buffer {
   public:
     Buffer() = default;
-    explicit Buffer(std::size_t bytes);
+    explicit Buffer(std::size_t bytes, Fill fill = Fill::many);
     Buffer(const Buffer &) = delete;
     Buffer &operator=(const Buffer &) = delete;
     Buffer(Buffer &&other) noexcept { *this = std::move(other); }

@@ -20,10 +20,11 @@ struct RunBuffer {
     std::uint64_t first = 0;  // index of the run's first record in the input
     std::uint64_t count = 0;
 
-    RunBuffer(std::uint64_t run_records, std::size_t record_size)
-        : records((run_records * record_size + io_alignment - 1) / io_alignment * io_alignment),
-          entries(run_records * sizeof(SortEntry)),
-          scratch(run_records * sizeof(SortEntry)) {}
+    RunBuffer(std::uint64_t run_records, std::size_t record_size, Fill fill)
+        : records((run_records * record_size + io_alignment - 1) / io_alignment * io_alignment,
+                  fill),
+          entries(run_records * sizeof(SortEntry), fill),
+          scratch(run_records * sizeof(SortEntry), fill) {}
     SortEntry *entry_data() const { return reinterpret_cast<SortEntry *>(entries.data()); }
     SortEntry *scratch_data() const { return reinterpret_cast<SortEntry *>(scratch.data()); }
 };

@@ -109,7 +109,7 @@ void *map_aligned(std::size_t bytes) {
 }
 }  // namespace
 
-Buffer::Buffer(std::size_t bytes) : size_(bytes) {
+Buffer::Buffer(std::size_t bytes, Fill fill) : size_(bytes) {
     if (bytes == 0) return;
     void *p = bytes >= kHugePageHint ? map_aligned(bytes)
                                      : ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
@@ -119,11 +119,9 @@ Buffer::Buffer(std::size_t bytes) : size_(bytes) {
         throw std::bad_alloc();
     }
     data_ = static_cast<std::uint8_t *>(p);
-    // Run and merge buffers are large and filled once: huge pages make one fault of 512
-    // (where the kernel allows them on request; a refusal leaves ordinary pages). Every first
-    // touch of a page costs the kernel a zeroing, and on a virtual machine often the host a
-    // fault of its own: the dearest part of a sort's CPU on such machines.
-    if (bytes >= kHugePageHint) ::madvise(p, bytes, MADV_HUGEPAGE);
+    // Large buffers filled many times ask for huge pages (the kernel may refuse, leaving
+    // ordinary ones); see Fill for why one filled once does not.
+    if (fill == Fill::many && bytes >= kHugePageHint) ::madvise(p, bytes, MADV_HUGEPAGE);
 }
 
 Buffer &Buffer::operator=(Buffer &&other) noexcept {

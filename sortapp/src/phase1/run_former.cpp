@@ -46,7 +46,7 @@ std::string run_name(const std::string &dir, std::size_t k) {
 Status form_one_run(const SortOptions &o, const MemoryPlan &plan, const File &input,
                     std::uint64_t records, File &output, Progress &progress, RunFormation &result) {
     const std::size_t rs = o.format.record_size;
-    RunBuffer run(records, rs);
+    RunBuffer run(records, rs, Fill::once);
     run.count = records;
     // The CPU is idle while the input arrives: make the sort entries of each part as it
     // comes in, and let a helper fault in the radix scratch memory meanwhile.
@@ -75,7 +75,8 @@ Status form_sorted_runs(const SortOptions &o, const MemoryPlan &plan, const File
                         RunFormation &result) {
     const std::size_t rs = o.format.record_size;
     const std::uint64_t runs = (records + plan.run_records - 1) / plan.run_records;
-    RunBuffer slots[2] = {RunBuffer(plan.run_records, rs), RunBuffer(plan.run_records, rs)};
+    RunBuffer slots[2] = {RunBuffer(plan.run_records, rs, Fill::many),
+                          RunBuffer(plan.run_records, rs, Fill::many)};
     // Slot k % 2 holds run k. filled counts runs read; consumed counts runs written.
     std::mutex mutex;
     std::condition_variable changed;
