@@ -118,6 +118,16 @@ class Gatherer {
         if (!buf.records.valid() || !buf.entries.valid() || !buf.scratch.valid())
             return Status::error("river sort: cannot map " + std::to_string(frames_ * frame_) +
                                  " records' worth of memory");
+        if (s_.passes == 1) {
+            // One pass fills the buffer once, from its first frame up: a helper faults in the
+            // part the share will take while the first batches are still being read.
+            const uint64_t share = std::min(frames_ * frame_, s_.expected_share + 2 * frame_);
+            prefaulter_ = std::jthread([this, share](std::stop_token stop) {
+                prefault(buf.records, share * s_.format.record_size, stop);
+                prefault(buf.entries, share * sizeof(SortEntry), stop);
+                prefault(buf.scratch, share * sizeof(SortEntry), stop);
+            });
+        }
         return ring.init(plan_.write_buffers + 1);
     }
 
@@ -207,6 +217,7 @@ class Gatherer {
     uint64_t frame_, frames_, run_records_;
     std::vector<uint64_t> free_;   // free frames, the next to hand out last
     std::vector<uint64_t> taken_;  // frames whose batch was got since the last run
+    std::jthread prefaulter_;      // last: stopped and joined before the buffer goes
 };
 
 // The gatherer's thread: every batch until every source has ended. After a failure of its

@@ -139,6 +139,19 @@ Buffer::~Buffer() {
     if (data_ != nullptr) ::munmap(data_, size_);
 }
 
+void prefault(const Buffer &buffer, std::size_t bytes, std::stop_token stop) {
+#ifdef MADV_POPULATE_WRITE
+    constexpr std::size_t chunk = 8u << 20;
+    const std::size_t end = std::min(bytes, buffer.size());
+    for (std::size_t at = 0; at < end && !stop.stop_requested(); at += chunk) {
+        if (::madvise(buffer.data() + at, std::min(chunk, end - at), MADV_POPULATE_WRITE) != 0)
+            return;  // an old kernel (EINVAL), or no memory left: first touches will tell
+    }
+#else
+    (void)buffer, (void)bytes, (void)stop;
+#endif
+}
+
 IoRing::~IoRing() {
     // Requests still in flight refer to caller memory: finish them before leaving.
     while (ring_ && in_flight_ > 0 && reap_one()) {

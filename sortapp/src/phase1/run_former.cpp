@@ -49,8 +49,12 @@ Status form_one_run(const SortOptions &o, const MemoryPlan &plan, const File &in
     RunBuffer run(records, rs, Fill::once);
     run.count = records;
     // The CPU is idle while the input arrives: make the sort entries of each part as it
-    // comes in, and let a helper fault in the radix scratch memory meanwhile.
-    std::jthread prefault([&] { std::memset(run.scratch.data(), 0, run.scratch.size()); });
+    // comes in, and let a helper fault in the buffer's memory meanwhile, ahead of the reads.
+    std::jthread prefaulter([&](std::stop_token stop) {
+        prefault(run.records, run.records.size(), stop);
+        prefault(run.entries, run.entries.size(), stop);
+        prefault(run.scratch, run.scratch.size(), stop);
+    });
     IoRing ring;
     SORTAPP_TRY(ring.init(o.io_depth));
     std::uint64_t arrived = 0, entries_made = 0;
@@ -62,7 +66,7 @@ Status form_one_run(const SortOptions &o, const MemoryPlan &plan, const File &in
             entries_made = whole;
             progress.add(n);
         }));
-    prefault.join();
+    prefaulter.join();
     return sort_and_write(
         o, plan, ring, run, output, true, entries_made == records,
         [&](std::uint64_t n) { progress.add(n); }, result.sort_seconds);
