@@ -43,6 +43,7 @@ struct Request {
     std::unique_ptr<MemoryRegion> mr;
     std::vector<bool> chunk_seen;  // send/recv: which chunks have landed
     bool chunked = false;          // RDMA write: no write target, so it moves by chunks
+    bool in_place = false;         // send/recv: chunks copied into the receiver's buffer
 };
 
 }  // namespace msg

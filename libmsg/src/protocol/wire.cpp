@@ -20,7 +20,12 @@ const char *validate_header(const WireHeader &h, size_t bytes, int size, int sel
             if (plen != h.len) return "eager length does not match the packet";
             break;
         case PacketType::Chunk:
-            if (plen == 0 || plen != h.len) return "chunk length does not match the packet";
+            if (h.flags == kFlagInPlace) {
+                if (plen != 0) return "in-place chunk notice with a payload";
+                if (h.len == 0) return "in-place chunk notice of no bytes";
+            } else if (plen == 0 || plen != h.len) {
+                return "chunk length does not match the packet";
+            }
             break;
         case PacketType::Rts:
             if (h.tag < 0) return "negative tag";
@@ -36,8 +41,14 @@ const char *validate_header(const WireHeader &h, size_t bytes, int size, int sel
                 return "unknown flags";
             break;
         case PacketType::Cts:
+            if (h.flags != 0 && h.flags != kFlagRdmaWrite && h.flags != kFlagInPlace)
+                return "unknown flags";
+            break;
         case PacketType::Fin:
             if (h.flags != 0 && h.flags != kFlagRdmaWrite) return "unknown flags";
+            break;
+        case PacketType::Chunk:
+            if (h.flags != 0 && h.flags != kFlagInPlace) return "unknown flags";
             break;
         default:
             if (h.flags != 0) return "unknown flags";

@@ -18,7 +18,8 @@ enum class PacketType : uint8_t {
     Rts = 3,     // request to send a long message
     Cts = 4,     // clear to send: the receiver matched it (recv_id, accepted bytes;
                  // with kFlagRdmaWrite also where to write them: offset, key)
-    Chunk = 5,   // one piece of a long message (send/recv protocol)
+    Chunk = 5,   // one piece of a long message (send/recv protocol), or with
+                 // kFlagInPlace the notice that it was copied into place
     Go = 6,      // restricted RDMA: the sender's turn has come, read now
     Fin = 7,     // RDMA read: the receiver has read everything; with kFlagRdmaWrite,
                  // RDMA write: the sender's writes have all completed
@@ -29,6 +30,10 @@ constexpr uint32_t kFlagRdmaRead = 1;  // Rts: the payload may be read at (offse
 // Rts: the sender can write the payload; Cts: write it at (offset, key);
 // Fin: it has been written.
 constexpr uint32_t kFlagRdmaWrite = 2;
+// Send/recv on one host. Cts: the receive buffer, registered for remote writes,
+// is at (offset, key), and chunks may be copied straight there; Chunk: its len
+// bytes were copied into place at offset, and the packet carries none.
+constexpr uint32_t kFlagInPlace = 4;
 
 struct WireHeader {
     uint16_t magic;

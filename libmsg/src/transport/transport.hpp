@@ -5,6 +5,7 @@
 
 #include <sys/uio.h>
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -86,6 +87,19 @@ class Transport {
                           uint64_t key, OpContext *ctx) = 0;
     virtual int post_write(int peer, const void *local, size_t len, void *desc,
                            uint64_t remote_addr, uint64_t key, OpContext *ctx) = 0;
+
+    // True when write_now can copy into `peer`'s memory (both on this host, with
+    // cross-memory copies).
+    virtual bool writes_now(int /*peer*/) const { return false; }
+    // Copies len bytes from local into the peer's memory registered for remote
+    // writes under key, in the call: 0 once they are there, else a negative
+    // errno and nothing written (-ENOTSUP where writes_now is false). Unlike
+    // post_write it has no completion, so a send posted after it returns 0 is
+    // delivered after the bytes are in place.
+    virtual int write_now(int /*peer*/, const void * /*local*/, size_t /*len*/,
+                          uint64_t /*remote_addr*/, uint64_t /*key*/) {
+        return -ENOTSUP;
+    }
 
     // Reaps up to max completions without blocking; returns how many.
     virtual int poll(TransportCompletion *out, int max) = 0;

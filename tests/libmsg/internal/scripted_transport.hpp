@@ -59,6 +59,12 @@ class Transport final : public testtransport::QueuedTransport {
     bool reads_on = false;
     std::vector<Write> reads;
 
+    // Copies in the call to peers' memory (write_now), as on one host: off unless a test turns
+    // them on; write_now_error fails them with that errno (0: they succeed).
+    bool copies_now = false;
+    int write_now_error = 0;
+    std::vector<Write> copies;  // each write_now, in order
+
     std::string name() const override { return "scripted"; }
     uint64_t registrations = 0;
 
@@ -98,6 +104,15 @@ class Transport final : public testtransport::QueuedTransport {
     int post_write(int peer, const void *local, size_t len, void *, uint64_t remote_addr,
                    uint64_t key, msg::OpContext *ctx) override {
         writes.push_back({peer, static_cast<const char *>(local), len, remote_addr, key, ctx});
+        return 0;
+    }
+    bool writes_now(int) const override { return copies_now; }
+    int write_now(int peer, const void *local, size_t len, uint64_t remote_addr,
+                  uint64_t key) override {
+        if (!copies_now) return -ENOTSUP;
+        if (write_now_error != 0) return -write_now_error;
+        std::memcpy(reinterpret_cast<char *>(remote_addr), local, len);
+        copies.push_back({peer, static_cast<const char *>(local), len, remote_addr, key, nullptr});
         return 0;
     }
     bool prepare_wait() override { return false; }

@@ -370,3 +370,163 @@ TEST_CASE("a lost peer ends its sends and receives with MSG_ERR_PEER_FAILED", "[
               MSG_ERR_PEER_FAILED);
     }
 }
+
+TEST_CASE("on one host a sender copies each chunk into the place its receiver offered",
+          "[send_recv][in_place]") {
+    Job job(MSG_PROTOCOL_SENDRECV);
+    auto &t = job.transport;
+    t.copies_now = true;
+    const size_t len = 3 * job.chunk() + 123;
+    const auto data = pattern(len, 21);
+    REQUIRE(job.engine.isend(1, kTag, data.data(), len, &job.sink, nullptr) == MSG_OK);
+    settle(job.engine);
+    const uint64_t send_id = t.of_type(PacketType::Rts).at(0).hdr.send_id;
+
+    SECTION("each chunk lands in place, then a notice without payload says so") {
+        const size_t accepted = 2 * job.chunk() + 7;
+        std::vector<char> target(accepted, 0);
+        msg::WireHeader h = cts(1, send_id, 51, accepted);
+        h.flags = msg::kFlagInPlace;
+        h.offset = reinterpret_cast<uint64_t>(target.data());
+        h.key = scripted::kKey;
+        t.deliver(h);
+        settle(job.engine);
+        CHECK(job.bad() == 0);
+        CHECK(target ==
+              std::vector<char>(data.begin(), data.begin() + static_cast<long>(accepted)));
+        REQUIRE(t.copies.size() == 3);
+        const auto notices = chunks_for(t, 51);
+        REQUIRE(notices.size() == 3);
+        for (size_t i = 0; i < 3; ++i) {
+            CHECK(t.copies[i].key == scripted::kKey);
+            CHECK(t.copies[i].remote == h.offset + i * job.chunk());
+            CHECK(notices[i].hdr.flags == msg::kFlagInPlace);
+            CHECK(notices[i].payload.empty());
+            CHECK(notices[i].hdr.offset == i * job.chunk());
+            CHECK(notices[i].hdr.len == std::min(job.chunk(), accepted - i * job.chunk()));
+        }
+        REQUIRE(job.sink.got.size() == 1);
+        CHECK(job.sink.got[0].status == MSG_OK);
+        CHECK(job.sink.got[0].bytes == accepted);
+    }
+
+    SECTION("a place that wraps the address space is refused") {
+        msg::WireHeader h = cts(1, send_id, 52, len);
+        h.flags = msg::kFlagInPlace;
+        h.offset = UINT64_MAX - 10;
+        t.deliver(h);
+        settle(job.engine);
+        CHECK(job.bad() == 1);
+        CHECK(t.copies.empty());
+        CHECK(job.sink.got.empty());
+    }
+
+    SECTION("a copy that fails ends the send with the peer, and no notice goes") {
+        t.write_now_error = ESRCH;
+        std::vector<char> target(len, 0);
+        msg::WireHeader h = cts(1, send_id, 53, len);
+        h.flags = msg::kFlagInPlace;
+        h.offset = reinterpret_cast<uint64_t>(target.data());
+        t.deliver(h);
+        settle(job.engine);
+        CHECK(chunks_for(t, 53).empty());
+        REQUIRE(job.sink.got.size() == 1);
+        CHECK(job.sink.got[0].status != MSG_OK);
+    }
+}
+
+TEST_CASE("a sender that cannot copy to its receiver sends a place's chunks with their bytes",
+          "[send_recv][in_place]") {
+    Job job(MSG_PROTOCOL_SENDRECV);
+    auto &t = job.transport;  // copies_now stays off
+    const size_t len = job.chunk() + 9;
+    const auto data = pattern(len, 22);
+    REQUIRE(job.engine.isend(1, kTag, data.data(), len, &job.sink, nullptr) == MSG_OK);
+    settle(job.engine);
+    std::vector<char> target(len, 0);
+    msg::WireHeader h = cts(1, t.of_type(PacketType::Rts).at(0).hdr.send_id, 54, len);
+    h.flags = msg::kFlagInPlace;
+    h.offset = reinterpret_cast<uint64_t>(target.data());
+    t.deliver(h);
+    settle(job.engine);
+    const auto sent = chunks_for(t, 54);
+    REQUIRE(sent.size() == 2);
+    CHECK(sent[0].hdr.flags == 0);
+    CHECK(sent[0].payload.size() == job.chunk());
+    CHECK(target == std::vector<char>(len, 0));
+    REQUIRE(job.sink.got.size() == 1);
+    CHECK(job.sink.got[0].status == MSG_OK);
+}
+
+TEST_CASE("on one host a receiver offers its buffer and completes on the notices, each once",
+          "[send_recv][in_place]") {
+    Job job(MSG_PROTOCOL_SENDRECV);
+    auto &t = job.transport;
+    t.copies_now = true;
+    const size_t piece = job.chunk();
+    const size_t len = 3 * piece + 10;
+    const auto data = pattern(len, 23);
+    std::vector<char> buf(len, 0);
+    REQUIRE(job.engine.irecv(1, kTag, buf.data(), len, &job.sink, nullptr) == MSG_OK);
+    t.deliver(rts(1, 800, len));
+    settle(job.engine);
+    const auto grants = t.of_type(PacketType::Cts);
+    REQUIRE(grants.size() == 1);
+    CHECK(grants[0].hdr.flags == msg::kFlagInPlace);
+    CHECK(grants[0].hdr.offset == reinterpret_cast<uint64_t>(buf.data()));
+    CHECK(grants[0].hdr.key == scripted::kKey);
+    CHECK(grants[0].hdr.len == len);
+    const uint64_t recv_id = grants[0].hdr.recv_id;
+
+    // The sender's copies, as they would land; then their notices, out of order, one twice,
+    // one of the wrong length, and one chunk that brings its bytes after all.
+    std::copy(data.begin(), data.begin() + static_cast<long>(3 * piece), buf.begin());
+    auto notice = [&](size_t i, uint64_t n) {
+        Chunk c = chunk(1, 800, recv_id, data, len, piece, i);
+        c.h.flags = msg::kFlagInPlace;
+        c.h.len = n;
+        t.deliver(c.h);
+    };
+    notice(2, piece);
+    notice(0, piece);
+    notice(0, piece);      // a duplicate
+    notice(1, piece - 1);  // not its place's length
+    settle(job.engine);
+    CHECK(job.bad() == 2);
+    CHECK(job.sink.got.empty());
+    notice(1, piece);
+    Chunk last = chunk(1, 800, recv_id, data, len, piece, 3);
+    t.deliver(last.h, last.payload);
+    settle(job.engine);
+    CHECK(job.bad() == 2);
+    REQUIRE(job.sink.got.size() == 1);
+    CHECK(job.sink.got[0].status == MSG_OK);
+    CHECK(job.sink.got[0].bytes == len);
+    CHECK(buf == data);
+}
+
+TEST_CASE("a receiver that offered no place drops notices", "[send_recv][in_place]") {
+    Job job(MSG_PROTOCOL_SENDRECV);
+    auto &t = job.transport;
+
+    SECTION("its transport cannot copy across") {}
+    SECTION("its buffer could not be registered for remote writes") {
+        t.copies_now = true;
+        t.refuse_access = msg::kRemoteWrite;
+    }
+    const size_t len = job.chunk() + 1;
+    const auto data = pattern(len, 24);
+    std::vector<char> buf(len, 0);
+    REQUIRE(job.engine.irecv(1, kTag, buf.data(), len, &job.sink, nullptr) == MSG_OK);
+    t.deliver(rts(1, 900, len));
+    settle(job.engine);
+    const auto grants = t.of_type(PacketType::Cts);
+    REQUIRE(grants.size() == 1);
+    CHECK(grants[0].hdr.flags == 0);
+    Chunk c = chunk(1, 900, grants[0].hdr.recv_id, data, len, job.chunk(), 0);
+    c.h.flags = msg::kFlagInPlace;
+    t.deliver(c.h);
+    settle(job.engine);
+    CHECK(job.bad() == 1);
+    CHECK(job.sink.got.empty());
+}

@@ -93,7 +93,9 @@ TEST_CASE("each packet type carries only its own protocol flags", "[wire]") {
     // A request to send offers one protocol, not two, and nothing unknown.
     rts.flags = msg::kFlagRdmaRead | msg::kFlagRdmaWrite;
     CHECK(msg::validate_header(rts, kHdr, kSize, kSelf) != nullptr);
-    rts.flags = 4;
+    rts.flags = msg::kFlagInPlace;
+    CHECK(msg::validate_header(rts, kHdr, kSize, kSelf) != nullptr);
+    rts.flags = 8;
     CHECK(msg::validate_header(rts, kHdr, kSize, kSelf) != nullptr);
     // CTS and FIN may say "write"; nothing else.
     for (auto t : {msg::PacketType::Cts, msg::PacketType::Fin}) {
@@ -108,4 +110,22 @@ TEST_CASE("each packet type carries only its own protocol flags", "[wire]") {
         h.flags = msg::kFlagRdmaWrite;
         CHECK(msg::validate_header(h, kHdr, kSize, kSelf) != nullptr);
     }
+    // A CTS may offer a place; a FIN may not.
+    auto place = good(msg::PacketType::Cts, 100);
+    place.flags = msg::kFlagInPlace;
+    CHECK(msg::validate_header(place, kHdr, kSize, kSelf) == nullptr);
+    place.type = msg::PacketType::Fin;
+    CHECK(msg::validate_header(place, kHdr, kSize, kSelf) != nullptr);
+}
+
+TEST_CASE("a chunk's notice that it was copied into place carries no payload", "[wire]") {
+    auto notice = good(msg::PacketType::Chunk, 512);
+    notice.flags = msg::kFlagInPlace;
+    CHECK(msg::validate_header(notice, kHdr, kSize, kSelf) == nullptr);
+    CHECK(msg::validate_header(notice, kHdr + 512, kSize, kSelf) != nullptr);  // bytes too
+    notice.len = 0;
+    CHECK(msg::validate_header(notice, kHdr, kSize, kSelf) != nullptr);  // of nothing
+    auto chunk = good(msg::PacketType::Chunk, 512);
+    chunk.flags = msg::kFlagRdmaWrite;
+    CHECK(msg::validate_header(chunk, kHdr + 512, kSize, kSelf) != nullptr);
 }

@@ -120,6 +120,12 @@ class OfiTransport final : public Transport {
     int post_recv(void *buf, size_t len, void *desc, OpContext *ctx) override;
     int post_read(int peer, void *local, size_t len, void *desc, uint64_t remote_addr, uint64_t key,
                   OpContext *ctx) override;
+    bool writes_now(int peer) const override { return cma_ && cma_->usable(peer); }
+    int write_now(int peer, const void *local, size_t len, uint64_t remote_addr,
+                  uint64_t) override {
+        if (!writes_now(peer)) return -ENOTSUP;
+        return -cma_->write(peer, local, len, remote_addr);
+    }
     int post_write(int peer, const void *local, size_t len, void *desc, uint64_t remote_addr,
                    uint64_t key, OpContext *ctx) override;
     int poll(TransportCompletion *out, int max) override;

@@ -80,6 +80,9 @@ class ShmTransport final : public Transport {
                   OpContext *ctx) override {
         return rma(peer, local, len, remote_addr, key, OpKind::Read, ctx);
     }
+    bool writes_now(int peer) const override { return cma_ && peer_ok(peer) && cma_->usable(peer); }
+    int write_now(int peer, const void *local, size_t len, uint64_t remote_addr,
+                  uint64_t key) override;
     int post_write(int peer, const void *local, size_t len, void *, uint64_t remote_addr,
                    uint64_t key, OpContext *ctx) override {
         return rma(peer, const_cast<void *>(local), len, remote_addr, key, OpKind::Write, ctx);
@@ -120,6 +123,7 @@ class ShmTransport final : public Transport {
     }
     int rma(int peer, void *local, size_t len, uint64_t remote, uint64_t key, OpKind kind,
             OpContext *ctx);
+    int copy(int peer, void *local, size_t len, uint64_t remote, uint64_t key, OpKind kind) const;
     int attach_peers(const std::vector<std::string> &regions);
     int take_arrivals(TransportCompletion *out, int max);
     int take_from(int peer, TransportCompletion *out, int max);
@@ -264,6 +268,20 @@ int ShmTransport::rma(int peer, void *local, size_t len, uint64_t remote, uint64
     ctx->posted = kind;
     if (down_) return -ESHUTDOWN;
     if (!peer_ok(peer) || !cma_ || !cma_->usable(peer)) return -EINVAL;
+    done_.push_back({ctx, kind, copy(peer, local, len, remote, key, kind), len, peer});
+    return 0;
+}
+
+int ShmTransport::write_now(int peer, const void *local, size_t len, uint64_t remote_addr,
+                            uint64_t key) {
+    if (down_) return -ESHUTDOWN;
+    if (!writes_now(peer)) return -ENOTSUP;
+    return -copy(peer, const_cast<void *>(local), len, remote_addr, key, OpKind::Write);
+}
+
+// The copy itself: 0, or a positive errno.
+int ShmTransport::copy(int peer, void *local, size_t len, uint64_t remote, uint64_t key,
+                       OpKind kind) const {
     const unsigned access = kind == OpKind::Read ? kRemoteRead : kRemoteWrite;
     int err = EACCES;
     if (shm_registration_covers(*peers_[static_cast<size_t>(peer)].region, key, remote, len,
@@ -275,8 +293,7 @@ int ShmTransport::rma(int peer, void *local, size_t len, uint64_t remote, uint64
                   kind == OpKind::Read ? "read from" : "write to", peer, len,
                   static_cast<unsigned long long>(remote), static_cast<unsigned long long>(key),
                   std::strerror(err));
-    done_.push_back({ctx, kind, err, len, peer});
-    return 0;
+    return err;
 }
 
 int ShmTransport::poll(TransportCompletion *out, int max) {
