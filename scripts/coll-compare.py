@@ -28,7 +28,7 @@ DESCRIPTION = """\
 OSU-style latency of broadcast, allreduce (uint32 sum) and alltoall (bytes per peer), libmsg
 (msg-coll under msgrun) against Open MPI (mpi-coll under mpirun), sizes from --min-bytes up by
 x4 to --max-bytes, at each job size of --ranks, on each fabric of --fabrics:
-  shm  libmsg --provider shm            vs Open MPI default (ob1 + vader, coll tuned)
+  shm  libmsg's default (its shm transport) vs Open MPI default (ob1 + vader, coll tuned)
   tcp  libmsg --provider "tcp;ofi_rxm"  vs Open MPI pml cm + mtl ofi "tcp;ofi_rxm"
 Both programs check every size's result before they print a figure. A job that fails or
 times out is reported as such and its cells are left out of the medians."""
@@ -117,7 +117,7 @@ def run_jobs(plan, runner):
             (f"{base}-mpi", [*compare.MPIRUN, "-np", p, *mpi_args,
                              os.path.join(plan.bench, "mpi-coll"), *plan.common]),
             (f"{base}-msg", [plan.msgrun, "-n", p, os.path.join(plan.bench, "msg-coll"),
-                             *plan.common, "--provider", provider]),
+                             *plan.common, *compare.provider_args(provider)]),
         ]
         for name, cmd in (pair if run % 2 else reversed(pair)):
             runner.run(name, cmd)

@@ -13,6 +13,7 @@ import os
 import re
 import shlex
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -24,9 +25,10 @@ SECTIONS = ("memory", "alltoall", "pingpong")
 PROTOCOLS = ("auto", "sendrecv", "rdma", "rdma-write")
 MODES = ("unrestricted", "restricted")
 MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe"]
-# fabric: (libmsg provider, Open MPI options for the same transport)
+# fabric: (libmsg provider, Open MPI options for the same transport). On shm libmsg runs with
+# its defaults (no provider named: its own shm transport on one host), as a user would.
 ALLTOALL_FABRICS = {
-    "shm": ("shm", []),
+    "shm": (None, []),
     "tcp": ("tcp;ofi_rxm",
             ["--mca", "pml", "cm", "--mca", "mtl", "ofi", "--mca", "mtl_ofi_provider_include",
              "tcp;ofi_rxm"]),
@@ -40,12 +42,12 @@ Runs, in this order and on this machine:
   memory   memcpy-bw: 1- and 2-thread copy bandwidth, the limit for one-host all-to-all;
   alltoall msg-alltoall vs mpi-alltoall at P = 2, 4, 8 (512 KiB x 50 per peer and
            direction), buffers reused and rotated through DRAM:
-             shm:  libmsg --provider shm            vs Open MPI default (ob1 + vader)
+             shm:  libmsg's default (its shm transport) vs Open MPI default (ob1 + vader)
              tcp:  libmsg --provider "tcp;ofi_rxm"  vs Open MPI pml cm + mtl ofi "tcp;ofi_rxm"
            for the default protocol choice (auto) and each long-message protocol
            (sendrecv, rdma, rdma-write), restricted and unrestricted (one table per mode);
-  pingpong msg-pingpong vs fi_pingpong (rdm endpoints, two local processes) on shm and
-           tcp;ofi_rxm, for auto and each long-message protocol: small-message latency and 1-16 MiB
+  pingpong msg-pingpong vs fi_pingpong (rdm endpoints, two local processes) on shm (libmsg's
+           default transport against fi_pingpong -p shm) and tcp;ofi_rxm, for auto and each long-message protocol: small-message latency and 1-16 MiB
            bandwidth (one table each).
 Ratios are libmsg speed / peer speed: above 1 libmsg is faster. A run that fails, times out
 or is missing is reported as such. Raw JSON, logs and exact commands are kept in --out."""
@@ -87,6 +89,7 @@ class Plan:
         self.msgrun = os.path.join(self.build, "libmsg", "tools", "msgrun")
         self.out = args.out or os.path.join(
             ROOT, "results", "compare-" + datetime.datetime.now().strftime("%Y%m%d-%H%M%S"))
+        self.runs = int(args.runs)
 
     def wants(self, section):
         return f",{section}," in f",{self.sections},"
@@ -125,6 +128,10 @@ def parse_args(argv):
                    help="comma-separated subset of: " + ",".join(SECTIONS))
     p.add_argument("--timeout", default="120", metavar="S",
                    help="limit per run in seconds (default 120)")
+    p.add_argument("--runs", default="1", metavar="N",
+                   help="run everything N times, alternating nothing but the order of runs "
+                   "(each into DIR/run-K); the goals' verdicts take each cell's median over "
+                   "the runs (default 1; the goals ask for 3)")
     args = p.parse_args(argv)
     count = re.compile(r"[1-9][0-9]*")
     if not count.fullmatch(args.timeout):
@@ -133,6 +140,8 @@ def parse_args(argv):
         die(f"--iters: '{args.iters}' is not a count")
     if args.repeat and not count.fullmatch(args.repeat):
         die(f"--repeat: '{args.repeat}' is not a count")
+    if not count.fullmatch(args.runs):
+        die(f"--runs: '{args.runs}' is not a count")
     for r in args.ranks.split():
         if not count.fullmatch(r) or int(r) < 2:
             die(f"--ranks: '{r}' is not >= 2")
@@ -440,7 +449,7 @@ def alltoall_runs(plan, runner):
                 runner.run(f"{base}-{protocol}-{mode}",
                            [plan.msgrun, "-n", p, os.path.join(plan.bench, "msg-alltoall"),
                             "--json", "--iters", plan.iters, "--repeat", plan.repeat,
-                            "--provider", provider, "--protocol", protocol, f"--{mode}",
+                            *provider_args(provider), "--protocol", protocol, f"--{mode}",
                             *extra])
 
 
@@ -474,6 +483,12 @@ def provider_tag(provider):
     return provider.split(";")[0]
 
 
+def provider_args(provider):
+    """libmsg's options for a libfabric provider; none for "shm", where libmsg's default on one
+    host (its own shm transport) is what a user gets and what is compared."""
+    return [] if provider in (None, "shm") else ["--provider", provider]
+
+
 def pingpong_runs(plan, runner):
     port = FIRST_PORT
     for provider in PINGPONG_PROVIDERS:
@@ -482,7 +497,7 @@ def pingpong_runs(plan, runner):
         for protocol in PROTOCOLS:
             runner.run(f"pingpong-{tag}-{protocol}",
                        [plan.msgrun, "-n", "2", os.path.join(plan.bench, "msg-pingpong"),
-                        "--json", "--provider", provider, "--protocol", protocol,
+                        "--json", *provider_args(provider), "--protocol", protocol,
                         "--iters", str(plan.pp_iters), "--max", "16M"])
         for nbytes in plan.pp_sizes:
             port += 1
@@ -516,6 +531,183 @@ def pingpong_tables(plan, figures):
             heading, *lat_rows,
             "# bandwidth MB/s (bytes / one-way time); (ratio vs fi_pingpong)",
             heading, *bw_rows]
+
+
+# ---- the goals: one verdict line each, over the runs' medians ----
+
+GOAL_CELL, GOAL_MEDIAN, GOAL_FLOOR = 1.0, 1.1, 0.9
+GOAL_SENDRECV, GOAL_RESTRICTED, GOAL_COPY, GOAL_LATENCY_US = 0.7, 0.8, 0.75, 0.1
+
+
+def number(v):
+    return float(v) if is_number(v) else None
+
+
+def median_of(values):
+    got = [v for v in values if v is not None]
+    return statistics.median(got) if got else None
+
+
+def cell_ratios(plan, runs):
+    """Every compared cell with libmsg's default protocol (auto, unrestricted): name -> its
+    ratio in each run (None where a run has no figure). All-to-all against MPI, ping-pong
+    bandwidth at 1-16 MiB against fi_pingpong."""
+    cells = {}
+    bidir = field("per_rank_bidir_mbps")
+    if plan.wants("alltoall"):
+        for fabric, p, buffers, base in alltoall_jobs(plan):
+            cells[f"all-to-all {fabric} P={p} {buffers}"] = [
+                number(ratio(f.figure(f"{base}-auto-unrestricted", bidir),
+                             f.figure(f"{base}-mpi", bidir))) for f in runs]
+    if plan.wants("pingpong"):
+        for provider in PINGPONG_PROVIDERS:
+            tag = provider_tag(provider)
+            for nbytes in plan.pp_sizes:
+                if nbytes < 1 << 20:
+                    continue
+                query = result_where("bytes", nbytes, "bandwidth_mbps")
+                cells[f"ping-pong {tag} {nbytes} B"] = [
+                    number(ratio(f.figure(f"pingpong-{tag}-auto", query),
+                                 f.figure(f"fi-{tag}-{nbytes}", field("bandwidth_mbps"))))
+                    for f in runs]
+    return cells
+
+
+def alltoall_pairs(plan, runs, mine, theirs):
+    """name -> median over runs of figure `mine` / figure `theirs` for every all-to-all cell
+    and protocol (mine, theirs: functions of (base, protocol) giving run names)."""
+    bidir = field("per_rank_bidir_mbps")
+    out = {}
+    for fabric, p, buffers, base in alltoall_jobs(plan):
+        for protocol in PROTOCOLS:
+            a, b = mine(base, protocol), theirs(base, protocol)
+            if a is None:
+                continue
+            out[f"{fabric} P={p} {buffers} {protocol}"] = median_of(
+                [number(ratio(f.figure(a, bidir), f.figure(b, bidir))) for f in runs])
+    return out
+
+
+def worst(pairs):
+    got = {k: v for k, v in pairs.items() if v is not None}
+    if not got:
+        return None, None
+    k = min(got, key=got.get)
+    return k, got[k]
+
+
+def verdict(met, text):
+    return {"met": met, "line": f"{'MET    ' if met else 'NOT MET'}  {text}"}
+
+
+def goal_verdicts(plan, runs, copy):
+    """The goals of libmsg against its peers (docs/libmsg.md, Against its peers), each judged
+    on the medians over `runs`; a goal without figures is not met."""
+    out = {}
+    cells = cell_ratios(plan, runs)
+    medians = {k: median_of(v) for k, v in cells.items()}
+    if cells:
+        under = sorted(k for k, v in medians.items() if v is None or v < GOAL_CELL)
+        out["cells_ahead"] = verdict(
+            not under, f"every cell >= {GOAL_CELL}x its peer (median of {len(runs)}): "
+            f"{len(cells) - len(under)} of {len(cells)}" + (
+                f"; below: " + ", ".join(f"{k} {medians[k]:.2f}" if medians[k] else k
+                                         for k in under) if under else ""))
+        overall = median_of(list(medians.values()))
+        out["median_cell"] = verdict(
+            overall is not None and overall >= GOAL_MEDIAN,
+            f"median over all cells >= {GOAL_MEDIAN}x: "
+            f"{'none' if overall is None else f'{overall:.2f}'}")
+        low = sorted({k for k, v in cells.items() for r in v if r is None or r < GOAL_FLOOR})
+        out["no_cell_below"] = verdict(
+            not low, f"no cell below {GOAL_FLOOR}x in any run: " +
+            (", ".join(f"{k} (lowest {min(r for r in cells[k] if r is not None):.2f})"
+                       if any(r is not None for r in cells[k]) else k for k in low)
+             if low else "none below"))
+    if plan.wants("alltoall"):
+        sendrecv = alltoall_pairs(plan, runs,
+                                  lambda b, p: f"{b}-sendrecv-unrestricted" if p == "auto"
+                                  else None, lambda b, p: f"{b}-mpi")
+        name, low = worst(sendrecv)
+        under = [k for k, v in sendrecv.items() if v is None or v < GOAL_SENDRECV]
+        out["sendrecv"] = verdict(
+            not under and low is not None,
+            f"sendrecv >= {GOAL_SENDRECV}x Open MPI in every all-to-all cell: "
+            f"{len(sendrecv) - len(under)} of {len(sendrecv)}"
+            + (f", lowest {name.rsplit(' ', 1)[0]} {low:.2f}" if low is not None else ""))
+        restricted = alltoall_pairs(plan, runs, lambda b, p: f"{b}-{p}-restricted",
+                                    lambda b, p: f"{b}-{p}-unrestricted")
+        name, low = worst(restricted)
+        under = [k for k, v in restricted.items() if v is None or v < GOAL_RESTRICTED]
+        out["restricted"] = verdict(
+            not under and low is not None,
+            f"restricted >= {GOAL_RESTRICTED}x unrestricted in every cell: "
+            f"{len(restricted) - len(under)} of {len(restricted)}"
+            + (f", lowest {name} {low:.2f}" if low is not None else ""))
+        out["copy_limit"] = copy_verdict(plan, runs, copy)
+    if plan.wants("pingpong") and 8 in plan.pp_sizes:
+        gaps = [None if a is None or b is None else a - b for a, b in (
+            (number(f.figure("pingpong-shm-auto", result_where("bytes", 8, "latency_us"))),
+             number(f.figure("fi-shm-8", field("latency_us")))) for f in runs)]
+        gap = median_of(gaps)
+        out["latency"] = verdict(
+            gap is not None and gap <= GOAL_LATENCY_US,
+            f"8-byte latency on shm within {GOAL_LATENCY_US} us of fi_pingpong: "
+            f"{'no figures' if gap is None else f'{gap:+.2f} us'} (libmsg - fi_pingpong, "
+            f"median of {len(runs)})")
+    return out
+
+
+def copy_verdict(plan, runs, copy):
+    """P = 4 shm all-to-all (auto, unrestricted, buffers rotated through DRAM as memcpy-bw's
+    are) moves P x per-rank bidirectional / 2 bytes per second: against the 2-thread copy
+    limit of the same run."""
+    if "4" not in plan.ranks or "rotate" not in plan.buffers:
+        return verdict(False, "P = 4 shm all-to-all against the copy limit: not run "
+                       "(needs P = 4 and rotated buffers)")
+    fractions = []
+    for f, limit in zip(runs, copy):
+        moved = number(f.figure("alltoall-shm-4-rotate-auto-unrestricted",
+                                field("per_rank_bidir_mbps")))
+        fractions.append(None if moved is None or number(limit) is None
+                         else 4 * moved / 2 / number(limit))
+    frac = median_of(fractions)
+    return verdict(frac is not None and frac >= GOAL_COPY,
+                   f"P = 4 shm all-to-all >= {GOAL_COPY} of the 2-thread copy limit: "
+                   f"{'no figures' if frac is None else f'{frac:.2f}'} (buffers rotated, "
+                   f"median of {len(runs)})")
+
+
+def summary(plan, runs, copy, verdicts):
+    """Every figure the tables showed, per run, and the verdicts: summary.json in --out."""
+    doc = {"runs": [], "verdicts": {k: v["met"] for k, v in verdicts.items()},
+           "verdict_lines": [v["line"] for v in verdicts.values()],
+           "cells": cell_ratios(plan, runs)}
+    for f, limit in zip(runs, copy):
+        run = {"out": f.out, "copy_limit_mbps": number(limit), "alltoall": {}, "pingpong": {}}
+        bidir = field("per_rank_bidir_mbps")
+        if plan.wants("alltoall"):
+            for fabric, p, buffers, base in alltoall_jobs(plan):
+                row = {"mpi": number(f.figure(f"{base}-mpi", bidir))}
+                for mode in MODES:
+                    for protocol in PROTOCOLS:
+                        row[f"{protocol}-{mode}"] = number(
+                            f.figure(f"{base}-{protocol}-{mode}", bidir))
+                run["alltoall"][base] = row
+        if plan.wants("pingpong"):
+            for provider in PINGPONG_PROVIDERS:
+                tag = provider_tag(provider)
+                for nbytes in plan.pp_sizes:
+                    row = {"fi_pingpong": {
+                        k: number(f.figure(f"fi-{tag}-{nbytes}", field(k)))
+                        for k in ("latency_us", "bandwidth_mbps")}}
+                    for protocol in PROTOCOLS:
+                        row[protocol] = {k: number(f.figure(
+                            f"pingpong-{tag}-{protocol}", result_where("bytes", nbytes, k)))
+                            for k in ("latency_us", "bandwidth_mbps")}
+                    run["pingpong"][f"{tag}-{nbytes}"] = row
+        doc["runs"].append(run)
+    return doc
 
 
 # ---- the machine ----
@@ -570,8 +762,9 @@ def show(lines):
     print("\n".join(lines), flush=True)
 
 
-def main(argv=None):
-    plan = Plan(parse_args(argv))
+def run_once(plan):
+    """Every section once into plan.out, its tables printed; (figures, 2-thread copy limit,
+    failures)."""
     try:
         os.makedirs(plan.out, exist_ok=True)
     except OSError as e:
@@ -591,9 +784,30 @@ def main(argv=None):
         pingpong_runs(plan, runner)
         show(pingpong_tables(plan, figures))
     show(["", f"# at end: {machine_load()}"])
-    if runner.failures:
-        show([f"# {runner.failures} run(s) did not produce figures; see the .log files in "
-              f"{plan.out}"])
+    return figures, copy[1], runner.failures
+
+
+def main(argv=None):
+    plan = Plan(parse_args(argv))
+    top = plan.out
+    runs, copies, failures = [], [], 0
+    for k in range(plan.runs):
+        if plan.runs > 1:
+            plan.out = os.path.join(top, f"run-{k + 1}")
+            show(["", f"# ==== run {k + 1} of {plan.runs} ===="])
+        figures, copy, failed = run_once(plan)
+        runs.append(figures)
+        copies.append(copy)
+        failures += failed
+    plan.out = top
+    verdicts = goal_verdicts(plan, runs, copies)
+    show(["", f"## goals (docs/libmsg.md, Against its peers; medians of {plan.runs} run(s))",
+          *[v["line"] for v in verdicts.values()]])
+    with open(os.path.join(top, "summary.json"), "w") as f:
+        json.dump(summary(plan, runs, copies, verdicts), f, indent=1)
+    show([f"# every figure and verdict: {os.path.join(top, 'summary.json')}"])
+    if failures:
+        show([f"# {failures} run(s) did not produce figures; see the .log files in {top}"])
         return 1
     show(["# every run produced figures"])
     return 0

@@ -41,7 +41,7 @@ def emit(base):
 """
 FAKES["build/libmsg/bench/msg-coll"] = FIGURES + """
 WHO = "msg"
-tcp = arg("--provider") != "shm"
+tcp = arg("--provider", "shm") != "shm"  # no provider: the shm transport
 runs = os.path.join(os.environ["FAKE_DIR"], "msg-shm-p2-runs")
 if not tcp and os.environ["FAKE_RANKS"] == "2":
     with open(runs, "a") as f:

@@ -4,6 +4,7 @@ directory, and mpirun, fi_pingpong and ss first on PATH) whose figures are known
 the ratios, every way a run can fail (exit status, time limit, no JSON, no figure, a failed
 fi_pingpong server, a program not built), the kept JSON, the exit status, and bad options.
 usage: compare_test.py COMPARE_PY"""
+import json
 import os
 import subprocess
 import sys
@@ -30,7 +31,7 @@ if tcp and os.environ["FAKE_RANKS"] == "4":
 print(json.dumps({"per_rank_bidir_mbps": 250.5 if tcp else 1000}))
 """,
     "build/libmsg/bench/msg-alltoall": """
-provider, protocol = arg("--provider"), arg("--protocol")
+provider, protocol = arg("--provider", "shm"), arg("--protocol")  # default: the shm transport
 restricted = "--restricted" in sys.argv
 if (provider, protocol, restricted, os.environ["FAKE_RANKS"]) == ("shm", "rdma-write", True, "4"):
     time.sleep(60)  # ended by --timeout
@@ -46,7 +47,7 @@ print("{ not the JSON line")
 print(json.dumps(doc))
 """,
     "build/libmsg/bench/msg-pingpong": """
-provider, protocol = arg("--provider"), arg("--protocol")
+provider, protocol = arg("--provider", "shm"), arg("--protocol")
 scale = (1 if provider == "shm" else 2) * {"auto": 0.25, "rdma": 0.5}.get(protocol, 1)
 results = []
 for b in (0, 8, 1048576, 16777216):
@@ -184,6 +185,44 @@ def every_section(top):
           "fi_pingpong runs as many round trips as msg-pingpong")
     check("  pingpong-shm-sendrecv" in r.stderr and "ping-pong, tcp;ofi_rxm:" in r.stderr,
           "progress goes to stderr", r)
+    check("--provider" not in read(os.path.join(out, "alltoall-shm-p2-reuse-auto-restricted.cmd"))
+          and "--provider" not in read(os.path.join(out, "pingpong-shm-auto.cmd")) and
+          "--provider 'tcp;ofi_rxm'" in read(os.path.join(out, "pingpong-tcp-auto.cmd")),
+          "on shm libmsg runs with its defaults; on tcp the provider is named")
+    # The goals, judged on the fakes' figures: cells are auto against the peer (all-to-all
+    # shm 1.80 x 2, tcp P=2 0.20, tcp P=4 no figure; ping-pong 1-16 MiB shm 2.01, tcp 1.00,
+    # two without figures).
+    for line in [
+            "NOT MET  every cell >= 1.0x its peer (median of 1): 4 of 8; below: all-to-all "
+            "tcp P=2 reuse 0.20, all-to-all tcp P=4 reuse, ping-pong shm 16777216 B, "
+            "ping-pong tcp 1048576 B",
+            "MET      median over all cells >= 1.1x: 1.80",
+            "NOT MET  sendrecv >= 0.7x Open MPI in every all-to-all cell: 2 of 4, lowest tcp "
+            "P=2 reuse 0.20",
+            "NOT MET  restricted >= 0.8x unrestricted in every cell: 0 of 16, lowest shm P=2 "
+            "reuse auto 0.50",
+            "NOT MET  P = 4 shm all-to-all against the copy limit: not run",
+            "MET      8-byte latency on shm within 0.1 us of fi_pingpong: -1.75 us"]:
+        check(line in r.stdout, f"the verdict line '{line}'", r)
+    doc = json.loads(read(os.path.join(out, "summary.json")))
+    check(doc["verdicts"]["median_cell"] is True and doc["verdicts"]["sendrecv"] is False and
+          doc["cells"]["all-to-all shm P=2 reuse"] == [1.8] and
+          doc["runs"][0]["alltoall"]["alltoall-shm-p2-reuse"]["sendrecv-restricted"] == 750.0
+          and round(doc["runs"][0]["pingpong"]["tcp-16777216"]["fi_pingpong"]["bandwidth_mbps"])
+          == 1999, "summary.json keeps every figure and verdict")
+
+
+def several_runs(top):
+    out = os.path.join(top, "out-runs")
+    r = compare(top, "--only", "alltoall", "--ranks", "2", "--iters", "3", "--repeat", "2",
+                "-q", "--runs", "2", "-o", out)
+    check(r.stdout.count("## all-to-all") == 2 and
+          os.path.exists(os.path.join(out, "run-2", "alltoall-shm-p2-reuse-mpi.json")) and
+          "every cell >= 1.0x its peer (median of 2): 1 of 2" in r.stdout,
+          "--runs 2 runs everything twice, each into a folder, and judges the medians", r)
+    doc = json.loads(read(os.path.join(out, "summary.json")))
+    check(len(doc["runs"]) == 2 and doc["cells"]["all-to-all tcp P=2 reuse"] == [0.2, 0.2],
+          "summary.json holds both runs")
 
 
 def not_built(top):
@@ -207,6 +246,7 @@ def bad_options(top):
     for args, message in [(["--timeout", "0"], "--timeout: '0' is not a number of seconds"),
                           (["--iters", "x"], "--iters: 'x' is not a count"),
                           (["--repeat", "-2"], "--repeat: '-2' is not a count"),
+                          (["--runs", "0"], "--runs: '0' is not a count"),
                           (["--ranks", "2 1"], "--ranks: '1' is not >= 2"),
                           (["--only", "memory,disk"], "--only: unknown section 'disk'"),
                           (["--frobnicate"], "unrecognized arguments: --frobnicate"),
@@ -225,7 +265,8 @@ def bad_options(top):
 with tempfile.TemporaryDirectory() as top:
     make_fakes(top, FAKES)
     every_section(top)
-    not_built(top)
+    several_runs(top)
+    not_built(top)  # last to use mpi-alltoall: it removes it
     bad_options(top)
 
 for f in failures:
