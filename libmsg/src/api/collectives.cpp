@@ -5,7 +5,6 @@
 
 #include "api/core.hpp"
 #include "collective/algorithms.hpp"
-#include "msg_internal/one_shot.hpp"
 
 namespace {
 
@@ -200,14 +199,14 @@ extern "C" int msg_ialltoallv(msg_context_t *context, const void *sendbuf, const
 
 extern "C" int msg_bcast(msg_context_t *context, void *buf, size_t bytes, int root) {
     if (context == nullptr) return MSG_ERR_INVALID_ARG;
-    return viaduct::one_shot(
+    return msg::blocking_call(
         context, [&](msg_cq_t *cq) { return msg_ibcast(context, buf, bytes, root, cq, nullptr); });
 }
 
 extern "C" int msg_reduce(msg_context_t *context, const void *sendbuf, void *recvbuf, size_t count,
                           int datatype, int op, int root) {
     if (context == nullptr) return MSG_ERR_INVALID_ARG;
-    return viaduct::one_shot(context, [&](msg_cq_t *cq) {
+    return msg::blocking_call(context, [&](msg_cq_t *cq) {
         return msg_ireduce(context, sendbuf, recvbuf, count, datatype, op, root, cq, nullptr);
     });
 }
@@ -215,7 +214,7 @@ extern "C" int msg_reduce(msg_context_t *context, const void *sendbuf, void *rec
 extern "C" int msg_allreduce(msg_context_t *context, const void *sendbuf, void *recvbuf,
                              size_t count, int datatype, int op) {
     if (context == nullptr) return MSG_ERR_INVALID_ARG;
-    return viaduct::one_shot(context, [&](msg_cq_t *cq) {
+    return msg::blocking_call(context, [&](msg_cq_t *cq) {
         return msg_iallreduce(context, sendbuf, recvbuf, count, datatype, op, cq, nullptr);
     });
 }
@@ -223,7 +222,7 @@ extern "C" int msg_allreduce(msg_context_t *context, const void *sendbuf, void *
 extern "C" int msg_gather(msg_context_t *context, const void *sendbuf, size_t bytes, void *recvbuf,
                           int root) {
     if (context == nullptr) return MSG_ERR_INVALID_ARG;
-    return viaduct::one_shot(context, [&](msg_cq_t *cq) {
+    return msg::blocking_call(context, [&](msg_cq_t *cq) {
         return msg_igather(context, sendbuf, bytes, recvbuf, root, cq, nullptr);
     });
 }
@@ -231,7 +230,7 @@ extern "C" int msg_gather(msg_context_t *context, const void *sendbuf, size_t by
 extern "C" int msg_allgather(msg_context_t *context, const void *sendbuf, size_t bytes,
                              void *recvbuf) {
     if (context == nullptr) return MSG_ERR_INVALID_ARG;
-    return viaduct::one_shot(context, [&](msg_cq_t *cq) {
+    return msg::blocking_call(context, [&](msg_cq_t *cq) {
         return msg_iallgather(context, sendbuf, bytes, recvbuf, cq, nullptr);
     });
 }
@@ -239,7 +238,7 @@ extern "C" int msg_allgather(msg_context_t *context, const void *sendbuf, size_t
 extern "C" int msg_scatter(msg_context_t *context, const void *sendbuf, size_t bytes, void *recvbuf,
                            int root) {
     if (context == nullptr) return MSG_ERR_INVALID_ARG;
-    return viaduct::one_shot(context, [&](msg_cq_t *cq) {
+    return msg::blocking_call(context, [&](msg_cq_t *cq) {
         return msg_iscatter(context, sendbuf, bytes, recvbuf, root, cq, nullptr);
     });
 }
@@ -247,7 +246,7 @@ extern "C" int msg_scatter(msg_context_t *context, const void *sendbuf, size_t b
 extern "C" int msg_alltoall(msg_context_t *context, const void *sendbuf, size_t bytes,
                             void *recvbuf) {
     if (context == nullptr) return MSG_ERR_INVALID_ARG;
-    return viaduct::one_shot(context, [&](msg_cq_t *cq) {
+    return msg::blocking_call(context, [&](msg_cq_t *cq) {
         return msg_ialltoall(context, sendbuf, bytes, recvbuf, cq, nullptr);
     });
 }
@@ -256,7 +255,7 @@ extern "C" int msg_alltoallv(msg_context_t *context, const void *sendbuf, const 
                              const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
                              const size_t *rdispls) {
     if (context == nullptr) return MSG_ERR_INVALID_ARG;
-    return viaduct::one_shot(context, [&](msg_cq_t *cq) {
+    return msg::blocking_call(context, [&](msg_cq_t *cq) {
         return msg_ialltoallv(context, sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls,
                               cq, nullptr);
     });

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "bootstrap/bootstrap.hpp"
@@ -88,6 +89,10 @@ struct Core {
 
     std::mutex cqs_mu;
     std::vector<msg_cq *> cqs;  // guarded by cqs_mu; woken at finalize
+    // Blocking calls' private CQs, kept for the next such call rather than made
+    // and freed each time (borrow_cq); guarded by cqs_mu. A spare holds no
+    // reference to the core.
+    std::vector<std::unique_ptr<msg_cq>> spare_cqs;
 
     // Threads blocked in msg_probe sleep on probe_cv; whoever moves the
     // engine (a message may have arrived) wakes them.
@@ -138,6 +143,38 @@ struct msg_cq final : public msg::CompletionSink {
     msg_cq_callback_fn callback = nullptr;
     void *callback_arg = nullptr;
 };
+
+namespace msg {
+
+// A CQ for one blocking call: one of the core's spares, else a new one.
+int borrow_cq(msg_context_t *context, msg_cq_t **cq);
+// Gives back a CQ borrow_cq lent: kept as a spare (at most kSpareCqs) when no
+// operation is bound to it and nothing waits in it, else destroyed.
+void give_back_cq(msg_cq_t *cq);
+inline constexpr size_t kSpareCqs = 8;
+
+// A blocking call: issue(cq) on a borrowed CQ, then a wait for that one
+// operation, its completion handed to done(completion). Returns the first
+// error (borrowing, issuing, waiting), else the operation's status.
+template <typename Issue, typename Done>
+int blocking_call(msg_context_t *context, Issue &&issue, Done &&done) {
+    msg_cq_t *cq = nullptr;
+    int rc = borrow_cq(context, &cq);
+    if (rc != MSG_OK) return rc;
+    msg_completion_t c{};
+    rc = issue(cq);
+    if (rc == MSG_OK) rc = msg_cq_wait(cq, -1, &c);
+    give_back_cq(cq);
+    if (rc != MSG_OK) return rc;
+    done(c);
+    return c.status;
+}
+template <typename Issue>
+int blocking_call(msg_context_t *context, Issue &&issue) {
+    return blocking_call(context, std::forward<Issue>(issue), [](const msg_completion_t &) {});
+}
+
+}  // namespace msg
 
 namespace msg {
 

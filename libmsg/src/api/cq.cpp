@@ -115,6 +115,63 @@ extern "C" int msg_cq_create(msg_context_t *context, msg_cq_t **cq) {
     return MSG_OK;
 }
 
+namespace msg {
+
+int borrow_cq(msg_context_t *context, msg_cq_t **cq) {
+    if (context == nullptr || cq == nullptr) return MSG_ERR_INVALID_ARG;
+    Core &core = *context->core;
+    if (core.finalized) return MSG_ERR_FINALIZED;
+    {
+        std::lock_guard<std::mutex> lk(core.cqs_mu);
+        if (!core.spare_cqs.empty()) {
+            std::unique_ptr<msg_cq> q = std::move(core.spare_cqs.back());
+            core.spare_cqs.pop_back();
+            try {
+                core.cqs.push_back(q.get());
+            } catch (const std::bad_alloc &) {
+                return MSG_ERR_NO_MEMORY;
+            }
+            q->core = context->core;
+            *cq = q.release();
+            return MSG_OK;
+        }
+    }
+    return msg_cq_create(context, cq);
+}
+
+void give_back_cq(msg_cq_t *cq) {
+    const std::shared_ptr<Core> core = cq->core;  // alive until this returns
+    std::unique_ptr<msg_cq> spare;
+    {
+        std::unique_lock<msg::TimedMutex> lk;
+        if (!core->lock(lk)) return;  // wedged: the CQ stays listed, freed with the core
+        // With nothing bound to it (core->mu held), nothing can arrive in it.
+        bool idle = cq->in_flight == 0 && cq->callback == nullptr;
+        {
+            std::lock_guard<std::mutex> ql(cq->mu);
+            idle = idle && cq->entries.empty() && cq->event_fd < 0;
+        }
+        if (!idle) {
+            lk.unlock();
+            msg_cq_destroy(cq);
+            return;
+        }
+        std::lock_guard<std::mutex> cl(core->cqs_mu);
+        std::erase(core->cqs, cq);
+        spare.reset(cq);
+        if (core->spare_cqs.size() < kSpareCqs) {
+            spare->core.reset();
+            try {
+                core->spare_cqs.push_back(std::move(spare));
+            } catch (const std::bad_alloc &) {
+                // spare still owns it: freed below
+            }
+        }
+    }
+}
+
+}  // namespace msg
+
 extern "C" int msg_cq_create_callback(msg_context_t *context, msg_cq_callback_fn fn, void *arg,
                                       msg_cq_t **cq) {
     if (fn == nullptr) return MSG_ERR_INVALID_ARG;

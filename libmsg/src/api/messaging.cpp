@@ -1,7 +1,6 @@
 // The messaging calls: argument checks, then the engine under the context lock.
 // Blocking calls are an asynchronous call on a private CQ plus a wait.
 #include "api/core.hpp"
-#include "msg_internal/one_shot.hpp"
 
 namespace {
 
@@ -77,7 +76,7 @@ extern "C" int msg_irecv(msg_context_t *context, int source, int tag, void *buf,
 
 extern "C" int msg_send(msg_context_t *context, int dest, int tag, const void *buf, size_t len) {
     if (context == nullptr) return MSG_ERR_INVALID_ARG;
-    return viaduct::one_shot(context, [&](msg_cq_t *cq) {
+    return msg::blocking_call(context, [&](msg_cq_t *cq) {
         return msg_isend(context, dest, tag, buf, len, cq, nullptr);
     });
 }
@@ -85,7 +84,7 @@ extern "C" int msg_send(msg_context_t *context, int dest, int tag, const void *b
 extern "C" int msg_recv(msg_context_t *context, int source, int tag, void *buf, size_t capacity,
                         msg_completion_t *completion) {
     if (context == nullptr) return MSG_ERR_INVALID_ARG;
-    return viaduct::one_shot(
+    return msg::blocking_call(
         context,
         [&](msg_cq_t *cq) { return msg_irecv(context, source, tag, buf, capacity, cq, nullptr); },
         [completion](const msg_completion_t &c) {
