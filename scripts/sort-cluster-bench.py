@@ -484,7 +484,11 @@ def bench_in(args, tools, inputs):
                          "river_two_pass_vs_three_phase": three / runs[2]["wall_seconds"]},
             "sort_speedups": {
                 "river_one_pass_vs_three_phase": three_sort / runs[1]["sort_seconds"],
-                "river_two_pass_vs_three_phase": three_sort / runs[2]["sort_seconds"]}}
+                "river_two_pass_vs_three_phase": three_sort / runs[2]["sort_seconds"]},
+            # What the speedup would be with the river sort exactly at its disk limit: the
+            # most this disk allows it, measured in the same run.
+            "speedup_at_river_limit": (three / runs[1]["physical_limit_seconds"]
+                                       if runs[1]["physical_limit_seconds"] else None)}
 
 
 # ---- output -------------------------------------------------------------------------------
@@ -536,6 +540,9 @@ def print_table(res):
         print(f"speedup over three-phase ({name} s): river one pass "
               f"{s['river_one_pass_vs_three_phase']:.2f}, river two passes "
               f"{s['river_two_pass_vs_three_phase']:.2f}")
+    if res["speedup_at_river_limit"] is not None:
+        print(f"the river one pass at its disk limit ({res['runs'][1]['physical_limit_seconds']:.2f}"
+              f" s) would be {res['speedup_at_river_limit']:.2f}x the three-phase sort's wall")
 
 
 def print_one_node(local):
@@ -556,6 +563,9 @@ def print_one_node(local):
     print(f"  stxxl::sort    {x['wall_seconds']:8.2f} s wall, limit "
           f"{fmt(x['physical_limit_seconds'], '.2f')} s, wall/limit {fmt(x['over_limit'], '.2f')}")
     print(f"  sortapp local speed over stxxl::sort: {local['speedup_vs_stxxl']:.2f}")
+    if s["physical_limit_seconds"]:
+        print(f"  sortapp local at its disk limit would be "
+              f"{x['wall_seconds'] / s['physical_limit_seconds']:.2f}x stxxl::sort")
 
 
 def parse_args(argv):

@@ -79,6 +79,12 @@ def check_report(p, reused):
     s = res["speedups"]
     check(s["river_one_pass_vs_three_phase"] > 0 and s["river_two_pass_vs_three_phase"] > 0,
           "speedups present")
+    # With the disk's figures, the speedup the river's own limit allows (three-phase wall over
+    # the river's limit) is there too; without them it is null.
+    limit = res["runs"][1]["physical_limit_seconds"]
+    check(res["speedup_at_river_limit"] is None if limit is None else
+          abs(res["speedup_at_river_limit"] - res["runs"][0]["wall_seconds"] / limit) < 1e-9,
+          f"speedup at the river's limit: {res['speedup_at_river_limit']}")
 
 
 def inputs_in(d):
