@@ -36,6 +36,40 @@ struct TransportCompletion {
     int peer;
 };
 
+// A first-in first-out queue for a transport's own bookkeeping (receives
+// posted, completions made in the call): a ring that grows when full and never
+// shrinks, so that after the first few operations queueing allocates nothing
+// (a deque allocates and frees a block every few operations).
+template <typename T>
+class FifoRing {
+  public:
+    bool empty() const { return count_ == 0; }
+    size_t size() const { return count_; }
+    void push(const T &v) {
+        if (count_ == ring_.size()) grow();
+        ring_[(head_ + count_) % ring_.size()] = v;
+        ++count_;
+    }
+    const T &front() const { return ring_[head_]; }
+    T pop() {
+        const T v = ring_[head_];
+        head_ = (head_ + 1) % ring_.size();
+        --count_;
+        return v;
+    }
+    void clear() { head_ = count_ = 0; }
+
+  private:
+    void grow() {
+        std::vector<T> bigger(ring_.empty() ? 16 : 2 * ring_.size());
+        for (size_t i = 0; i < count_; ++i) bigger[i] = ring_[(head_ + i) % ring_.size()];
+        ring_.swap(bigger);
+        head_ = 0;
+    }
+    std::vector<T> ring_;
+    size_t head_ = 0, count_ = 0;
+};
+
 // A registration. Destroying it deregisters.
 class MemoryRegion {
   public:

@@ -14,7 +14,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <random>
 #include <string>
 #include <unordered_map>
@@ -196,9 +195,9 @@ class OfiTransport final : public Transport {
     uint64_t next_key_ = 1;
     uint64_t registrations_ = 0;
     int wait_fd_ = -1;
-    std::unique_ptr<Doorbell> doorbell_;    // when the CQ has no fd (shm)
-    std::unique_ptr<CrossMemory> cma_;      // shm: reads and writes done here, not in the provider
-    std::deque<TransportCompletion> done_;  // completed by us, reported by poll
+    std::unique_ptr<Doorbell> doorbell_;  // when the CQ has no fd (shm)
+    std::unique_ptr<CrossMemory> cma_;    // shm: reads and writes done here, not in the provider
+    FifoRing<TransportCompletion> done_;  // completed by us, reported by poll
     int cma_done(OpContext *ctx, OpKind kind, int peer, size_t len, int err);
 };
 
@@ -434,7 +433,7 @@ int OfiTransport::cma_done(OpContext *ctx, OpKind kind, int peer, size_t len, in
     if (err != 0)
         log_debug("cross-memory %s rank %d failed: %s",
                   kind == OpKind::Read ? "read from" : "write to", peer, strerror(err));
-    done_.push_back({ctx, kind, err, len, peer});
+    done_.push({ctx, kind, err, len, peer});
     return 0;
 }
 
@@ -483,8 +482,7 @@ int OfiTransport::poll(TransportCompletion *out, int max) {
     if (!done_.empty() && max > 0) {
         int n = 0;
         while (n < max && !done_.empty()) {
-            out[n++] = done_.front();
-            done_.pop_front();
+            out[n++] = done_.pop();
         }
         return n;
     }

@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <deque>
 #include <random>
 
 #include "common/log.hpp"
@@ -136,8 +135,8 @@ class ShmTransport final : public Transport {
     std::shared_ptr<ShmRegistrationTable> table_;
     std::vector<uint8_t> address_;
     std::vector<Peer> peers_;
-    std::deque<Posted> posted_;
-    std::deque<TransportCompletion> done_;  // sends, reads and writes, done when posted
+    FifoRing<Posted> posted_;
+    FifoRing<TransportCompletion> done_;  // sends, reads and writes, done when posted
     std::unique_ptr<Doorbell> doorbell_;
     std::unique_ptr<CrossMemory> cma_;
     bool cma_all_ = true;  // every peer can be read and written by cross-memory copies
@@ -248,7 +247,7 @@ int ShmTransport::post_send(int peer, const struct iovec *iov, void **, size_t c
     if (int rc = peers_[static_cast<size_t>(peer)].out.push(iov, count); rc != 0) return rc;
     size_t len = 0;
     for (size_t i = 0; i < count; ++i) len += iov[i].iov_len;
-    done_.push_back({ctx, OpKind::Send, 0, len, -1});
+    done_.push({ctx, OpKind::Send, 0, len, -1});
     if (doorbell_) doorbell_->ring(peer);
     return 0;
 }
@@ -257,7 +256,7 @@ int ShmTransport::post_recv(void *buf, size_t len, void *, OpContext *ctx) {
     ctx->posted = OpKind::Recv;
     if (down_) return -ESHUTDOWN;
     if (posted_.size() >= kMaxPosted) return -EAGAIN;
-    posted_.push_back({buf, len, ctx});
+    posted_.push({buf, len, ctx});
     return 0;
 }
 
@@ -268,7 +267,7 @@ int ShmTransport::rma(int peer, void *local, size_t len, uint64_t remote, uint64
     ctx->posted = kind;
     if (down_) return -ESHUTDOWN;
     if (!peer_ok(peer) || !cma_ || !cma_->usable(peer)) return -EINVAL;
-    done_.push_back({ctx, kind, copy(peer, local, len, remote, key, kind), len, peer});
+    done_.push({ctx, kind, copy(peer, local, len, remote, key, kind), len, peer});
     return 0;
 }
 
@@ -299,8 +298,7 @@ int ShmTransport::copy(int peer, void *local, size_t len, uint64_t remote, uint6
 int ShmTransport::poll(TransportCompletion *out, int max) {
     int n = 0;
     while (n < max && !done_.empty()) {
-        out[n++] = done_.front();
-        done_.pop_front();
+        out[n++] = done_.pop();
     }
     if (!down_ && n < max) n += take_arrivals(out + n, max - n);
     return n;
@@ -333,7 +331,7 @@ int ShmTransport::take_from(int peer, TransportCompletion *out, int max) {
         }
         // A packet longer than the buffer: its head is delivered, as an error.
         out[n++] = {rx.ctx, OpKind::Recv, len > rx.len ? EMSGSIZE : 0, std::min(len, rx.len), peer};
-        posted_.pop_front();
+        posted_.pop();
     }
     return n;
 }
