@@ -667,7 +667,7 @@ def copy_verdict(plan, runs, copy):
                        "(needs P = 4 and rotated buffers)")
     fractions = []
     for f, limit in zip(runs, copy):
-        moved = number(f.figure("alltoall-shm-4-rotate-auto-unrestricted",
+        moved = number(f.figure("alltoall-shm-p4-rotate-auto-unrestricted",
                                 field("per_rank_bidir_mbps")))
         fractions.append(None if moved is None or number(limit) is None
                          else 4 * moved / 2 / number(limit))
