@@ -596,6 +596,16 @@ def worst(pairs):
     return k, got[k]
 
 
+def every_pair(pairs, goal, text):
+    """The verdict that every ratio of `pairs` (name -> median ratio) reaches `goal`: how many
+    do, and the lowest."""
+    name, low = worst(pairs)
+    under = [k for k, v in pairs.items() if v is None or v < goal]
+    return verdict(not under and low is not None,
+                   f"{text}: {len(pairs) - len(under)} of {len(pairs)}"
+                   + (f", lowest {name} {low:.2f}" if low is not None else ""))
+
+
 def verdict(met, text):
     return {"met": met, "line": f"{'MET    ' if met else 'NOT MET'}  {text}"}
 
@@ -628,22 +638,14 @@ def goal_verdicts(plan, runs, copy):
         sendrecv = alltoall_pairs(plan, runs,
                                   lambda b, p: f"{b}-sendrecv-unrestricted" if p == "auto"
                                   else None, lambda b, p: f"{b}-mpi")
-        name, low = worst(sendrecv)
-        under = [k for k, v in sendrecv.items() if v is None or v < GOAL_SENDRECV]
-        out["sendrecv"] = verdict(
-            not under and low is not None,
-            f"sendrecv >= {GOAL_SENDRECV}x Open MPI in every all-to-all cell: "
-            f"{len(sendrecv) - len(under)} of {len(sendrecv)}"
-            + (f", lowest {name.rsplit(' ', 1)[0]} {low:.2f}" if low is not None else ""))
+        out["sendrecv"] = every_pair(
+            {k.rsplit(" ", 1)[0]: v for k, v in sendrecv.items()}, GOAL_SENDRECV,
+            f"sendrecv >= {GOAL_SENDRECV}x Open MPI in every all-to-all cell")
         restricted = alltoall_pairs(plan, runs, lambda b, p: f"{b}-{p}-restricted",
                                     lambda b, p: f"{b}-{p}-unrestricted")
-        name, low = worst(restricted)
-        under = [k for k, v in restricted.items() if v is None or v < GOAL_RESTRICTED]
-        out["restricted"] = verdict(
-            not under and low is not None,
-            f"restricted >= {GOAL_RESTRICTED}x unrestricted in every cell: "
-            f"{len(restricted) - len(under)} of {len(restricted)}"
-            + (f", lowest {name} {low:.2f}" if low is not None else ""))
+        out["restricted"] = every_pair(
+            restricted, GOAL_RESTRICTED,
+            f"restricted >= {GOAL_RESTRICTED}x unrestricted in every cell")
         out["copy_limit"] = copy_verdict(plan, runs, copy)
     if plan.wants("pingpong") and 8 in plan.pp_sizes:
         gaps = [None if a is None or b is None else a - b for a, b in (

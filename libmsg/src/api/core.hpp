@@ -13,13 +13,13 @@
 #include <mutex>
 #include <string>
 #include <thread>
-#include <utility>
 #include <vector>
 
 #include "bootstrap/bootstrap.hpp"
 #include "collective/collective_set.hpp"
 #include "common/timed_mutex.hpp"
 #include "msg/msg.h"
+#include "msg_internal/one_shot.hpp"
 #include "protocol/engine.hpp"
 #include "protocol/message_trace.hpp"
 #include "transport/transport.hpp"
@@ -153,25 +153,10 @@ int borrow_cq(msg_context_t *context, msg_cq_t **cq);
 void give_back_cq(msg_cq_t *cq);
 inline constexpr size_t kSpareCqs = 8;
 
-// A blocking call: issue(cq) on a borrowed CQ, then a wait for that one
-// operation, its completion handed to done(completion). Returns the first
-// error (borrowing, issuing, waiting), else the operation's status.
-template <typename Issue, typename Done>
-int blocking_call(msg_context_t *context, Issue &&issue, Done &&done) {
-    msg_cq_t *cq = nullptr;
-    int rc = borrow_cq(context, &cq);
-    if (rc != MSG_OK) return rc;
-    msg_completion_t c{};
-    rc = issue(cq);
-    if (rc == MSG_OK) rc = msg_cq_wait(cq, -1, &c);
-    give_back_cq(cq);
-    if (rc != MSG_OK) return rc;
-    done(c);
-    return c.status;
-}
-template <typename Issue>
-int blocking_call(msg_context_t *context, Issue &&issue) {
-    return blocking_call(context, std::forward<Issue>(issue), [](const msg_completion_t &) {});
+// A blocking call: viaduct::one_shot_with on a borrowed CQ.
+template <typename Issue, typename Done = void (*)(const msg_completion_t &)>
+int blocking_call(msg_context_t *context, Issue &&issue, Done &&done = viaduct::ignore_completion) {
+    return viaduct::one_shot_with(borrow_cq, give_back_cq, context, issue, done);
 }
 
 }  // namespace msg

@@ -63,6 +63,10 @@ struct Job {
     Sink sink;
 };
 
+// Rank 0 posts a receive into buf from rank 1, and rank 1's RTS for send send_id, of buf's
+// size, arrives: the CTS packets the engine has sent.
+inline std::vector<scripted::Packet> grant(Job &job, std::vector<char> &buf, uint64_t send_id);
+
 // Packets as rank `src` would send them.
 inline msg::WireHeader rts(int src, uint64_t send_id, uint64_t len, uint32_t flags = 0,
                            const void *addr = nullptr) {
@@ -118,6 +122,13 @@ inline Chunk chunk(int src, uint64_t send_id, uint64_t recv_id, const std::vecto
     c.payload.assign(data.begin() + static_cast<long>(off),
                      data.begin() + static_cast<long>(off + n));
     return c;
+}
+
+inline std::vector<scripted::Packet> grant(Job &job, std::vector<char> &buf, uint64_t send_id) {
+    REQUIRE(job.engine.irecv(1, kTag, buf.data(), buf.size(), &job.sink, nullptr) == MSG_OK);
+    job.transport.deliver(rts(1, send_id, buf.size()));
+    settle(job.engine);
+    return job.transport.of_type(PacketType::Cts);
 }
 
 }  // namespace script

@@ -112,10 +112,7 @@ TEST_CASE("a receiver grants with a CTS and takes chunks in any order, each once
     const size_t len = 4 * piece + 10;
     const auto data = pattern(len, 4);
     std::vector<char> buf(len, 0);
-    REQUIRE(job.engine.irecv(1, kTag, buf.data(), len, &job.sink, nullptr) == MSG_OK);
-    t.deliver(rts(1, 700, len));
-    settle(job.engine);
-    auto grants = t.of_type(PacketType::Cts);
+    auto grants = grant(job, buf, 700);
     REQUIRE(grants.size() == 1);
     CHECK(grants[0].peer == 1);
     CHECK(grants[0].hdr.flags == 0);
@@ -467,10 +464,7 @@ TEST_CASE("on one host a receiver offers its buffer and completes on the notices
     const size_t len = 3 * piece + 10;
     const auto data = pattern(len, 23);
     std::vector<char> buf(len, 0);
-    REQUIRE(job.engine.irecv(1, kTag, buf.data(), len, &job.sink, nullptr) == MSG_OK);
-    t.deliver(rts(1, 800, len));
-    settle(job.engine);
-    const auto grants = t.of_type(PacketType::Cts);
+    const auto grants = grant(job, buf, 800);
     REQUIRE(grants.size() == 1);
     CHECK(grants[0].hdr.flags == msg::kFlagInPlace);
     CHECK(grants[0].hdr.offset == reinterpret_cast<uint64_t>(buf.data()));
@@ -517,10 +511,7 @@ TEST_CASE("a receiver that offered no place drops notices", "[send_recv][in_plac
     const size_t len = job.chunk() + 1;
     const auto data = pattern(len, 24);
     std::vector<char> buf(len, 0);
-    REQUIRE(job.engine.irecv(1, kTag, buf.data(), len, &job.sink, nullptr) == MSG_OK);
-    t.deliver(rts(1, 900, len));
-    settle(job.engine);
-    const auto grants = t.of_type(PacketType::Cts);
+    const auto grants = grant(job, buf, 900);
     REQUIRE(grants.size() == 1);
     CHECK(grants[0].hdr.flags == 0);
     Chunk c = chunk(1, 900, grants[0].hdr.recv_id, data, len, job.chunk(), 0);
