@@ -44,7 +44,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             if (h.tag < 0 || plen != h.len) broken("an eager packet that lies about its size");
             break;
         case PacketType::Chunk:
-            if (plen == 0 || plen != h.len) broken("a chunk that lies about its size");
+            // A notice that the chunk was copied into place carries its length, no bytes.
+            if (h.flags == msg::kFlagInPlace) {
+                if (plen != 0 || h.len == 0) broken("an in-place notice with bytes or no length");
+            } else if (plen == 0 || plen != h.len) {
+                broken("a chunk that lies about its size");
+            }
             break;
         case PacketType::Hello:
         case PacketType::Rts:
@@ -60,5 +65,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (h.type == PacketType::Rts && h.tag < 0) broken("a negative tag accepted");
     if ((h.flags & msg::kFlagRdmaRead) && (h.flags & msg::kFlagRdmaWrite))
         broken("a packet offering two protocols accepted");
+    if ((h.flags & msg::kFlagInPlace) && h.type != PacketType::Cts && h.type != PacketType::Chunk)
+        broken("a place offered or used outside a CTS or chunk");
+    if ((h.flags & msg::kFlagInPlace) && h.flags != msg::kFlagInPlace)
+        broken("a place together with another protocol's flag");
     return 0;
 }
