@@ -159,10 +159,6 @@ int blocking_call(msg_context_t *context, Issue &&issue, Done &&done = viaduct::
     return viaduct::one_shot_with(borrow_cq, give_back_cq, context, issue, done);
 }
 
-}  // namespace msg
-
-namespace msg {
-
 // The checks every call that binds an operation to a CQ starts with: a NULL context or CQ, a
 // CQ of another context (MSG_ERR_INVALID_ARG), a finalized context (MSG_ERR_FINALIZED).
 inline int check_context_cq(const msg_context_t *context, const msg_cq_t *cq) {

@@ -541,7 +541,7 @@ void Engine::handle_send_done(OpContext *ctx, int error) {
     if (s.type == PacketType::Eager)
         complete(r, MSG_OK, r->len);
     else if (s.stream != nullptr)
-        s.stream->sent(*r, s.payload);
+        s.stream->sent(*r, s.bytes);
 }
 
 void Engine::move_rma(Request &r, RmaClient &client) {

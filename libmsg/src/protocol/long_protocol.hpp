@@ -29,8 +29,9 @@ class PacketStream {
     virtual ~PacketStream() = default;
     // Posts r's next packet through ProtocolHost::post_stream_packet.
     virtual PostResult emit(Request &r) = 0;
-    // One of r's packets, carrying `payload` bytes, has been sent.
-    virtual void sent(Request &r, size_t payload) = 0;
+    // One of r's packets, accounting for `bytes` of its message (its header's
+    // len, whether they travelled in it or were copied into place), has been sent.
+    virtual void sent(Request &r, size_t bytes) = 0;
 };
 
 // Who hears of a long message's RDMA reads or writes.

@@ -200,7 +200,7 @@ bool PacketFlow::return_credit(int peer) {
 PacketFlow::Sent PacketFlow::finish(OpContext *ctx) {
     Packet *p = reinterpret_cast<Packet *>(ctx);
     --in_flight_;
-    Sent s{p->peer, p->hdr.type, p->req_id, p->payload, p->stream};
+    Sent s{p->peer, p->hdr.type, p->req_id, p->hdr.len, p->stream};
     free_.push_back(p);
     return s;
 }

@@ -61,7 +61,7 @@ class PacketFlow {
         int peer;
         PacketType type;
         uint64_t req_id;
-        size_t payload;
+        uint64_t bytes;  // the header's len: of a stream's packet, the message bytes it moved
         PacketStream *stream;
     };
     Sent finish(OpContext *ctx);

@@ -70,12 +70,9 @@ PostResult SendRecvProtocol::emit(Request &r) {
     return pr;
 }
 
-void SendRecvProtocol::sent(Request &r, size_t payload) {
+void SendRecvProtocol::sent(Request &r, size_t bytes) {
     --r.outstanding;
-    // A notice carries no payload: its chunk is a whole piece, or the rest
-    // (only the last is short, so the sum reaches accepted with the last).
-    if (r.in_place) payload = std::min<uint64_t>(host_.chunk_payload(), r.accepted - r.done);
-    r.done += payload;
+    r.done += bytes;
     if (r.done == r.accepted) host_.complete(r, MSG_OK, r.accepted);
 }
 

@@ -18,7 +18,7 @@ class SendRecvProtocol final : public LongProtocol, public PacketStream {
     bool on_chunk(Request &r, const WireHeader &h, const char *payload, size_t len) override;
 
     PostResult emit(Request &r) override;
-    void sent(Request &r, size_t payload) override;
+    void sent(Request &r, size_t bytes) override;
 
   private:
     ProtocolHost &host_;

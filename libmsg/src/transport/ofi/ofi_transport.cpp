@@ -119,7 +119,7 @@ class OfiTransport final : public Transport {
     int post_recv(void *buf, size_t len, void *desc, OpContext *ctx) override;
     int post_read(int peer, void *local, size_t len, void *desc, uint64_t remote_addr, uint64_t key,
                   OpContext *ctx) override;
-    bool writes_now(int peer) const override { return cma_ && cma_->usable(peer); }
+    bool writes_now(int peer) const override { return cma_reaches(peer); }
     int write_now(int peer, const void *local, size_t len, uint64_t remote_addr,
                   uint64_t) override {
         if (!writes_now(peer)) return -ENOTSUP;
@@ -199,6 +199,8 @@ class OfiTransport final : public Transport {
     std::unique_ptr<CrossMemory> cma_;    // shm: reads and writes done here, not in the provider
     FifoRing<TransportCompletion> done_;  // completed by us, reported by poll
     int cma_done(OpContext *ctx, OpKind kind, int peer, size_t len, int err);
+    // Reads from and writes to this peer are our own cross-memory copies.
+    bool cma_reaches(int peer) const { return cma_ && cma_->usable(peer); }
 };
 
 // The providers fi_getinfo lists with no hints, for an error naming what exists.
@@ -440,7 +442,7 @@ int OfiTransport::cma_done(OpContext *ctx, OpKind kind, int peer, size_t len, in
 int OfiTransport::post_read(int peer, void *local, size_t len, void *desc, uint64_t remote_addr,
                             uint64_t key, OpContext *ctx) {
     ctx->posted = OpKind::Read;
-    if (cma_ && cma_->usable(peer))
+    if (cma_reaches(peer))
         return cma_done(ctx, OpKind::Read, peer, len, cma_->read(peer, local, len, remote_addr));
     ssize_t rc =
         fi_read(ep_, local, len, desc, peers_[static_cast<size_t>(peer)], remote_addr, key, ctx);
@@ -452,7 +454,7 @@ int OfiTransport::post_read(int peer, void *local, size_t len, void *desc, uint6
 int OfiTransport::post_write(int peer, const void *local, size_t len, void *desc,
                              uint64_t remote_addr, uint64_t key, OpContext *ctx) {
     ctx->posted = OpKind::Write;
-    if (cma_ && cma_->usable(peer))  // in the peer's memory before any later send
+    if (cma_reaches(peer))  // in the peer's memory before any later send
         return cma_done(ctx, OpKind::Write, peer, len, cma_->write(peer, local, len, remote_addr));
     fi_addr_t dest = peers_[static_cast<size_t>(peer)];
     ssize_t rc;

@@ -79,7 +79,7 @@ class ShmTransport final : public Transport {
                   OpContext *ctx) override {
         return rma(peer, local, len, remote_addr, key, OpKind::Read, ctx);
     }
-    bool writes_now(int peer) const override { return cma_ && peer_ok(peer) && cma_->usable(peer); }
+    bool writes_now(int peer) const override { return cma_reaches(peer); }
     int write_now(int peer, const void *local, size_t len, uint64_t remote_addr,
                   uint64_t key) override;
     int post_write(int peer, const void *local, size_t len, void *, uint64_t remote_addr,
@@ -120,6 +120,8 @@ class ShmTransport final : public Transport {
     bool peer_ok(int peer) const {
         return peer >= 0 && peer < ranks_ && peer != self_ && peers_[peer].region != nullptr;
     }
+    // A peer cross-memory copies reach (reads, writes, write_now).
+    bool cma_reaches(int peer) const { return cma_ && peer_ok(peer) && cma_->usable(peer); }
     int rma(int peer, void *local, size_t len, uint64_t remote, uint64_t key, OpKind kind,
             OpContext *ctx);
     int copy(int peer, void *local, size_t len, uint64_t remote, uint64_t key, OpKind kind) const;
@@ -266,7 +268,7 @@ int ShmTransport::rma(int peer, void *local, size_t len, uint64_t remote, uint64
                       OpContext *ctx) {
     ctx->posted = kind;
     if (down_) return -ESHUTDOWN;
-    if (!peer_ok(peer) || !cma_ || !cma_->usable(peer)) return -EINVAL;
+    if (!cma_reaches(peer)) return -EINVAL;
     done_.push({ctx, kind, copy(peer, local, len, remote, key, kind), len, peer});
     return 0;
 }
