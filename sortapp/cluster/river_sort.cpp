@@ -123,9 +123,7 @@ class Gatherer {
             // part the share will take while the first batches are still being read.
             const uint64_t share = std::min(frames_ * frame_, s_.expected_share + 2 * frame_);
             prefaulter_ = std::jthread([this, share](std::stop_token stop) {
-                prefault(buf.records, share * s_.format.record_size, stop);
-                prefault(buf.entries, share * sizeof(SortEntry), stop);
-                prefault(buf.scratch, share * sizeof(SortEntry), stop);
+                prefault_run(buf, share, s_.format.record_size, stop);
             });
         }
         return ring.init(plan_.write_buffers + 1);

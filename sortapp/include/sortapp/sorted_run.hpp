@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <stop_token>
 
 #include "sortapp/io_ring.hpp"
 #include "sortapp/key_sort.hpp"
@@ -28,6 +29,12 @@ struct RunBuffer {
     SortEntry *entry_data() const { return reinterpret_cast<SortEntry *>(entries.data()); }
     SortEntry *scratch_data() const { return reinterpret_cast<SortEntry *>(scratch.data()); }
 };
+
+// Faults in what the first `records` records of a run buffer filled once will touch (records,
+// entries, radix scratch, in that order), for a helper thread while the data arrives
+// (prefault in io_ring.hpp); stops early when asked.
+void prefault_run(const RunBuffer &run, std::uint64_t records, std::size_t record_size,
+                  std::stop_token stop);
 
 // Sorts run.count records of a filled run buffer and writes them in key order to `out`, from
 // its start, through `ring` (plan's write buffers), its space reserved first. entries_ready:

@@ -50,11 +50,7 @@ Status form_one_run(const SortOptions &o, const MemoryPlan &plan, const File &in
     run.count = records;
     // The CPU is idle while the input arrives: make the sort entries of each part as it
     // comes in, and let a helper fault in the buffer's memory meanwhile, ahead of the reads.
-    std::jthread prefaulter([&](std::stop_token stop) {
-        prefault(run.records, run.records.size(), stop);
-        prefault(run.entries, run.entries.size(), stop);
-        prefault(run.scratch, run.scratch.size(), stop);
-    });
+    std::jthread prefaulter([&](std::stop_token stop) { prefault_run(run, records, rs, stop); });
     IoRing ring;
     SORTAPP_TRY(ring.init(o.io_depth));
     std::uint64_t arrived = 0, entries_made = 0;

@@ -13,6 +13,13 @@ namespace sortapp {
 
 using viaduct::now_seconds;
 
+void prefault_run(const RunBuffer &run, std::uint64_t records, std::size_t record_size,
+                  std::stop_token stop) {
+    prefault(run.records, records * record_size, stop);
+    prefault(run.entries, records * sizeof(SortEntry), stop);
+    prefault(run.scratch, records * sizeof(SortEntry), stop);
+}
+
 // Sorts a filled run buffer and writes its records in key order to `out`. After the parallel
 // partition, a sorter thread finishes the buckets in key order while this thread gathers the
 // records of the buckets already sorted into the write-behind ring: sorting overlaps writing.
