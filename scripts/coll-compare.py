@@ -229,9 +229,7 @@ def main(argv=None):
     doc = {"benchmark": "coll-compare", "ranks": [int(p) for p in plan.ranks],
            "fabrics": plan.fabrics, "runs": plan.runs, "cells": cells, "medians": summary,
            "failed_jobs": failed, "load_at_end": compare.machine_load()}
-    with open(os.path.join(plan.out, "coll-compare.json"), "w") as f:
-        json.dump(doc, f, indent=1)
-        f.write("\n")
+    compare.publish_json(os.path.join(plan.out, "coll-compare.json"), doc)
     if args.json:
         print(json.dumps(doc))
     else:

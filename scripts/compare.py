@@ -47,8 +47,9 @@ Runs, in this order and on this machine:
            for the default protocol choice (auto) and each long-message protocol
            (sendrecv, rdma, rdma-write), restricted and unrestricted (one table per mode);
   pingpong msg-pingpong vs fi_pingpong (rdm endpoints, two local processes) on shm (libmsg's
-           default transport against fi_pingpong -p shm) and tcp;ofi_rxm, for auto and each long-message protocol: small-message latency and 1-16 MiB
-           bandwidth (one table each).
+           default transport against fi_pingpong -p shm) and tcp;ofi_rxm, for auto and each
+           long-message protocol: small-message latency and 1-16 MiB bandwidth (one table
+           each).
 Ratios are libmsg speed / peer speed: above 1 libmsg is faster. A run that fails, times out
 or is missing is reported as such. Raw JSON, logs and exact commands are kept in --out."""
 
@@ -129,9 +130,9 @@ def parse_args(argv):
     p.add_argument("--timeout", default="120", metavar="S",
                    help="limit per run in seconds (default 120)")
     p.add_argument("--runs", default="1", metavar="N",
-                   help="run everything N times, alternating nothing but the order of runs "
-                   "(each into DIR/run-K); the goals' verdicts take each cell's median over "
-                   "the runs (default 1; the goals ask for 3)")
+                   help="run everything N times, one after another (each into DIR/run-K); "
+                   "the goals' verdicts take each cell's median over the runs (default 1; "
+                   "the goals ask for 3)")
     args = p.parse_args(argv)
     count = re.compile(r"[1-9][0-9]*")
     if not count.fullmatch(args.timeout):
@@ -246,11 +247,17 @@ class Figures:
         return value if is_number(value) else "n/a"
 
 
+def ratio_value(a, b):
+    """A/B, or None when either is not a figure."""
+    if is_number(a) and is_number(b) and float(b) > 0:
+        return float(a) / float(b)
+    return None
+
+
 def ratio(a, b):
     """A/B to two decimals, or "-" when either is not a figure."""
-    if is_number(a) and is_number(b) and float(b) > 0:
-        return "%.2f" % (float(a) / float(b))
-    return "-"
+    v = ratio_value(a, b)
+    return "-" if v is None else "%.2f" % v
 
 
 def cell(v, r=""):
@@ -557,8 +564,8 @@ def cell_ratios(plan, runs):
     if plan.wants("alltoall"):
         for fabric, p, buffers, base in alltoall_jobs(plan):
             cells[f"all-to-all {fabric} P={p} {buffers}"] = [
-                number(ratio(f.figure(f"{base}-auto-unrestricted", bidir),
-                             f.figure(f"{base}-mpi", bidir))) for f in runs]
+                ratio_value(f.figure(f"{base}-auto-unrestricted", bidir),
+                            f.figure(f"{base}-mpi", bidir)) for f in runs]
     if plan.wants("pingpong"):
         for provider in PINGPONG_PROVIDERS:
             tag = provider_tag(provider)
@@ -567,8 +574,8 @@ def cell_ratios(plan, runs):
                     continue
                 query = result_where("bytes", nbytes, "bandwidth_mbps")
                 cells[f"ping-pong {tag} {nbytes} B"] = [
-                    number(ratio(f.figure(f"pingpong-{tag}-auto", query),
-                                 f.figure(f"fi-{tag}-{nbytes}", field("bandwidth_mbps"))))
+                    ratio_value(f.figure(f"pingpong-{tag}-auto", query),
+                                f.figure(f"fi-{tag}-{nbytes}", field("bandwidth_mbps")))
                     for f in runs]
     return cells
 
@@ -584,7 +591,7 @@ def alltoall_pairs(plan, runs, mine, theirs):
             if a is None:
                 continue
             out[f"{fabric} P={p} {buffers} {protocol}"] = median_of(
-                [number(ratio(f.figure(a, bidir), f.figure(b, bidir))) for f in runs])
+                [ratio_value(f.figure(a, bidir), f.figure(b, bidir)) for f in runs])
     return out
 
 
@@ -712,6 +719,24 @@ def summary(plan, runs, copy, verdicts):
     return doc
 
 
+def publish_json(path, doc):
+    """Writes doc to path whole or not at all: into a new file beside it (never through a
+    symlink, under the umask), synced, renamed over path, the directory synced."""
+    tmp = path + ".tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o666)
+    with os.fdopen(fd, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    dirfd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(dirfd)
+    finally:
+        os.close(dirfd)
+
+
 # ---- the machine ----
 
 def command_output(cmd):
@@ -805,8 +830,7 @@ def main(argv=None):
     verdicts = goal_verdicts(plan, runs, copies)
     show(["", f"## goals (docs/libmsg.md, Against its peers; medians of {plan.runs} run(s))",
           *[v["line"] for v in verdicts.values()]])
-    with open(os.path.join(top, "summary.json"), "w") as f:
-        json.dump(summary(plan, runs, copies, verdicts), f, indent=1)
+    publish_json(os.path.join(top, "summary.json"), summary(plan, runs, copies, verdicts))
     show([f"# every figure and verdict: {os.path.join(top, 'summary.json')}"])
     if failures:
         show([f"# {failures} run(s) did not produce figures; see the .log files in {top}"])
