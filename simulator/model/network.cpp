@@ -79,33 +79,129 @@ void Network::run(Time until) {
         const Event e = queue_.pop();
         now_ = e.time;
         ++stats_.events;
-        if (const Event *soon = queue_.ahead(kLookahead)) prefetch(*soon);
+        if (const Event *far = queue_.ahead(3 * kLookahead)) prefetch(*far);
+        if (const Event *mid = queue_.ahead(2 * kLookahead)) prefetch_held(*mid);
+        if (const Event *soon = queue_.ahead(kLookahead)) prefetch_route(*soon);
         dispatch(e);
     }
     if (queue_.empty() && live_transfers_ > 0) deadlocked_ = true;
 }
 
 // On a large fabric most of what an event touches was last used microseconds of simulated
-// time ago and has left the caches; the event queue knows what is coming, so start fetching
-// the channel, FIFO and packet of an event a few places ahead.
+// time ago and has left the caches. The event queue knows what is coming, so fetching runs in
+// three stages, each a few events nearer: first what an event names (its channels, FIFO ring,
+// packet, waiting list); then what those hold (the packet at a FIFO's front, the route's entry
+// in out_channel_); then the channel the packet will ask for. Each stage reads only what the
+// one before started fetching, and everything it reads is a hint: the event may yet move.
 void Network::prefetch(const Event &e) const {
     switch (e.kind()) {
         case kHeadReady:
             __builtin_prefetch(&channels_[e.a]);
-            __builtin_prefetch(&fifo_slots_[e.a * fifo_stride_]);
+            prefetch_ring(e.a);
+            prefetch_packet(e.b);
             break;
         case kTailOut:
             __builtin_prefetch(&channels_[e.a]);
+            __builtin_prefetch(waiter_slots_.data() + (e.a >> lane_shift_) * waiter_stride_);
             if (e.b < channels_.size()) {
                 __builtin_prefetch(&channels_[e.b]);
-                __builtin_prefetch(&fifo_slots_[e.b * fifo_stride_]);
+                prefetch_ring(e.b);
+                __builtin_prefetch(waiter_slots_.data() + (e.b >> lane_shift_) * waiter_stride_);
             }
             break;
         case kNicRx:
-            __builtin_prefetch(&packets_[e.b]);
+            prefetch_packet(e.b);
+            prefetch_nic(e.a);
             break;
         default:
+            if (e.kind() >= kPciDone && e.b < packets_.size()) {  // a disk burst names none
+                prefetch_packet(e.b);
+                prefetch_nic(e.a);
+            }
             break;
+    }
+}
+
+void Network::prefetch_nic(std::uint32_t node) const {
+    const auto *at = reinterpret_cast<const char *>(&nics_[node]);
+    for (std::size_t line = 0; line < sizeof(Nic); line += 64) __builtin_prefetch(at + line);
+}
+
+// The out_channel_ entry a packet at the front of router input `input` will be routed by.
+const int *Network::route_entry(std::uint32_t input, std::uint32_t pkt) const {
+    const Channel &in = channels_[input];
+    const Packet &p = packets_[pkt];
+    const int router = in.to_dev - topo_.nodes;
+    if (router < 0 || valiant_) return nullptr;
+    const std::uint16_t port = routing_.port(router, p.phase, p.dst);
+    if (port == Routing::kNone) return nullptr;
+    return &out_channel_[first_port_[static_cast<std::size_t>(in.to_dev)] + port];
+}
+
+// The packet behind the front of router input `input`'s FIFO, or kNil.
+std::uint32_t Network::second_in_fifo(std::uint32_t input) const {
+    const Channel &in = channels_[input];
+    if (in.fifo_count < 2) return kNil;
+    std::size_t slot = in.fifo_first + 1u;
+    if (slot == fifo_stride_) slot = 0;
+    return fifo_slots_[input * fifo_stride_ + slot];
+}
+
+// Up to kWaitersFetched router inputs waiting for channel `out`, by calling `f` on each.
+template <typename F>
+void Network::for_waiting_inputs(std::uint32_t out, F f) const {
+    const Channel &ch = channels_[out];
+    const std::uint32_t *w = waiter_slots_.data() + (out >> lane_shift_) * waiter_stride_;
+    const std::size_t n = std::min<std::size_t>(ch.waiting, kWaitersFetched);
+    for (std::size_t i = 0; i < n; ++i)
+        if (w[i] < channels_.size()) f(w[i]);
+}
+
+void Network::prefetch_held(const Event &e) const {
+    if (e.kind() == kNicRx || e.kind() >= kPciDone) {
+        // A NIC event ends in the packet's transfer, or in a packet sent on the NIC's link.
+        if (e.b >= packets_.size()) return;
+        const Packet &p = packets_[e.b];
+        if (p.transfer < transfers_.size()) __builtin_prefetch(&transfers_[p.transfer]);
+        const int out = nics_[e.a].port_out(p.fabric);
+        if (out >= 0) __builtin_prefetch(&channels_[static_cast<std::size_t>(out)]);
+    } else if (e.kind() == kHeadReady) {
+        if (channels_[e.a].fifo_count != 0) return;  // else routed as soon as it lands
+        if (const int *entry = route_entry(e.a, e.b)) __builtin_prefetch(entry);
+    } else if (e.kind() == kTailOut) {
+        // The packet leaving (its length is charged back) and the one behind it, routed next;
+        // the inputs waiting for the channel it frees, one of which takes it.
+        if (e.b < channels_.size() && channels_[e.b].fifo_count != 0) {
+            prefetch_packet(fifo_front(e.b));
+            if (const std::uint32_t next = second_in_fifo(e.b); next != kNil) prefetch_packet(next);
+        }
+        const auto fetch = [this](std::uint32_t w) {
+            __builtin_prefetch(&channels_[w]);
+            prefetch_ring(w);
+        };
+        for_waiting_inputs(e.a, fetch);
+        // The FIFO it leaves has room again for what waits upstream.
+        if (e.b < channels_.size()) for_waiting_inputs(e.b & ~lane_mask_, fetch);
+    }
+}
+
+void Network::prefetch_route(const Event &e) const {
+    if (e.kind() == kHeadReady) {
+        if (channels_[e.a].fifo_count != 0) return;
+        const int *entry = route_entry(e.a, e.b);
+        if (entry == nullptr || *entry < 0) return;
+        __builtin_prefetch(&channels_[static_cast<std::size_t>(*entry)]);
+        __builtin_prefetch(waiter_slots_.data() +
+                           (static_cast<std::size_t>(*entry) >> lane_shift_) * waiter_stride_);
+    } else if (e.kind() == kTailOut) {
+        if (e.b < channels_.size())
+            if (const std::uint32_t next = second_in_fifo(e.b); next != kNil)
+                if (const int *entry = route_entry(e.b, next)) __builtin_prefetch(entry);
+        const auto fetch = [this](std::uint32_t w) {
+            if (channels_[w].fifo_count != 0) prefetch_packet(fifo_front(w));
+        };
+        for_waiting_inputs(e.a, fetch);
+        if (e.b < channels_.size()) for_waiting_inputs(e.b & ~lane_mask_, fetch);
     }
 }
 

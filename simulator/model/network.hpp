@@ -223,9 +223,29 @@ class Network {
         return static_cast<std::uint32_t>(kPciDone) + static_cast<std::uint32_t>(op);
     }
 
-    static constexpr std::size_t kLookahead = 6;  // events between a prefetch and its use
+    static constexpr std::size_t kLookahead = 6;  // events between prefetch stages
     void dispatch(const Event &e);
     void prefetch(const Event &e) const;
+    void prefetch_held(const Event &e) const;
+    void prefetch_route(const Event &e) const;
+    const int *route_entry(std::uint32_t input, std::uint32_t pkt) const;
+    std::uint32_t second_in_fifo(std::uint32_t input) const;
+    static constexpr std::size_t kWaitersFetched = 4;
+    template <typename F>
+    void for_waiting_inputs(std::uint32_t out, F f) const;
+    // Channel c's FIFO ring, both ends: it may straddle two cache lines.
+    void prefetch_ring(std::uint32_t c) const {
+        const std::uint32_t *ring = &fifo_slots_[c * fifo_stride_];
+        __builtin_prefetch(ring);
+        __builtin_prefetch(ring + fifo_stride_ - 1);
+    }
+    void prefetch_nic(std::uint32_t node) const;
+    // A packet is 48 bytes, so every other one straddles two cache lines: fetch both.
+    void prefetch_packet(std::uint32_t pkt) const {
+        const auto *at = reinterpret_cast<const char *>(&packets_[pkt]);
+        __builtin_prefetch(at);
+        __builtin_prefetch(at + sizeof(Packet) - 1);
+    }
     std::uint32_t alloc_packet();
     void free_packet(std::uint32_t p);
     std::uint32_t head_of(std::uint32_t requester) const;

@@ -47,6 +47,7 @@ class Nic {
     Nic(Network &net, int node) : net_(&net), node_(node) {}
     // Port `fabric` sends on channel `out`.
     void attach(int fabric, int out) { port_[fabric].out = out; }
+    int port_out(int fabric) const { return port_[fabric].out; }
 
     // Queues a transfer this node initiates on the BTE.
     void queue_transfer(std::uint32_t transfer);
