@@ -263,15 +263,20 @@ inline bool Network::fits(int out, std::uint32_t pkt) const {
     return !lane.into_router || lane.used + charge(p.length) <= lane.cap;
 }
 
+// Arbitration runs on every change that could let a waiter go (the channel freed, room
+// downstream, credits back), so an idle channel's waiters never fit downstream: a newcomer
+// to an idle channel goes at once if it fits, and waits otherwise, without the waiters being
+// looked at again. Among waiters it would have been the only one to fit, so the round-robin
+// pointer moves past it as arbitrate() would have moved it.
 void Network::request(int out, std::uint32_t requester) {
     Channel &ch = channels_[static_cast<std::size_t>(out)];
     const std::uint32_t pkt = head_of(requester);
-    if (!ch.busy && ch.waiting == 0 && fits(out, pkt)) {
+    if (!ch.busy && fits(out, pkt)) {
+        if (ch.waiting != 0) ch.rr = requester + 1;
         start(out, requester, pkt);
         return;
     }
     waiters(out)[ch.waiting++] = requester;
-    arbitrate(out);
 }
 
 void Network::arbitrate(int out) {
