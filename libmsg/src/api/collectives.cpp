@@ -28,8 +28,8 @@ int start(msg_context_t *context, msg_cq_t *cq, void *cookie, int source, size_t
           Build &&build) {
     msg::Core &core = *context->core;
     try {
-        Schedule s(core.info.rank, core.info.size);
-        build(s);
+        std::unique_ptr<Schedule> s = core.collectives.new_schedule(core.info.rank, core.info.size);
+        build(*s);
         std::unique_lock<msg::TimedMutex> lk;
         if (!core.lock(lk)) return MSG_ERR_TRANSPORT;
         if (core.finalized || !core.engine) return MSG_ERR_FINALIZED;

@@ -7,8 +7,20 @@
 
 namespace msg {
 
-Collective::Collective(Host &host, int tag, Schedule schedule, Report report)
+Collective::Collective(Host &host, int tag, std::unique_ptr<Schedule> schedule, Report report)
     : host_(host), tag_(tag), schedule_(std::move(schedule)), report_(report) {}
+
+void Collective::reset(int tag, std::unique_ptr<Schedule> schedule, Report report) {
+    tag_ = tag;
+    schedule_ = std::move(schedule);
+    report_ = report;
+    inbox_.clear();
+    inbox_head_ = 0;
+    round_ = round_left_ = posted_ = 0;
+    status_ = MSG_OK;
+    round_open_ = reported_ = advancing_ = false;
+    queued = false;
+}
 
 void Collective::deliver(const msg_completion_t &c) {
     // Called from inside the engine: only note it, advance() acts on it.
@@ -39,11 +51,13 @@ void Collective::take(const msg_completion_t &c) {
 }
 
 void Collective::drain_inbox() {
-    while (!inbox_.empty()) {
-        msg_completion_t c = inbox_.front();
-        inbox_.pop_front();
+    // take() may fail the collective, which drains again: the head moves first.
+    while (inbox_head_ < inbox_.size()) {
+        const msg_completion_t c = inbox_[inbox_head_++];
         take(c);
     }
+    inbox_.clear();
+    inbox_head_ = 0;
 }
 
 void Collective::post(CollMessage &m) {
@@ -59,11 +73,11 @@ void Collective::post(CollMessage &m) {
 }
 
 void Collective::post_round() {
-    Round &r = schedule_.rounds[round_];
+    const Round &r = schedule_->round_at(round_);
     round_open_ = true;
-    round_left_ = r.messages.size();
-    for (CollMessage &m : r.messages) {
-        post(m);
+    round_left_ = r.count;
+    for (size_t i = r.first; i < r.first + r.count; ++i) {
+        post(schedule_->message(i));
         if (failed()) return;
     }
 }
@@ -76,16 +90,16 @@ bool Collective::advance() {
         drain_inbox();
         if (failed() || round_left_ > 0) break;
         if (round_open_) {
-            Round &r = schedule_.rounds[round_];
+            Round &r = schedule_->round_at(round_);
             if (r.then) r.then();
             ++round_;
             round_open_ = false;
         }
-        if (round_ == schedule_.rounds.size()) break;
+        if (round_ == schedule_->rounds()) break;
         post_round();
     }
     advancing_ = false;
-    if (posted_ > 0 || !inbox_.empty()) return false;
+    if (posted_ > 0 || inbox_head_ < inbox_.size()) return false;
     report(status_);
     return true;
 }
@@ -109,14 +123,12 @@ void Collective::fail(int status) {
 // the peer sends. Those never sent stay posted until finalize, harmlessly.
 void Collective::post_drains() {
     Engine &e = *host_.engine;
-    for (Round &r : schedule_.rounds) {
-        for (CollMessage &m : r.messages) {
-            if (m.send || (m.state != CollMessage::Idle && m.state != CollMessage::Canceled))
-                continue;
-            m.state = CollMessage::Done;
-            if (e.peer_failed(m.peer)) continue;
-            (void)e.irecv(m.peer, tag_, nullptr, 0, host_.drain, nullptr, true);
-        }
+    for (size_t i = 0; i < schedule_->messages(); ++i) {
+        CollMessage &m = schedule_->message(i);
+        if (m.send || (m.state != CollMessage::Idle && m.state != CollMessage::Canceled)) continue;
+        m.state = CollMessage::Done;
+        if (e.peer_failed(m.peer)) continue;
+        (void)e.irecv(m.peer, tag_, nullptr, 0, host_.drain, nullptr, true);
     }
 }
 

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <deque>
+#include <memory>
+#include <vector>
 
 #include "collective/schedule.hpp"
 #include "protocol/engine.hpp"
@@ -27,7 +29,11 @@ class Collective final : public CompletionSink {
         std::deque<Collective *> ready;   // collectives with completions to take
         bool closing = false;             // finalize: the engine takes no new receive
     };
-    Collective(Host &host, int tag, Schedule schedule, Report report);
+    Collective(Host &host, int tag, std::unique_ptr<Schedule> schedule, Report report);
+    // Ready for another collective (kept by CollectiveSet for reuse).
+    void reset(int tag, std::unique_ptr<Schedule> schedule, Report report);
+    // The schedule, for reuse once this has finished.
+    std::unique_ptr<Schedule> take_schedule() { return std::move(schedule_); }
 
     void deliver(const msg_completion_t &c) override;
     // Moves on as far as the completions so far allow. True once the caller
@@ -52,10 +58,11 @@ class Collective final : public CompletionSink {
     void report(int status);
 
     Host &host_;
-    const int tag_;
-    Schedule schedule_;
+    int tag_;
+    std::unique_ptr<Schedule> schedule_;  // never moved: its deque would allocate
     Report report_;
-    std::deque<msg_completion_t> inbox_;
+    std::vector<msg_completion_t> inbox_;  // taken from inbox_head_ on
+    size_t inbox_head_ = 0;
     size_t round_ = 0;
     size_t round_left_ = 0;  // messages of the current round not done
     size_t posted_ = 0;      // messages in the engine

@@ -2,9 +2,12 @@
 // registry of user reductions.
 #include "collective/collective_set.hpp"
 
+#include <algorithm>
+
 namespace msg {
 
-int CollectiveSet::start(Engine &engine, Schedule schedule, Collective::Report report) {
+int CollectiveSet::start(Engine &engine, std::unique_ptr<Schedule> schedule,
+                         Collective::Report report) {
     host_.engine = &engine;
     host_.drain = &drain_;
     const uint64_t seq = next_seq_++;
@@ -18,11 +21,43 @@ int CollectiveSet::start(Engine &engine, Schedule schedule, Collective::Report r
         refused.fail(MSG_ERR_PEER_FAILED);
         return MSG_ERR_PEER_FAILED;
     }
-    auto c = std::make_unique<Collective>(host_, tag, std::move(schedule), report);
+    std::unique_ptr<Collective> c;
+    if (spare_.empty()) {
+        c = std::make_unique<Collective>(host_, tag, std::move(schedule), report);
+    } else {
+        c = std::move(spare_.back());
+        spare_.pop_back();
+        c->reset(tag, std::move(schedule), report);
+    }
     c->queued = true;
     host_.ready.push_back(c.get());
     active_.push_back(std::move(c));
     return MSG_OK;
+}
+
+std::unique_ptr<Schedule> CollectiveSet::new_schedule(int rank, int size) {
+    {
+        std::lock_guard<std::mutex> lk(schedules_mu_);
+        if (!schedules_.empty()) {
+            std::unique_ptr<Schedule> s = std::move(schedules_.back());
+            schedules_.pop_back();
+            s->reset(rank, size);
+            return s;
+        }
+    }
+    return std::make_unique<Schedule>(rank, size);
+}
+
+void CollectiveSet::finished(Collective *c) {
+    auto it =
+        std::find_if(active_.begin(), active_.end(), [c](const auto &p) { return p.get() == c; });
+    std::unique_ptr<Collective> done = std::move(*it);
+    active_.erase(it);
+    {
+        std::lock_guard<std::mutex> lk(schedules_mu_);
+        if (schedules_.size() < kKept) schedules_.push_back(done->take_schedule());
+    }
+    if (spare_.size() < kKept) spare_.push_back(std::move(done));
 }
 
 void CollectiveSet::run() {
@@ -30,7 +65,7 @@ void CollectiveSet::run() {
         Collective *c = host_.ready.front();
         host_.ready.pop_front();
         c->queued = false;
-        if (c->advance()) active_.remove_if([c](const auto &p) { return p.get() == c; });
+        if (c->advance()) finished(c);
     }
 }
 

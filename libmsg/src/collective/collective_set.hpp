@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <list>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -23,7 +22,10 @@ class CollectiveSet {
     // Starts a collective on the next tag. MSG_ERR_PEER_FAILED, with nothing
     // reported, once any peer has failed (the tag is used up all the same,
     // so every rank's numbering stays in step).
-    int start(Engine &engine, Schedule schedule, Collective::Report report);
+    int start(Engine &engine, std::unique_ptr<Schedule> schedule, Collective::Report report);
+    // An empty schedule for this rank and size, from those kept for reuse
+    // (their own lock: schedules are built without the fabric lock).
+    std::unique_ptr<Schedule> new_schedule(int rank, int size);
     // Moves every collective with completions to take; frees finished ones.
     void run();
     // A peer failed: every open collective fails with MSG_ERR_PEER_FAILED.
@@ -43,10 +45,16 @@ class CollectiveSet {
       public:
         void deliver(const msg_completion_t &) override {}
     };
+    // Finished collectives and their schedules are kept, up to kKept of each.
+    static constexpr size_t kKept = 8;
+    void finished(Collective *c);
+
     DrainSink drain_;
     Collective::Host host_;
     uint64_t next_seq_ = 0;
-    std::list<std::unique_ptr<Collective>> active_;
+    std::vector<std::unique_ptr<Collective>> active_, spare_;
+    std::mutex schedules_mu_;
+    std::vector<std::unique_ptr<Schedule>> schedules_;
 
     struct UserReduction {
         msg_reduce_fn fn = nullptr;
