@@ -17,6 +17,7 @@ namespace coll_results {
 namespace {
 
 constexpr size_t kLarge = (size_t{1} << 20) + 3;
+constexpr size_t kMiddle = (size_t{1} << 16) + 5;  // elements: 256 KiB and 512 KiB and a bit
 constexpr int kTypes[] = {MSG_INT32, MSG_INT64, MSG_UINT32, MSG_UINT64, MSG_FLOAT, MSG_DOUBLE};
 constexpr int kOps[] = {MSG_SUM, MSG_MIN, MSG_MAX, MSG_BAND, MSG_BOR};
 
@@ -180,9 +181,12 @@ void check_type(Ctx &c, int type) {
                                count == 100);
     }
     issue_reduction<T>(b, type, -1, c.user_ops[type], 100, 0, false);
-    // The large size (the ring; page faults on fresh memory make each one costly here): the sum
+    // The middle size (recursive halving and doubling at 8 ranks and more, the ring below) and
+    // the large one (the ring; page faults on fresh memory make each one costly here): the sum
     // for int32 (with reduce and in place) and double, and a bitwise op. The other types share
     // every line of that path but the arithmetic.
+    if (type == MSG_INT32 || type == MSG_DOUBLE)
+        issue_reduction<T>(b, type, MSG_SUM, MSG_SUM, kMiddle, 0, false);
     if (type == MSG_INT32) {
         issue_reduction<T>(b, type, MSG_SUM, MSG_SUM, kLarge, size - 1, true);
         issue_reduction<T>(b, type, MSG_BOR, MSG_BOR, kLarge, -1, false);
