@@ -79,12 +79,39 @@ void Network::run(Time until) {
         const Event e = queue_.pop();
         now_ = e.time;
         ++stats_.events;
-        if (const Event *far = queue_.ahead(3 * kLookahead)) prefetch(*far);
-        if (const Event *mid = queue_.ahead(2 * kLookahead)) prefetch_held(*mid);
-        if (const Event *soon = queue_.ahead(kLookahead)) prefetch_route(*soon);
+        if (deep_prefetch_) {
+            if (const Event *far = queue_.ahead(3 * kLookahead)) prefetch(*far);
+            if (const Event *mid = queue_.ahead(2 * kLookahead)) prefetch_held(*mid);
+            if (const Event *soon = queue_.ahead(kLookahead)) prefetch_route(*soon);
+        } else if (const Event *soon = queue_.ahead(kLookahead)) {
+            prefetch_light(*soon);
+        }
         dispatch(e);
     }
     if (queue_.empty() && live_transfers_ > 0) deadlocked_ = true;
+}
+
+// A fabric whose links fit in the caches: the channels and FIFO of an event a few places
+// ahead, no more (the stages below would cost more than they save).
+void Network::prefetch_light(const Event &e) const {
+    switch (e.kind()) {
+        case kHeadReady:
+            __builtin_prefetch(&channels_[e.a]);
+            __builtin_prefetch(&fifo_slots_[e.a * fifo_stride_]);
+            break;
+        case kTailOut:
+            __builtin_prefetch(&channels_[e.a]);
+            if (e.b < channels_.size()) {
+                __builtin_prefetch(&channels_[e.b]);
+                __builtin_prefetch(&fifo_slots_[e.b * fifo_stride_]);
+            }
+            break;
+        case kNicRx:
+            __builtin_prefetch(&packets_[e.b]);
+            break;
+        default:
+            break;
+    }
 }
 
 // On a large fabric most of what an event touches was last used microseconds of simulated

@@ -224,8 +224,13 @@ class Network {
     }
 
     static constexpr std::size_t kLookahead = 6;  // events between prefetch stages
+    // Links (channels, FIFO rings, waiting lists) over this many bytes outgrow the caches:
+    // the event loop then fetches ahead in three stages.
+    static constexpr std::size_t kDeepPrefetchBytes = std::size_t{32} << 20;
+    bool deep_prefetch_ = false;
     void dispatch(const Event &e);
     void prefetch(const Event &e) const;
+    void prefetch_light(const Event &e) const;
     void prefetch_held(const Event &e) const;
     void prefetch_route(const Event &e) const;
     const int *route_entry(std::uint32_t input, std::uint32_t pkt) const;

@@ -19,6 +19,9 @@ enum class AckPath { inband, separate, none };
 // spends them as a packet starts and gets them back a link delay after the packet's tail has
 // left that buffer.
 enum class FlowControl { packet, credit };
+// How far ahead the event loop fetches what events will touch: automatic chooses deep once
+// the links outgrow the caches. Results are the same either way; only speed differs.
+enum class Prefetch { automatic, light, deep };
 
 struct Params {
     // Links and routers.
@@ -55,6 +58,9 @@ struct Params {
 
     // Fabrics.
     FabricChoice fabric_choice = FabricChoice::shortest;
+
+    // The event loop.
+    Prefetch prefetch = Prefetch::automatic;
 
     // Statistics.
     double series_bin_us = 100.0;  // time-series bin for outstanding-request exhaustion
