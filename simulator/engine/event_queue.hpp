@@ -85,7 +85,11 @@ class EventQueue {
     std::vector<Event> &current() { return slots_[current_bucket_ & (kBuckets - 1)]; }
     void to_ring(const Event &e, std::uint64_t bucket) {
         const std::size_t slot = bucket & (kBuckets - 1);
-        slots_[slot].push_back(e);
+        std::vector<Event> &v = slots_[slot];
+        v.push_back(e);
+        // The bucket's next line, for its next events: hundreds of buckets fill at once, more
+        // streams of writes than the hardware's prefetcher follows.
+        if (v.size() + 3 <= v.capacity()) __builtin_prefetch(v.data() + v.size() + 3, 1);
         occupied_[slot / 64] |= std::uint64_t{1} << (slot % 64);
     }
     void insert_current(const Event &e);
