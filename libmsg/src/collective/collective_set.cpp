@@ -41,7 +41,8 @@ std::unique_ptr<Schedule> CollectiveSet::new_schedule(int rank, int size) {
         if (!schedules_.empty()) {
             std::unique_ptr<Schedule> s = std::move(schedules_.back());
             schedules_.pop_back();
-            s->reset(rank, size);
+            s->rank = rank;
+            s->size = size;
             return s;
         }
     }
@@ -53,9 +54,13 @@ void CollectiveSet::finished(Collective *c) {
         std::find_if(active_.begin(), active_.end(), [c](const auto &p) { return p.get() == c; });
     std::unique_ptr<Collective> done = std::move(*it);
     active_.erase(it);
+    // Emptied now, so that a kept schedule holds neither large scratch nor
+    // what its rounds' work captured until the next collective.
+    std::unique_ptr<Schedule> s = done->take_schedule();
+    s->clear();
     {
         std::lock_guard<std::mutex> lk(schedules_mu_);
-        if (schedules_.size() < kKept) schedules_.push_back(done->take_schedule());
+        if (schedules_.size() < kKept) schedules_.push_back(std::move(s));
     }
     if (spare_.size() < kKept) spare_.push_back(std::move(done));
 }

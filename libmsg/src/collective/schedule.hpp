@@ -2,7 +2,7 @@
 // of a round in flight at once, then the round's local work (a reduction, a
 // copy) before the next round starts. Each algorithm file builds one.
 //
-// Schedules are kept for reuse (CollectiveSet's pool): reset() empties one
+// Schedules are kept for reuse (CollectiveSet's pool): clear() empties one
 // but keeps its rounds, messages and small scratch buffers, and a round's
 // work is held inline, so a small collective allocates nothing once the
 // context has run a few.
@@ -76,10 +76,9 @@ class Schedule {
     Schedule(const Schedule &) = delete;
     Schedule &operator=(const Schedule &) = delete;
 
-    // Empties it for another collective, keeping its memory.
-    void reset(int new_rank, int new_size) {
-        rank = new_rank;
-        size = new_size;
+    // Empties it for another collective, keeping its memory but for large
+    // scratch buffers, which go now.
+    void clear() {
         for (size_t i = 0; i < rounds_used_; ++i) rounds_[i].then.clear();
         rounds_used_ = 0;
         messages_.clear();
