@@ -129,11 +129,11 @@ void Network::prefetch(const Event &e) const {
             break;
         case kTailOut:
             __builtin_prefetch(&channels_[e.a]);
-            __builtin_prefetch(waiter_slots_.data() + (e.a >> lane_shift_) * waiter_stride_);
+            __builtin_prefetch(waiters(std::size_t{e.a}));
             if (e.b < channels_.size()) {
                 __builtin_prefetch(&channels_[e.b]);
                 prefetch_ring(e.b);
-                __builtin_prefetch(waiter_slots_.data() + (e.b >> lane_shift_) * waiter_stride_);
+                __builtin_prefetch(waiters(std::size_t{e.b}));
             }
             break;
         case kNicRx:
@@ -178,10 +178,18 @@ std::uint32_t Network::second_in_fifo(std::uint32_t input) const {
 template <typename F>
 void Network::for_waiting_inputs(std::uint32_t out, F f) const {
     const Channel &ch = channels_[out];
-    const std::uint32_t *w = waiter_slots_.data() + (out >> lane_shift_) * waiter_stride_;
+    const std::uint32_t *w = waiters(std::size_t{out});
     const std::size_t n = std::min<std::size_t>(ch.waiting, kWaitersFetched);
     for (std::size_t i = 0; i < n; ++i)
         if (w[i] < channels_.size()) f(w[i]);
+}
+
+// The inputs a kTailOut event may let go: those waiting for the channel it frees, and, when
+// the packet leaves a router input, those upstream waiting for room in that input's FIFO.
+template <typename F>
+void Network::for_inputs_freed(const Event &tail_out, F f) const {
+    for_waiting_inputs(tail_out.a, f);
+    if (tail_out.b < channels_.size()) for_waiting_inputs(tail_out.b & ~lane_mask_, f);
 }
 
 void Network::prefetch_held(const Event &e) const {
@@ -202,13 +210,10 @@ void Network::prefetch_held(const Event &e) const {
             prefetch_packet(fifo_front(e.b));
             if (const std::uint32_t next = second_in_fifo(e.b); next != kNil) prefetch_packet(next);
         }
-        const auto fetch = [this](std::uint32_t w) {
+        for_inputs_freed(e, [this](std::uint32_t w) {
             __builtin_prefetch(&channels_[w]);
             prefetch_ring(w);
-        };
-        for_waiting_inputs(e.a, fetch);
-        // The FIFO it leaves has room again for what waits upstream.
-        if (e.b < channels_.size()) for_waiting_inputs(e.b & ~lane_mask_, fetch);
+        });
     }
 }
 
@@ -218,17 +223,14 @@ void Network::prefetch_route(const Event &e) const {
         const int *entry = route_entry(e.a, e.b);
         if (entry == nullptr || *entry < 0) return;
         __builtin_prefetch(&channels_[static_cast<std::size_t>(*entry)]);
-        __builtin_prefetch(waiter_slots_.data() +
-                           (static_cast<std::size_t>(*entry) >> lane_shift_) * waiter_stride_);
+        __builtin_prefetch(waiters(static_cast<std::size_t>(*entry)));
     } else if (e.kind() == kTailOut) {
         if (e.b < channels_.size())
             if (const std::uint32_t next = second_in_fifo(e.b); next != kNil)
                 if (const int *entry = route_entry(e.b, next)) __builtin_prefetch(entry);
-        const auto fetch = [this](std::uint32_t w) {
+        for_inputs_freed(e, [this](std::uint32_t w) {
             if (channels_[w].fifo_count != 0) prefetch_packet(fifo_front(w));
-        };
-        for_waiting_inputs(e.a, fetch);
-        if (e.b < channels_.size()) for_waiting_inputs(e.b & ~lane_mask_, fetch);
+        });
     }
 }
 

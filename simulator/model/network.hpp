@@ -238,6 +238,8 @@ class Network {
     static constexpr std::size_t kWaitersFetched = 4;
     template <typename F>
     void for_waiting_inputs(std::uint32_t out, F f) const;
+    template <typename F>
+    void for_inputs_freed(const Event &tail_out, F f) const;
     // Channel c's FIFO ring, both ends: it may straddle two cache lines.
     void prefetch_ring(std::uint32_t c) const {
         const std::uint32_t *ring = &fifo_slots_[c * fifo_stride_];
@@ -277,6 +279,9 @@ class Network {
     std::uint32_t fifo_pop(std::uint32_t ch);
     std::uint32_t *waiters(int ch) {
         return &waiter_slots_[(static_cast<std::size_t>(ch) >> lane_shift_) * waiter_stride_];
+    }
+    const std::uint32_t *waiters(std::size_t ch) const {
+        return &waiter_slots_[(ch >> lane_shift_) * waiter_stride_];
     }
     int out_channel(int dev, int port) const {
         return out_channel_[first_port_[static_cast<std::size_t>(dev)] +
