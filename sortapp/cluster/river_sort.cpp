@@ -282,6 +282,8 @@ SortOptions sort_options(const RiverSortSettings &s) {
 Status plan_capacity(const RiverSortSettings &s, const SortOptions &so, MemoryPlan &plan,
                      uint64_t &slots) {
     SORTAPP_TRY(plan_memory(so, std::max<uint64_t>(1, s.expected_share), plan));
+    plan.keep_last_run = false;  // the gatherer's buffer is all the memory: its runs all spill
+    plan.kept_bytes = 0;
     const uint64_t rs = s.format.record_size, unit = records_per_io_unit(s.format);
     const uint64_t river = uint64_t{s.nodes} * (kCredits + 1) * s.batch_bytes;
     const uint64_t fixed = chunk_records(s) * rs + river +
@@ -372,7 +374,7 @@ Status write_output(const RiverSortSettings &s, const SortOptions &so, const Mem
         r.runs = g.runs.size();
         if (progress) progress("merge", 0, total);
         MergeReport report;
-        SORTAPP_TRY(merge_runs(so, plan, g.runs, out.file, s.run_dir, report));
+        SORTAPP_TRY(merge_runs(so, plan, g.runs, KeptRun{}, out.file, s.run_dir, report));
     }
     r.pending_output = out.keep();
     return Status::ok();

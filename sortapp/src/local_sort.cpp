@@ -59,17 +59,21 @@ class ScratchDir {
     std::string path_;
 };
 
-// Run formation reads a run, sorts it, then writes it: reads and writes take turns.
-PhaseVolume formation_volume(std::uint64_t bytes) {
+// Run formation reads a run, sorts it, then writes it: reads and writes take turns. A run
+// kept in memory is not written.
+PhaseVolume formation_volume(std::uint64_t bytes, std::uint64_t kept = 0) {
     PhaseVolume v;
-    v.read = v.write = bytes;
+    v.read = bytes;
+    v.write = bytes - kept;
     return v;
 }
 
-// Each merge pass streams every run in while the merged output streams out.
-PhaseVolume merge_volume(std::uint64_t bytes, unsigned passes) {
+// Each merge pass streams every run in while the merged output streams out; a run kept in
+// memory (one pass only) is not read.
+PhaseVolume merge_volume(std::uint64_t bytes, unsigned passes, std::uint64_t kept) {
     PhaseVolume v;
-    v.read = v.write = bytes * passes;
+    v.read = bytes * passes - kept;
+    v.write = bytes * passes;
     v.read_write_overlap = true;
     return v;
 }
@@ -204,7 +208,9 @@ Status local_sort(const SortOptions &options_in, const std::string &input,
     RunFormation runs;
     SORTAPP_TRY(form_runs(o, result.memory, in, records, out.file, scratch.path(), runs));
     result.one_pass = runs.one_pass;
-    result.runs = runs.runs.size();
+    result.runs = runs.runs.size() + (runs.kept ? 1 : 0);
+    result.kept_records = runs.kept ? runs.kept->count : 0;
+    const std::uint64_t kept_bytes = result.kept_records * rs;
     char note[160];
     if (runs.one_pass) {
         std::snprintf(note, sizeof note, "in-core sort %.2f s", runs.sort_seconds);
@@ -212,24 +218,27 @@ Status local_sort(const SortOptions &options_in, const std::string &input,
             finish_phase("one-pass", start, bytes, expected(formation_volume(bytes)), note));
         report_phase(result, disk, on_phase);
     } else {
-        std::snprintf(note, sizeof note, "%zu runs of up to %llu records, in-core sort %.2f s",
-                      runs.runs.size(), static_cast<unsigned long long>(result.memory.run_records),
-                      runs.sort_seconds);
-        result.phases.push_back(
-            finish_phase("phase 1", start, bytes, expected(formation_volume(bytes)), note));
+        std::snprintf(note, sizeof note, "%zu runs of up to %llu records%s, in-core sort %.2f s",
+                      result.runs, static_cast<unsigned long long>(result.memory.run_records),
+                      runs.kept ? " (the last kept in memory)" : "", runs.sort_seconds);
+        result.phases.push_back(finish_phase("phase 1", start, bytes,
+                                             expected(formation_volume(bytes, kept_bytes)), note));
         report_phase(result, disk, on_phase);
 
         start = Stopwatch::now();
         MergeReport merge;
-        SORTAPP_TRY(merge_runs(o, result.memory, runs.runs, out.file, scratch.path(), merge));
+        SORTAPP_TRY(merge_runs(o, result.memory, runs.runs, KeptRun{runs.kept.get(), runs.kept_at},
+                               out.file, scratch.path(), merge));
+        runs.kept.reset();
         result.merge = merge.plan;
         result.merge_passes = merge.passes;
         std::snprintf(note, sizeof note,
                       "%u merge pass%s, fan-in %zu, %u x %zu KiB prefetch buffers per run",
                       merge.passes, merge.passes == 1 ? "" : "es", merge.plan.fan_in,
                       merge.plan.stream_depth, merge.plan.stream_buffer >> 10);
-        result.phases.push_back(finish_phase("phase 2", start, bytes,
-                                             expected(merge_volume(bytes, merge.passes)), note));
+        result.phases.push_back(
+            finish_phase("phase 2", start, bytes,
+                         expected(merge_volume(bytes, merge.passes, kept_bytes)), note));
         report_phase(result, disk, on_phase);
     }
     SORTAPP_TRY(check_input_unchanged(input, identity_of(in_st)));

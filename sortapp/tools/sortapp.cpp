@@ -147,15 +147,22 @@ void print_expectation(FILE *text, const SortOptions &o, const DiskBandwidth &di
             std::uint64_t records = std::uint64_t(st.st_size) / o.format.record_size;
             std::size_t runs = std::size_t((records + plan.run_records - 1) / plan.run_records);
             MergePlan merge = plan_merge(o, plan, runs);
-            PhaseVolume merging;
-            merging.read = merging.write = bytes * merge.passes;
+            // The run kept in memory (a full one) is neither written nor read back.
+            const std::uint64_t kept =
+                plan.keep_last_run ? plan.run_records * o.format.record_size : 0;
+            PhaseVolume forming = once, merging;
+            forming.write -= kept;
+            merging.write = bytes * merge.passes;
+            merging.read = merging.write - kept;
             merging.read_write_overlap = true;
+            const double phase1 = expected_seconds(forming, disk.rates());
             const double phase2 = expected_seconds(merging, disk.rates());
             std::fprintf(text,
-                         "expected: phase 1 %.2f s (%zu runs), phase 2 %.2f s (%u merge pass%s, "
+                         "expected: phase 1 %.2f s (%zu runs%s), phase 2 %.2f s (%u merge pass%s, "
                          "fan-in %zu), total %.2f s\n",
-                         pass, runs, phase2, merge.passes, merge.passes == 1 ? "" : "es",
-                         merge.fan_in, pass + phase2);
+                         phase1, runs, kept ? ", the last kept in memory" : "", phase2,
+                         merge.passes, merge.passes == 1 ? "" : "es", merge.fan_in,
+                         phase1 + phase2);
         }
         std::fflush(text);
     }
@@ -196,6 +203,7 @@ void print_result(const SortOptions &o, const DiskBandwidth &disk, const LocalSo
                                       {"memory_budget", o.memory_budget},
                                       {"one_pass", result.one_pass},
                                       {"runs", result.runs},
+                                      {"kept_in_memory_records", result.kept_records},
                                       {"run_records", result.memory.run_records},
                                       {"merge_passes", result.merge_passes},
                                       {"merge_fan_in", result.merge.fan_in},

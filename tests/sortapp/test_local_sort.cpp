@@ -1,5 +1,6 @@
 // End to end through the library: every distribution x both record formats x one pass and
 // multi-run (with multi-pass merges), at sizes 0, 1, 2, a run boundary +-1 and a few MiB.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <vector>
@@ -79,6 +80,9 @@ TEST_CASE("local sort: distributions x formats x one-pass/multi-run x sizes", "[
                     MemoryPlan expected;
                     REQUIRE(plan_memory(multi ? tight : roomy, n, expected));
                     CHECK(r.one_pass == expected.one_pass);
+                    CHECK(r.kept_records == (expected.keep_last_run && n > 0 && !r.one_pass
+                                                 ? expected.run_records
+                                                 : 0));
                     if (multi && n >= 3 * run - 1) {
                         CHECK_FALSE(r.one_pass);
                         CHECK(r.runs == (n + run - 1) / run);
@@ -141,5 +145,46 @@ TEST_CASE("local sort: deep prefetch, runs shorter than the prefetch ring", "[lo
         CHECK_FALSE(r.one_pass);
         CHECK(r.merge.stream_depth == o.merge_depth);
         CHECK(r.merge_passes == 1);
+    }
+}
+
+TEST_CASE("local sort: the last run merges from memory, equal keys in input order",
+          "[local_sort]") {
+    const RecordFormat f{100, 10};
+    SortOptions o = small_options(f, 16u << 20, "");  // the others' merge unchanged beside it
+    MemoryPlan plan;
+    REQUIRE(plan_memory(o, 1u << 20, plan));
+    const std::uint64_t run = plan.run_records;
+    // A short last run in the input (formed first, so that the run kept is a full one), and none.
+    for (std::uint64_t n : {3 * run + run / 2 + 1, 3 * run}) {
+        INFO(n << " records, runs of " << run);
+        REQUIRE(plan_memory(o, n, plan));
+        REQUIRE(plan.keep_last_run);
+        TempDir dir;
+        GeneratorSpec spec{f, Distribution::few, n};  // many equal keys
+        Checksum written;
+        REQUIRE(generate_file(spec, dir / "in", 0, n, written));
+        LocalSortResult r;
+        SortOptions opts = o;
+        opts.scratch_dir = dir.path();
+        REQUIRE(local_sort(opts, dir / "in", dir / "out", DiskBandwidth{}, r));
+        CHECK(r.runs == (n + run - 1) / run);
+        CHECK(r.kept_records == run);
+        CHECK(r.merge_passes == 1);
+        // Equal keys leave in input order: the output is the input's stable sort by key.
+        auto in = sortapp_test::read_file(dir / "in");
+        std::vector<std::uint64_t> order(n);
+        for (std::uint64_t i = 0; i < n; ++i) order[i] = i;
+        std::stable_sort(order.begin(), order.end(), [&](std::uint64_t a, std::uint64_t b) {
+            return std::memcmp(&in[a * 100], &in[b * 100], 10) < 0;
+        });
+        std::vector<std::uint8_t> expected(in.size());
+        for (std::uint64_t i = 0; i < n; ++i)
+            std::memcpy(&expected[i * 100], &in[order[i] * 100], 100);
+        auto out = sortapp_test::read_file(dir / "out");
+        REQUIRE(out.size() == expected.size());
+        const auto first_difference = std::mismatch(out.begin(), out.end(), expected.begin());
+        CHECK((first_difference.first - out.begin()) / 100 == std::ptrdiff_t(n));  // no record
+        CHECK(dir.entries() == std::vector<std::string>{"in", "out"});
     }
 }

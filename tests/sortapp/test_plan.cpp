@@ -70,3 +70,30 @@ TEST_CASE("merge plan: one pass with big buffers, more passes when runs are many
     CHECK(tight.fan_in >= 2);
     CHECK(tight.passes >= 2);
 }
+
+TEST_CASE("memory plan: the last run stays in memory where a one-pass merge fits beside it",
+          "[plan]") {
+    SortOptions o;
+    o.memory_budget = 64u << 20;
+    MemoryPlan m;
+    REQUIRE(plan_memory(o, 1000000, m));  // 100 MB: a few runs
+    REQUIRE_FALSE(m.one_pass);
+    CHECK(m.keep_last_run);
+    // The kept run's records and sorted entries, beside the merge's buffers and the writers.
+    CHECK(m.kept_bytes >= m.run_records * (100 + sizeof(SortEntry)));
+    const std::size_t runs = std::size_t((1000000 + m.run_records - 1) / m.run_records);
+    MergePlan p = plan_merge(o, m, runs);
+    CHECK(p.passes == 1);
+    CHECK(p.stream_depth == o.merge_depth);  // the others' merge as deep as without it
+    CHECK(p.fan_in * p.stream_depth * p.stream_buffer + m.write_buffer * m.write_buffers +
+              m.kept_bytes <=
+          o.memory_budget);
+    // Where the merge's buffers would shrink with the run kept, every run is written.
+    REQUIRE(plan_memory(o, 10000000, m));  // 1 GB: many runs
+    CHECK_FALSE(m.keep_last_run);
+    // So too where it would need more passes.
+    o.memory_budget = minimum_memory_budget;
+    REQUIRE(plan_memory(o, 100000, m));
+    CHECK_FALSE(m.keep_last_run);
+    CHECK(m.kept_bytes == 0);
+}

@@ -17,6 +17,7 @@ struct LocalSortResult {
     std::uint64_t records = 0;
     bool one_pass = false;
     std::size_t runs = 0;
+    std::uint64_t kept_records = 0;  // records of the run kept in memory (two passes), or 0
     unsigned merge_passes = 0;
     MemoryPlan memory;
     MergePlan merge;

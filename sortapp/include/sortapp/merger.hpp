@@ -18,8 +18,17 @@ struct MergeReport {
     unsigned passes = 0;
 };
 
-// Merges `runs` into `output`; run files are removed as soon as they are merged.
+// A sorted run kept in memory (RunFormation::kept) and where it stands among the runs in input
+// order: before runs[at]. Equal keys leave in input order, so it must stand where it was read.
+struct KeptRun {
+    const RunBuffer *run = nullptr;
+    std::size_t at = 0;
+};
+
+// Merges `runs` and the kept run, if any, into `output`; run files are removed as soon as they
+// are merged. A kept run needs a one-pass merge (the plan keeps one only then).
 Status merge_runs(const SortOptions &options, const MemoryPlan &memory, std::vector<Run> runs,
-                  File &output, const std::string &run_dir, MergeReport &report);
+                  const KeptRun &kept, File &output, const std::string &run_dir,
+                  MergeReport &report);
 
 }  // namespace sortapp

@@ -41,10 +41,15 @@ struct MemoryPlan {
     std::size_t write_buffer = 0;    // bytes per write buffer
     unsigned write_buffers = 0;      // how many (writes in flight + one being filled)
     std::uint64_t phase1_bytes = 0;  // memory phase 1 will use
+    // Two passes: the last run formed stays in memory, sorted, and joins the merge without a
+    // trip through the disk, where the merge of the others still fits beside it unchanged.
+    bool keep_last_run = false;
+    std::uint64_t kept_bytes = 0;  // the memory the kept run holds during the merge
 };
 
 // Splits the budget: one pass when records, their sort entries and the write buffers fit;
-// otherwise two run buffers (one being read while the other is sorted and written).
+// otherwise two run buffers (one being read while the other is sorted and written), and the
+// last run kept in memory where a one-pass merge still fits beside it.
 Status plan_memory(const SortOptions &options, std::uint64_t records, MemoryPlan &plan);
 
 struct MergePlan {
@@ -54,6 +59,8 @@ struct MergePlan {
     unsigned passes = 0;            // merge passes over the data (1 = straight to the output)
 };
 
+// The merge of `runs` runs (a kept run counted among them) in what the budget leaves beside
+// the write buffers and the kept run.
 MergePlan plan_merge(const SortOptions &options, const MemoryPlan &memory, std::size_t runs);
 
 }  // namespace sortapp

@@ -9,6 +9,7 @@
 
 #include "sortapp/io_ring.hpp"
 #include "sortapp/key_sort.hpp"
+#include "sortapp/record_stream.hpp"
 #include "sortapp/sort_options.hpp"
 
 namespace sortapp {
@@ -43,5 +44,22 @@ void prefault_run(const RunBuffer &run, std::uint64_t records, std::size_t recor
 Status sort_and_write(const SortOptions &o, const MemoryPlan &plan, IoRing &ring, RunBuffer &run,
                       File &out, bool sync, bool entries_ready,
                       const std::function<void(std::uint64_t)> &progress, double &sort_seconds);
+
+// A sorted run kept in memory, read as a record stream's blocks: each read gathers its
+// records in key order through the run's sorted entries (the merge's view of a kept run).
+// Offsets and lengths are in bytes of the sorted run, in whole records.
+class SortedRunSource final : public BlockSource {
+  public:
+    SortedRunSource(const RunBuffer &run, std::size_t record_size)
+        : run_(run), record_size_(record_size) {}
+    void set_slots(unsigned) override {}
+    Status start_read(unsigned slot, std::uint8_t *buffer, std::uint64_t offset,
+                      std::size_t bytes) override;
+    Status finish_read(unsigned) override { return Status::ok(); }
+
+  private:
+    const RunBuffer &run_;
+    std::size_t record_size_;
+};
 
 }  // namespace sortapp

@@ -3,6 +3,7 @@
 // write-behind ring of the run file. With one pass, a single buffer holds the whole input.
 #include "sortapp/run_former.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -68,6 +69,43 @@ Status form_one_run(const SortOptions &o, const MemoryPlan &plan, const File &in
         [&](std::uint64_t n) { progress.add(n); }, result.sort_seconds);
 }
 
+// Sorts a filled slot and writes it as the run file `path`, listed in result.runs at once (a
+// failure then removes it).
+Status write_run(const SortOptions &o, const MemoryPlan &plan, IoRing &ring, RunBuffer &slot,
+                 const std::string &path, Progress &progress, RunFormation &result) {
+    File file;
+    SORTAPP_TRY(File::create(path, o.direct_io, false, file));
+    result.runs.push_back(Run{path, slot.count});
+    return sort_and_write(
+        o, plan, ring, slot, file, false, false, [&](std::uint64_t n) { progress.add(n); },
+        result.sort_seconds);
+}
+
+// The order runs are formed in: the k-th formed is the input's input_run(k)-th. A short last
+// run goes first where a run is kept, so that the run kept in memory is a full one.
+struct FormingOrder {
+    std::uint64_t runs;
+    bool short_first;
+    std::uint64_t input_run(std::uint64_t k) const {
+        return !short_first ? k : k == 0 ? runs - 1 : k - 1;
+    }
+};
+
+// Sorts the last run formed and keeps it, its radix scratch given back: the merge reads it
+// from memory.
+void keep_run(const SortOptions &o, RunBuffer &&slot, std::uint64_t input_run,
+              RunFormation &result) {
+    const double t0 = now_seconds();
+    const unsigned threads = std::max(1u, o.threads);
+    make_entries(o.format, slot.records.data(), slot.count, slot.entry_data(), threads);
+    sort_entries(o.format, slot.records.data(), slot.entry_data(), slot.scratch_data(), slot.count,
+                 threads);
+    slot.scratch = Buffer();
+    result.kept = std::make_unique<RunBuffer>(std::move(slot));
+    result.kept_at = std::size_t(input_run);  // the runs before it in the input are written
+    result.sort_seconds += now_seconds() - t0;
+}
+
 // Reads the input a run at a time into two slots, one run read while the
 // other is sorted and written to a run file of its own.
 Status form_sorted_runs(const SortOptions &o, const MemoryPlan &plan, const File &input,
@@ -75,6 +113,7 @@ Status form_sorted_runs(const SortOptions &o, const MemoryPlan &plan, const File
                         RunFormation &result) {
     const std::size_t rs = o.format.record_size;
     const std::uint64_t runs = (records + plan.run_records - 1) / plan.run_records;
+    const FormingOrder order{runs, plan.keep_last_run && records % plan.run_records != 0};
     RunBuffer slots[2] = {RunBuffer(plan.run_records, rs, Fill::many),
                           RunBuffer(plan.run_records, rs, Fill::many)};
     // Slot k % 2 holds run k. filled counts runs read; consumed counts runs written.
@@ -101,7 +140,7 @@ Status form_sorted_runs(const SortOptions &o, const MemoryPlan &plan, const File
                     if (stop) break;
                 }
                 RunBuffer &slot = slots[k % 2];
-                slot.first = k * plan.run_records;
+                slot.first = order.input_run(k) * plan.run_records;
                 slot.count = std::min(plan.run_records, records - slot.first);
                 s = read_sequential(ring, input, slot.records.data(), slot.first * rs,
                                     slot.count * rs, o.io_size,
@@ -127,14 +166,13 @@ Status form_sorted_runs(const SortOptions &o, const MemoryPlan &plan, const File
                 break;
             }
         }
-        Run run{run_name(run_dir, k), slots[k % 2].count};
-        File file;
-        status = File::create(run.path, o.direct_io, false, file);
-        if (status) result.runs.push_back(run);  // listed at once, so a failure removes it
-        if (status)
-            status = sort_and_write(
-                o, plan, write_ring, slots[k % 2], file, false, false,
-                [&](std::uint64_t n) { progress.add(n); }, result.sort_seconds);
+        if (plan.keep_last_run && k + 1 == runs) {
+            keep_run(o, std::move(slots[k % 2]), order.input_run(k), result);
+            progress.add(result.kept->count * rs);  // its write is not needed
+            break;
+        }
+        status =
+            write_run(o, plan, write_ring, slots[k % 2], run_name(run_dir, k), progress, result);
         std::lock_guard lock(mutex);
         ++consumed;
         if (!status) stop = true;
@@ -143,6 +181,9 @@ Status form_sorted_runs(const SortOptions &o, const MemoryPlan &plan, const File
     }
     reader.join();
     if (status && !read_status) status = read_status;
+    // In input order: the short run formed first is the input's last.
+    if (status && order.short_first && !result.runs.empty())
+        std::rotate(result.runs.begin(), result.runs.begin() + 1, result.runs.end());
     return status;
 }
 

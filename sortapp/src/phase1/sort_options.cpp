@@ -32,6 +32,10 @@ void plan_write_buffers(const SortOptions &o, MemoryPlan &plan) {
     plan.write_buffers = deep * plan.write_buffer <= o.memory_budget / 16 ? unsigned(deep) : 4;
 }
 
+std::uint64_t round_up(std::uint64_t v, std::uint64_t unit) {
+    return (v + unit - 1) / unit * unit;
+}
+
 std::string mib(std::uint64_t bytes) {
     return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB";
 }
@@ -75,6 +79,17 @@ Status plan_memory(const SortOptions &o, std::uint64_t records, MemoryPlan &plan
         round_down((o.memory_budget - writers - 2 * io_alignment) / (2 * (rs + entry_bytes)), unit);
     plan.run_records = std::min(plan.run_records, max_records_per_sort);
     plan.phase1_bytes = 2 * plan.run_records * (rs + entry_bytes) + writers;
+    // Kept, a run holds its records and sorted entries (the radix scratch goes back). It saves
+    // writing and reading one run, which is worth it only where the merge of the others keeps
+    // its buffers, its depth and its one pass: smaller merge reads would cost more.
+    const std::uint64_t runs = (records + plan.run_records - 1) / plan.run_records;
+    const MergePlan written = plan_merge(o, plan, runs);
+    plan.kept_bytes =
+        round_up(plan.run_records * rs, io_alignment) + plan.run_records * sizeof(SortEntry);
+    const MergePlan kept = plan_merge(o, plan, runs);
+    plan.keep_last_run = kept.passes == 1 && kept.stream_buffer == written.stream_buffer &&
+                         kept.stream_depth == written.stream_depth;
+    if (!plan.keep_last_run) plan.kept_bytes = 0;
     return Status::ok();
 }
 
@@ -82,7 +97,8 @@ MergePlan plan_merge(const SortOptions &o, const MemoryPlan &memory, std::size_t
     MergePlan p;
     const std::uint64_t unit_bytes = records_per_io_unit(o.format) * o.format.record_size;
     const std::uint64_t writers = std::uint64_t(memory.write_buffer) * memory.write_buffers;
-    const std::uint64_t avail = o.memory_budget > writers ? o.memory_budget - writers : 0;
+    const std::uint64_t held = writers + memory.kept_bytes;
+    const std::uint64_t avail = o.memory_budget > held ? o.memory_budget - held : 0;
     auto fit = [&](std::uint64_t b) { return std::max(unit_bytes, round_down(b, unit_bytes)); };
     std::uint64_t stream = fit(o.merge_buffer);
     std::size_t n = std::max<std::size_t>(runs, 1);

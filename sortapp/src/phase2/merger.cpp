@@ -8,6 +8,7 @@
 
 #include "sortapp/record_stream.hpp"
 #include "sortapp/sequential_writer.hpp"
+#include "sortapp/sorted_run.hpp"
 #include "sortapp/space_reclaimer.hpp"
 #include "sortapp/stream_merge.hpp"
 
@@ -21,10 +22,11 @@ struct MergeProgress {
     std::uint64_t done = 0;
 };
 
-// Opens the runs as record streams read through `ring` and starts them; what the merge has
-// read of a run goes back to the file system as it goes.
+// Opens the runs as record streams read through `ring`, the kept run's among them, and starts
+// them; what the merge has read of a run file goes back to the file system as it goes.
 Status open_runs(const SortOptions &o, const MergePlan &plan, IoRing &ring,
-                 SpaceReclaimer &reclaimer, const std::vector<Run> &runs, RecordStreams &streams) {
+                 SpaceReclaimer &reclaimer, const std::vector<Run> &runs, const KeptRun &kept,
+                 RecordStreams &streams) {
     for (const Run &run : runs) {
         auto file = std::make_unique<FileSource>(ring);
         SORTAPP_TRY(file->open(run.path, o.direct_io));
@@ -35,18 +37,27 @@ Status open_runs(const SortOptions &o, const MergePlan &plan, IoRing &ring,
         streams.push_back(std::make_unique<RecordStream>(std::move(file), o.format, 0, size,
                                                          plan.stream_buffer, plan.stream_depth));
     }
+    if (kept.run != nullptr) {
+        const std::size_t rs = o.format.record_size;
+        auto source = std::make_unique<SortedRunSource>(*kept.run, rs);
+        auto stream =
+            std::make_unique<RecordStream>(std::move(source), o.format, 0, kept.run->count * rs,
+                                           plan.stream_buffer, plan.stream_depth);
+        streams.insert(streams.begin() + std::ptrdiff_t(kept.at), std::move(stream));
+    }
     return start_streams(streams);
 }
 
-// Merges `runs` into `out`; the run files are removed once merged.
+// Merges `runs` and the kept run, if any, into `out`; the run files are removed once merged.
 Status merge_group(const SortOptions &o, const MemoryPlan &memory, const MergePlan &plan,
-                   const std::vector<Run> &runs, File &out, bool sync, MergeProgress &progress) {
+                   const std::vector<Run> &runs, const KeptRun &kept, File &out, bool sync,
+                   MergeProgress &progress) {
     IoRing ring;
     SORTAPP_TRY(ring.init(unsigned(plan.stream_depth * runs.size() + memory.write_buffers + 2)));
     RecordStreams streams;
     SpaceReclaimer reclaimer;
-    SORTAPP_TRY(open_runs(o, plan, ring, reclaimer, runs, streams));
-    std::uint64_t records = 0;
+    SORTAPP_TRY(open_runs(o, plan, ring, reclaimer, runs, kept, streams));
+    std::uint64_t records = kept.run != nullptr ? kept.run->count : 0;
     for (const Run &r : runs) records += r.records;
     SORTAPP_TRY(out.reserve(records * o.format.record_size));
     SequentialWriter writer(ring, out, memory.write_buffer, memory.write_buffers);
@@ -65,10 +76,14 @@ Status merge_group(const SortOptions &o, const MemoryPlan &memory, const MergePl
 }  // namespace
 
 Status merge_runs(const SortOptions &o, const MemoryPlan &memory, std::vector<Run> runs,
-                  File &output, const std::string &run_dir, MergeReport &report) {
+                  const KeptRun &kept, File &output, const std::string &run_dir,
+                  MergeReport &report) {
     report = MergeReport();
-    report.plan = plan_merge(o, memory, runs.size());
-    std::uint64_t bytes = 0;
+    const std::size_t streams = runs.size() + (kept.run != nullptr ? 1 : 0);
+    report.plan = plan_merge(o, memory, streams);
+    if (kept.run != nullptr && (streams > report.plan.fan_in || kept.at > runs.size()))
+        return Status::error("a run kept in memory needs a one-pass merge");
+    std::uint64_t bytes = kept.run != nullptr ? kept.run->count * o.format.record_size : 0;
     for (const Run &r : runs) bytes += r.records * o.format.record_size;
     MergeProgress progress{o, bytes * report.plan.passes};
     const std::size_t fan_in = report.plan.fan_in;
@@ -91,7 +106,7 @@ Status merge_runs(const SortOptions &o, const MemoryPlan &memory, std::vector<Ru
             for (const Run &r : group) merged.records += r.records;
             File file;
             SORTAPP_TRY(File::create(merged.path, o.direct_io, false, file));
-            Status s = merge_group(o, memory, report.plan, group, file, false, progress);
+            Status s = merge_group(o, memory, report.plan, group, KeptRun{}, file, false, progress);
             if (!s) {
                 ::unlink(merged.path.c_str());
                 return s;
@@ -101,7 +116,7 @@ Status merge_runs(const SortOptions &o, const MemoryPlan &memory, std::vector<Ru
         runs = std::move(next);
     }
     report.passes = level + 1;
-    return merge_group(o, memory, report.plan, runs, output, true, progress);
+    return merge_group(o, memory, report.plan, runs, kept, output, true, progress);
 }
 
 }  // namespace sortapp
