@@ -290,6 +290,7 @@ void Engine::start_long_recv(Request *r, const Offer &o) {
     r->remote_id = o.send_id;
     r->raddr = o.addr;
     r->rkey = o.key;
+    r->offer_flags = o.flags;
     r->proto = &protocols_->for_offer(o.flags, r->accepted);
     r->proto->start_recv(*r);
 }

@@ -13,7 +13,7 @@ ProtocolSet::ProtocolSet(ProtocolHost &host, Transport *transport, const Protoco
                          bool restricted)
     : transport_(transport), choice_(choice) {
     auto send_recv = std::make_unique<SendRecvProtocol>(host);
-    auto read = std::make_unique<RdmaReadProtocol>(host);
+    auto read = std::make_unique<RdmaReadProtocol>(host, !restricted);
     // A write falls back to the bare send/recv protocol: the gate, if any,
     // is already around the write.
     auto write = std::make_unique<RdmaWriteProtocol>(host, *send_recv);

@@ -1,13 +1,20 @@
-// The RDMA read rendezvous: RTS(address, key) -> the receiver reads -> FIN.
+// The RDMA read rendezvous: RTS(address, key) -> the receiver reads -> FIN. On one host,
+// unrestricted, the two sides share the copy: the receiver's CTS names its buffer, it reads
+// the first half while the sender writes the second, and each tells the other with a FIN.
 #pragma once
 
 #include "protocol/long_protocol.hpp"
 
 namespace msg {
 
+// Shared copies start at this size: below it the CTS costs more than half a copy saves.
+constexpr uint64_t kShareMin = 128u << 10;
+
 class RdmaReadProtocol final : public LongProtocol, public RmaClient {
   public:
-    explicit RdmaReadProtocol(ProtocolHost &host) : host_(host) {}
+    // share: offer and accept shared copies (not in restricted mode, whose gate sends the
+    // CTS of a read itself).
+    RdmaReadProtocol(ProtocolHost &host, bool share) : host_(host), share_(share) {}
 
     int start_send(Request &r) override;
     bool take_cts(Request &r, const WireHeader &cts) override;
@@ -20,9 +27,12 @@ class RdmaReadProtocol final : public LongProtocol, public RmaClient {
     void piece_done(Request &r) override;
 
   private:
+    bool start_shared_recv(Request &r);
+    bool on_shared_fin(Request &r, const WireHeader &h);
     void finish_recv(Request &r);
 
     ProtocolHost &host_;
+    bool share_;
 };
 
 }  // namespace msg

@@ -44,6 +44,14 @@ struct Request {
     std::vector<bool> chunk_seen;  // send/recv: which chunks have landed
     bool chunked = false;          // RDMA write: no write target, so it moves by chunks
     bool in_place = false;         // send/recv: chunks copied into the receiver's buffer
+    // RDMA read on one host, the copy shared (kFlagShare): send: offered in the RTS;
+    // receive: the sender writes [share_split(accepted), accepted) while this side reads the
+    // rest, and peer_wrote says its FIN has come.
+    bool share = false;
+    bool peer_wrote = false;
+    uint32_t offer_flags = 0;  // receive: the flags of the RTS it matched
+    uint64_t rma_end = 0;      // the RDMA pieces stop here (0: at accepted)
+    uint64_t rma_until() const { return rma_end != 0 ? rma_end : accepted; }
 };
 
 }  // namespace msg

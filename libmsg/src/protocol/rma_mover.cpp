@@ -25,8 +25,9 @@ RmaMover::~RmaMover() = default;
 PostResult RmaMover::post(Request &r, RmaClient &client) {
     const bool write = r.is_send;
     size_t piece = std::min(kRmaPiece, transport_->max_transfer());
-    while (r.outstanding < kRmaInFlight && r.posted_bytes < r.accepted) {
-        size_t n = std::min<uint64_t>(piece, r.accepted - r.posted_bytes);
+    const uint64_t end = r.rma_until();
+    while (r.outstanding < kRmaInFlight && r.posted_bytes < end) {
+        size_t n = std::min<uint64_t>(piece, end - r.posted_bytes);
         if (free_.empty()) {
             pool_.push_back(std::make_unique<Op>());
             free_.push_back(pool_.back().get());

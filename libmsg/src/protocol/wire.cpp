@@ -34,18 +34,23 @@ const char *validate_header(const WireHeader &h, size_t bytes, int size, int sel
         default:
             if (plen != 0) return "unexpected payload";
     }
-    // One protocol per packet: a read offer or a write offer, never both.
+    // One protocol per packet: a read offer or a write offer, never both (a shared read is
+    // a read whose sender helps).
     switch (h.type) {
         case PacketType::Rts:
-            if (h.flags != 0 && h.flags != kFlagRdmaRead && h.flags != kFlagRdmaWrite)
+            if (h.flags != 0 && h.flags != kFlagRdmaRead && h.flags != kFlagRdmaWrite &&
+                h.flags != (kFlagRdmaRead | kFlagShare))
                 return "unknown flags";
             break;
         case PacketType::Cts:
-            if (h.flags != 0 && h.flags != kFlagRdmaWrite && h.flags != kFlagInPlace)
+            if (h.flags != 0 && h.flags != kFlagRdmaWrite && h.flags != kFlagInPlace &&
+                h.flags != kFlagShare)
                 return "unknown flags";
             break;
         case PacketType::Fin:
-            if (h.flags != 0 && h.flags != kFlagRdmaWrite) return "unknown flags";
+            if (h.flags != 0 && h.flags != kFlagRdmaWrite &&
+                h.flags != (kFlagRdmaWrite | kFlagShare))
+                return "unknown flags";
             break;
         case PacketType::Chunk:
             if (h.flags != 0 && h.flags != kFlagInPlace) return "unknown flags";

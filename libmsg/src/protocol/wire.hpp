@@ -34,6 +34,17 @@ constexpr uint32_t kFlagRdmaWrite = 2;
 // is at (offset, key), and chunks may be copied straight there; Chunk: its len
 // bytes were copied into place at offset, and the packet carries none.
 constexpr uint32_t kFlagInPlace = 4;
+// RDMA read on one host, the copy shared. Rts (with kFlagRdmaRead): the sender can also copy
+// into the receiver's memory in the call. Cts: the receiver reads the first part
+// (share_split) and the sender writes the rest at (offset, key). Fin (with kFlagRdmaWrite):
+// the sender's part is done; offset: the bytes it wrote there (0: none, read them too).
+constexpr uint32_t kFlagShare = 8;
+
+// Where a shared copy of `accepted` bytes splits: the receiver reads [0, split), the sender
+// writes [split, accepted). Half, on a page boundary.
+constexpr uint64_t share_split(uint64_t accepted) {
+    return accepted / 2 / 4096 * 4096;
+}
 
 struct WireHeader {
     uint16_t magic;
@@ -48,8 +59,9 @@ struct WireHeader {
     uint64_t send_id;  // sender's request id (Rts, Cts, Fin)
     uint64_t recv_id;  // receiver's request id (Cts, Chunk, Go)
     uint64_t offset;   // Chunk: offset in the message; Rts with kFlagRdmaRead, Cts with
-                       // kFlagRdmaWrite: remote address
-    uint64_t key;      // Rts with kFlagRdmaRead, Cts with kFlagRdmaWrite: remote key
+                       // kFlagRdmaWrite or kFlagShare: remote address; Fin with kFlagShare:
+                       // the bytes the sender wrote
+    uint64_t key;      // Rts with kFlagRdmaRead, Cts with kFlagRdmaWrite or kFlagShare: remote key
 };
 static_assert(sizeof(WireHeader) == kPacketHeaderBytes);
 

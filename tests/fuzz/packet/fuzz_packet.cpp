@@ -69,5 +69,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         broken("a place offered or used outside a CTS or chunk");
     if ((h.flags & msg::kFlagInPlace) && h.flags != msg::kFlagInPlace)
         broken("a place together with another protocol's flag");
+    // A shared copy: offered with a read, granted alone, its sender's part ended with a write FIN.
+    if (h.flags & msg::kFlagShare) {
+        const uint32_t rest = h.flags & ~msg::kFlagShare;
+        if (!(h.type == PacketType::Rts && rest == msg::kFlagRdmaRead) &&
+            !(h.type == PacketType::Cts && rest == 0) &&
+            !(h.type == PacketType::Fin && rest == msg::kFlagRdmaWrite))
+            broken("a shared copy's flag where no shared copy is");
+    }
     return 0;
 }

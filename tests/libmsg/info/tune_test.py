@@ -27,7 +27,7 @@ MSG_INFO = os.environ["VIADUCT_MSG_INFO"]
 MSGRUN = os.environ["VIADUCT_MSGRUN"]
 TABLE_JOB = os.environ["VIADUCT_TABLE_JOB"]
 HOST = socket.gethostname()
-BUILT_IN = {"unrestricted": [[4194304, "rdma"], [None, "rdma-write"]],
+BUILT_IN = {"unrestricted": [[None, "rdma"]],
             "restricted": [[None, "rdma-write"]]}
 # A table no fabric has built in, so that a job using it can only have read it from the file.
 DISTINCT = [[65536, "sendrecv"], [1048576, "rdma-write"], [None, "rdma"]]

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "protocol/rdma_read.hpp"
 #include "protocol_script.hpp"
 
 namespace {
@@ -322,4 +323,190 @@ TEST_CASE("a failed read or a lost peer ends both sides with MSG_ERR_PEER_FAILED
     CHECK(job.sink.got[1].status == MSG_ERR_PEER_FAILED);
     CHECK(job.engine.stats().peers_failed == 2);
     CHECK(job.engine.ops_in_flight() == 0);
+}
+
+namespace {
+
+// A read job on one host: the sender can copy into its peer's memory in the call.
+struct SharedJob : ReadJob {
+    explicit SharedJob(bool restricted = false) : ReadJob(2, restricted) {
+        transport.copies_now = true;
+    }
+};
+
+msg::WireHeader shared_cts(uint64_t send_id, uint64_t recv_id, uint64_t len, const void *buf) {
+    msg::WireHeader h = cts(1, send_id, recv_id, len);
+    h.flags = msg::kFlagShare;
+    h.offset = reinterpret_cast<uint64_t>(buf);
+    h.key = scripted::kKey;
+    return h;
+}
+
+msg::WireHeader shared_fin(uint64_t send_id, uint64_t recv_id, uint64_t len, uint64_t wrote) {
+    msg::WireHeader h = fin(1, send_id, recv_id, len, msg::kFlagRdmaWrite | msg::kFlagShare);
+    h.offset = wrote;
+    return h;
+}
+
+}  // namespace
+
+TEST_CASE("on one host a sender shares the copy: it writes the second part on the CTS",
+          "[rdma_read]") {
+    SharedJob job;
+    auto &t = job.transport;
+    const size_t len = msg::kShareMin * 3 + 4321;
+    const size_t split = msg::share_split(len);
+    const auto data = pattern(len, 8);
+    std::vector<char> dest(len, 0);
+    REQUIRE(job.engine.isend(1, kTag, data.data(), len, &job.sink, nullptr) == MSG_OK);
+    settle(job.engine);
+    auto offers = t.of_type(PacketType::Rts);
+    REQUIRE(offers.size() == 1);
+    const uint64_t send_id = offers[0].hdr.send_id;
+    CHECK(offers[0].hdr.flags == (msg::kFlagRdmaRead | msg::kFlagShare));
+
+    // A CTS of another kind, or naming fewer bytes than a shared copy starts at, is refused.
+    t.deliver(cts(1, send_id, 77, len));
+    msg::WireHeader small = shared_cts(send_id, 77, msg::kShareMin - 1, dest.data());
+    t.deliver(small);
+    settle(job.engine);
+    CHECK(job.bad() == 2);
+    CHECK(t.copies.empty());
+
+    t.deliver(shared_cts(send_id, 77, len, dest.data()));
+    settle(job.engine);
+    REQUIRE(t.copies.size() == 1);
+    CHECK(t.copies[0].len == len - split);
+    CHECK(t.copies[0].remote == reinterpret_cast<uint64_t>(dest.data() + split));
+    CHECK(std::equal(data.begin() + long(split), data.end(), dest.begin() + long(split)));
+    CHECK(std::all_of(dest.begin(), dest.begin() + long(split), [](char c) { return c == 0; }));
+    auto fins = t.of_type(PacketType::Fin);
+    REQUIRE(fins.size() == 1);
+    CHECK(fins[0].hdr.flags == (msg::kFlagRdmaWrite | msg::kFlagShare));
+    CHECK(fins[0].hdr.recv_id == 77);
+    CHECK(fins[0].hdr.len == len);
+    CHECK(fins[0].hdr.offset == len - split);
+    // Its part is written, but the receiver may still be reading the first: no completion.
+    CHECK(job.sink.got.empty());
+    // A FIN for other than the bytes the CTS accepted is refused; the receiver's completes it.
+    t.deliver(fin(1, send_id, 0, len - 1));
+    settle(job.engine);
+    CHECK(job.bad() == 3);
+    t.deliver(fin(1, send_id, 0, len));
+    settle(job.engine);
+    REQUIRE(job.sink.got.size() == 1);
+    CHECK(job.sink.got[0].status == MSG_OK);
+    CHECK(job.sink.got[0].bytes == len);
+}
+
+TEST_CASE("a sender whose share cannot be written says so, and small sends offer no share",
+          "[rdma_read]") {
+    SharedJob job;
+    auto &t = job.transport;
+    t.write_now_error = EFAULT;
+    const size_t len = msg::kShareMin * 2;
+    const auto data = pattern(len, 9);
+    std::vector<char> dest(len, 0);
+    REQUIRE(job.engine.isend(1, kTag, data.data(), len, &job.sink, nullptr) == MSG_OK);
+    settle(job.engine);
+    const uint64_t send_id = t.of_type(PacketType::Rts).at(0).hdr.send_id;
+    t.deliver(shared_cts(send_id, 5, len, dest.data()));
+    settle(job.engine);
+    auto fins = t.of_type(PacketType::Fin);
+    REQUIRE(fins.size() == 1);
+    CHECK(fins[0].hdr.offset == 0);  // nothing written: the receiver reads it all
+    t.deliver(fin(1, send_id, 0, len));
+    settle(job.engine);
+    REQUIRE(job.sink.got.size() == 1);
+    CHECK(job.sink.got[0].status == MSG_OK);
+
+    // Below kShareMin the receiver reads it all, as off the host.
+    const auto few = pattern(msg::kShareMin - 1, 10);
+    REQUIRE(job.engine.isend(1, kTag, few.data(), few.size(), &job.sink, nullptr) == MSG_OK);
+    settle(job.engine);
+    CHECK(t.of_type(PacketType::Rts).at(1).hdr.flags == msg::kFlagRdmaRead);
+}
+
+TEST_CASE("a receiver shares the copy: CTS, its reads of the first part, FIN once both are in",
+          "[rdma_read]") {
+    for (bool peer_wrote : {true, false}) {
+        INFO((peer_wrote ? "the sender wrote its part" : "the sender could not write"));
+        SharedJob job;
+        auto &t = job.transport;
+        const size_t len = 5 * t.piece + 999;
+        const size_t split = msg::share_split(len);
+        const auto data = pattern(len, 11);
+        std::vector<char> buf(len, 0);
+        REQUIRE(job.engine.irecv(1, kTag, buf.data(), len, &job.sink, nullptr) == MSG_OK);
+        t.deliver(rts(1, 700, len, msg::kFlagRdmaRead | msg::kFlagShare, data.data()));
+        settle(job.engine);
+        auto grants = t.of_type(PacketType::Cts);
+        REQUIRE(grants.size() == 1);
+        const msg::WireHeader &g = grants[0].hdr;
+        CHECK(g.flags == msg::kFlagShare);
+        CHECK(g.send_id == 700);
+        CHECK(g.len == len);
+        CHECK(g.offset == reinterpret_cast<uint64_t>(buf.data()));
+        const uint64_t recv_id = g.recv_id;
+        // Its reads cover the first part only.
+        finish_reads_backwards(job);
+        uint64_t read = 0;
+        for (const auto &r : t.reads) read += r.len;
+        CHECK(read == split);
+        CHECK(t.of_type(PacketType::Fin).empty());
+        CHECK(job.sink.got.empty());
+
+        // FINs that do not fit the share are refused: wrong bytes, wrong count written, plain.
+        t.deliver(shared_fin(700, recv_id, len - 1, len - split));
+        t.deliver(shared_fin(700, recv_id, len, len - split - 1));
+        t.deliver(fin(1, 700, recv_id, len, msg::kFlagRdmaWrite));
+        settle(job.engine);
+        CHECK(job.bad() == 3);
+
+        if (peer_wrote)
+            std::copy(data.begin() + long(split), data.end(), buf.begin() + long(split));
+        t.deliver(shared_fin(700, recv_id, len, peer_wrote ? len - split : 0));
+        settle(job.engine);
+        if (!peer_wrote) {  // it reads the sender's part as well
+            CHECK(job.sink.got.empty());
+            finish_reads_backwards(job);
+        }
+        CHECK(buf == data);
+        auto fins = t.of_type(PacketType::Fin);
+        REQUIRE(fins.size() == 1);
+        CHECK(fins[0].hdr.flags == 0);
+        CHECK(fins[0].hdr.len == len);
+        REQUIRE(job.sink.got.size() == 1);
+        CHECK(job.sink.got[0].status == MSG_OK);
+        CHECK(job.sink.got[0].bytes == len);
+        // A second share FIN finds nothing to finish.
+        t.deliver(shared_fin(700, recv_id, len, len - split));
+        settle(job.engine);
+        CHECK(job.bad() == 4);
+    }
+}
+
+TEST_CASE("a receiver reads it all where it cannot share: registration refused, restricted mode",
+          "[rdma_read]") {
+    const size_t len = msg::kShareMin * 2;
+    const auto data = pattern(len, 12);
+    {
+        SharedJob job;
+        job.transport.refuse_access = msg::kRemoteWrite;
+        std::vector<char> buf(len, 0);
+        REQUIRE(job.engine.irecv(1, kTag, buf.data(), len, &job.sink, nullptr) == MSG_OK);
+        job.transport.deliver(rts(1, 800, len, msg::kFlagRdmaRead | msg::kFlagShare, data.data()));
+        settle(job.engine);
+        CHECK(job.transport.of_type(PacketType::Cts).empty());
+        finish_reads_backwards(job);
+        CHECK(buf == data);
+        REQUIRE(job.sink.got.size() == 1);
+        CHECK(job.sink.got[0].status == MSG_OK);
+    }
+    {
+        SharedJob job(true);  // restricted: the gate grants reads its own way
+        REQUIRE(job.engine.isend(1, kTag, data.data(), len, &job.sink, nullptr) == MSG_OK);
+        settle(job.engine);
+        CHECK(job.transport.of_type(PacketType::Rts).at(0).hdr.flags == msg::kFlagRdmaRead);
+    }
 }

@@ -118,6 +118,33 @@ TEST_CASE("each packet type carries only its own protocol flags", "[wire]") {
     CHECK(msg::validate_header(place, kHdr, kSize, kSelf) != nullptr);
 }
 
+TEST_CASE("a shared copy is offered on a read RTS, granted by a CTS, ended by a write FIN",
+          "[wire]") {
+    const uint32_t share = msg::kFlagShare;
+    auto rts = good(msg::PacketType::Rts, 1 << 20);
+    rts.flags = msg::kFlagRdmaRead | share;
+    CHECK(msg::validate_header(rts, kHdr, kSize, kSelf) == nullptr);
+    for (uint32_t bad : {share, msg::kFlagRdmaWrite | share}) {
+        rts.flags = bad;
+        CHECK(msg::validate_header(rts, kHdr, kSize, kSelf) != nullptr);
+    }
+    auto cts = good(msg::PacketType::Cts, 100);
+    cts.flags = share;
+    CHECK(msg::validate_header(cts, kHdr, kSize, kSelf) == nullptr);
+    for (uint32_t bad : {msg::kFlagRdmaWrite | share, msg::kFlagInPlace | share}) {
+        cts.flags = bad;
+        CHECK(msg::validate_header(cts, kHdr, kSize, kSelf) != nullptr);
+    }
+    auto fin = good(msg::PacketType::Fin, 100);
+    fin.flags = msg::kFlagRdmaWrite | share;
+    CHECK(msg::validate_header(fin, kHdr, kSize, kSelf) == nullptr);
+    fin.flags = share;
+    CHECK(msg::validate_header(fin, kHdr, kSize, kSelf) != nullptr);
+    auto chunk = good(msg::PacketType::Chunk, 512);
+    chunk.flags = share;
+    CHECK(msg::validate_header(chunk, kHdr + 512, kSize, kSelf) != nullptr);
+}
+
 TEST_CASE("a chunk's notice that it was copied into place carries no payload", "[wire]") {
     auto notice = good(msg::PacketType::Chunk, 512);
     notice.flags = msg::kFlagInPlace;
