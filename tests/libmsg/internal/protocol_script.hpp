@@ -63,6 +63,13 @@ struct Job {
     Sink sink;
 };
 
+// The one completion so far, with its status and bytes.
+inline void check_one_completion(const Job &job, int status, uint64_t bytes) {
+    REQUIRE(job.sink.got.size() == 1);
+    CHECK(job.sink.got[0].status == status);
+    CHECK(job.sink.got[0].bytes == bytes);
+}
+
 // Rank 0 posts a receive into buf from rank 1, and rank 1's RTS for send send_id, of buf's
 // size, arrives: the CTS packets the engine has sent.
 inline std::vector<scripted::Packet> grant(Job &job, std::vector<char> &buf, uint64_t send_id);

@@ -394,9 +394,7 @@ TEST_CASE("on one host a sender shares the copy: it writes the second part on th
     CHECK(job.bad() == 3);
     t.deliver(fin(1, send_id, 0, len));
     settle(job.engine);
-    REQUIRE(job.sink.got.size() == 1);
-    CHECK(job.sink.got[0].status == MSG_OK);
-    CHECK(job.sink.got[0].bytes == len);
+    check_one_completion(job, MSG_OK, len);
 }
 
 TEST_CASE("a sender whose share cannot be written says so, and small sends offer no share",
@@ -417,8 +415,7 @@ TEST_CASE("a sender whose share cannot be written says so, and small sends offer
     CHECK(fins[0].hdr.offset == 0);  // nothing written: the receiver reads it all
     t.deliver(fin(1, send_id, 0, len));
     settle(job.engine);
-    REQUIRE(job.sink.got.size() == 1);
-    CHECK(job.sink.got[0].status == MSG_OK);
+    check_one_completion(job, MSG_OK, len);
 
     // Below kShareMin the receiver reads it all, as off the host.
     const auto few = pattern(msg::kShareMin - 1, 10);
@@ -476,9 +473,7 @@ TEST_CASE("a receiver shares the copy: CTS, its reads of the first part, FIN onc
         REQUIRE(fins.size() == 1);
         CHECK(fins[0].hdr.flags == 0);
         CHECK(fins[0].hdr.len == len);
-        REQUIRE(job.sink.got.size() == 1);
-        CHECK(job.sink.got[0].status == MSG_OK);
-        CHECK(job.sink.got[0].bytes == len);
+        check_one_completion(job, MSG_OK, len);
         // A second share FIN finds nothing to finish.
         t.deliver(shared_fin(700, recv_id, len, len - split));
         settle(job.engine);
@@ -500,8 +495,7 @@ TEST_CASE("a receiver reads it all where it cannot share: registration refused, 
         CHECK(job.transport.of_type(PacketType::Cts).empty());
         finish_reads_backwards(job);
         CHECK(buf == data);
-        REQUIRE(job.sink.got.size() == 1);
-        CHECK(job.sink.got[0].status == MSG_OK);
+        check_one_completion(job, MSG_OK, len);
     }
     {
         SharedJob job(true);  // restricted: the gate grants reads its own way
