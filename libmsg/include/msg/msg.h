@@ -117,7 +117,7 @@ enum msg_long_protocol {
     MSG_PROTOCOL_SENDRECV = 0,   /* chunks through pre-posted receive buffers */
     MSG_PROTOCOL_RDMA = 1,       /* RTS carries the sender's buffer; the receiver
                                     RDMA-reads it, then sends a finish (on one
-                                    host, unrestricted, from 128 KiB, the sender
+                                    host, unrestricted, from 16 KiB, the sender
                                     copies the second half meanwhile) */
     MSG_PROTOCOL_RDMA_WRITE = 2, /* the receiver's clear to send carries its buffer;
                                     the sender RDMA-writes it, then sends a finish */

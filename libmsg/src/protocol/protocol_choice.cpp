@@ -22,7 +22,7 @@ struct Table {
 
 // scripts/compare.py on this project's 2-core machines (docs/libmsg.md,
 // "Choosing the protocol"). Unrestricted, the receiver's read leads at every
-// size; on shm from 128 KiB its copy is shared with the sender, two cores
+// size; on shm from 16 KiB its copy is shared with the sender, two cores
 // copying at once. Restricted (one long message at a time each way), the
 // write leads in 10 of the 12 all-to-all cells: the receiver grants its
 // buffer in the CTS and the data follows without the read's extra finish.
