@@ -13,6 +13,20 @@ namespace sortapp {
 
 using viaduct::now_seconds;
 
+namespace {
+
+// Copies the n records the entries name, in the entries' order, to dst, fetching each record a
+// few entries ahead.
+void gather_records(const SortEntry *e, std::size_t n, const std::uint8_t *base, std::size_t rs,
+                    std::uint8_t *dst) {
+    for (std::size_t i = 0; i < n; ++i) {
+        if (i + 8 < n) __builtin_prefetch(base + entry_index(e[i + 8]) * rs);
+        std::memcpy(dst + i * rs, base + entry_index(e[i]) * rs, rs);
+    }
+}
+
+}  // namespace
+
 void prefault_run(const RunBuffer &run, std::uint64_t records, std::size_t record_size,
                   std::stop_token stop) {
     prefault(run.records, records * record_size, stop);
@@ -67,10 +81,7 @@ Status sort_and_write(const SortOptions &o, const MemoryPlan &plan, IoRing &ring
         const unsigned parts = (ready == run.count && k >= 4096) ? threads : 1;
         auto gather = [&](unsigned t) {
             std::uint64_t lo = k * t / parts, hi = k * (t + 1) / parts;
-            for (std::uint64_t i = lo; i < hi; ++i) {
-                if (i + 8 < hi) __builtin_prefetch(base + entry_index(e[j + i + 8]) * rs);
-                std::memcpy(dst + i * rs, base + entry_index(e[j + i]) * rs, rs);
-            }
+            gather_records(e + j + lo, hi - lo, base, rs, dst + lo * rs);
         };
         parallel_run(parts, gather);
         status = writer.commit(k * rs);
@@ -87,13 +98,7 @@ Status SortedRunSource::start_read(unsigned, std::uint8_t *buffer, std::uint64_t
     const std::size_t rs = record_size_;
     if (offset % rs != 0 || bytes % rs != 0 || offset / rs + bytes / rs > run_.count)
         return Status::error("a read outside the sorted run in memory");
-    const SortEntry *e = run_.entry_data() + offset / rs;
-    const std::uint8_t *base = run_.records.data();
-    const std::size_t n = bytes / rs;
-    for (std::size_t i = 0; i < n; ++i) {
-        if (i + 8 < n) __builtin_prefetch(base + entry_index(e[i + 8]) * rs);
-        std::memcpy(buffer + i * rs, base + entry_index(e[i]) * rs, rs);
-    }
+    gather_records(run_.entry_data() + offset / rs, bytes / rs, run_.records.data(), rs, buffer);
     return Status::ok();
 }
 
