@@ -59,25 +59,6 @@ class ScratchDir {
     std::string path_;
 };
 
-// Run formation reads a run, sorts it, then writes it: reads and writes take turns. A run
-// kept in memory is not written.
-PhaseVolume formation_volume(std::uint64_t bytes, std::uint64_t kept = 0) {
-    PhaseVolume v;
-    v.read = bytes;
-    v.write = bytes - kept;
-    return v;
-}
-
-// Each merge pass streams every run in while the merged output streams out; a run kept in
-// memory (one pass only) is not read.
-PhaseVolume merge_volume(std::uint64_t bytes, unsigned passes, std::uint64_t kept) {
-    PhaseVolume v;
-    v.read = bytes * passes - kept;
-    v.write = bytes * passes;
-    v.read_write_overlap = true;
-    return v;
-}
-
 PhaseReport finish_phase(const char *name, const Stopwatch &start, std::uint64_t bytes,
                          double expected, std::string note) {
     Stopwatch end = Stopwatch::now();
@@ -215,7 +196,7 @@ Status local_sort(const SortOptions &options_in, const std::string &input,
     if (runs.one_pass) {
         std::snprintf(note, sizeof note, "in-core sort %.2f s", runs.sort_seconds);
         result.phases.push_back(
-            finish_phase("one-pass", start, bytes, expected(formation_volume(bytes)), note));
+            finish_phase("one-pass", start, bytes, expected(formation_volume(bytes, 0)), note));
         report_phase(result, disk, on_phase);
     } else {
         std::snprintf(note, sizeof note, "%zu runs of up to %llu records%s, in-core sort %.2f s",

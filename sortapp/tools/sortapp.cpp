@@ -138,9 +138,7 @@ void print_expectation(FILE *text, const SortOptions &o, const DiskBandwidth &di
         std::uint64_t(st.st_size) % o.format.record_size == 0 &&
         plan_memory(o, std::uint64_t(st.st_size) / o.format.record_size, plan)) {
         const auto bytes = std::uint64_t(st.st_size);
-        PhaseVolume once;
-        once.read = once.write = bytes;
-        const double pass = expected_seconds(once, disk.rates());
+        const double pass = expected_seconds(formation_volume(bytes, 0), disk.rates());
         if (plan.one_pass) {
             std::fprintf(text, "expected: one-pass %.2f s\n", pass);
         } else {
@@ -150,13 +148,9 @@ void print_expectation(FILE *text, const SortOptions &o, const DiskBandwidth &di
             // The run kept in memory (a full one) is neither written nor read back.
             const std::uint64_t kept =
                 plan.keep_last_run ? plan.run_records * o.format.record_size : 0;
-            PhaseVolume forming = once, merging;
-            forming.write -= kept;
-            merging.write = bytes * merge.passes;
-            merging.read = merging.write - kept;
-            merging.read_write_overlap = true;
-            const double phase1 = expected_seconds(forming, disk.rates());
-            const double phase2 = expected_seconds(merging, disk.rates());
+            const double phase1 = expected_seconds(formation_volume(bytes, kept), disk.rates());
+            const double phase2 =
+                expected_seconds(merge_volume(bytes, merge.passes, kept), disk.rates());
             std::fprintf(text,
                          "expected: phase 1 %.2f s (%zu runs%s), phase 2 %.2f s (%u merge pass%s, "
                          "fan-in %zu), total %.2f s\n",

@@ -36,6 +36,13 @@ struct PhaseVolume {
 // one). A phase that moves nothing is expected to take 0 s.
 double expected_seconds(const PhaseVolume &volume, const Rates &rates);
 
+// The single-node sort's phases. Run formation (or a one-pass sort) reads a run, sorts it, then
+// writes it: reads and writes take turns; a run kept in memory (`kept` bytes) is not written.
+PhaseVolume formation_volume(std::uint64_t bytes, std::uint64_t kept);
+// Each merge pass streams every run in while the merged output streams out; a run kept in
+// memory (one pass only) is not read.
+PhaseVolume merge_volume(std::uint64_t bytes, unsigned passes, std::uint64_t kept);
+
 // A sequence of phases one after another (a river sort: read+send, then sort, then write once;
 // or runs then a merge): the sum, or 0 when any phase's expectation is unknown.
 double expected_seconds(const std::vector<PhaseVolume> &phases, const Rates &rates);

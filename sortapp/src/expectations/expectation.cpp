@@ -42,6 +42,21 @@ double expected_seconds(const std::vector<PhaseVolume> &phases, const Rates &r) 
     return total;
 }
 
+PhaseVolume formation_volume(std::uint64_t bytes, std::uint64_t kept) {
+    PhaseVolume v;
+    v.read = bytes;
+    v.write = bytes - kept;
+    return v;
+}
+
+PhaseVolume merge_volume(std::uint64_t bytes, unsigned passes, std::uint64_t kept) {
+    PhaseVolume v;
+    v.read = bytes * passes - kept;
+    v.write = bytes * passes;
+    v.read_write_overlap = true;
+    return v;
+}
+
 bool beats_expectation(double actual, double expected, double margin) {
     if (!(expected > 0) || !(actual >= 0) || !std::isfinite(expected)) return false;
     return actual < (1 - margin) * expected;
