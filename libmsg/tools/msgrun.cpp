@@ -104,8 +104,8 @@ struct Options {
     long failure_grace_s = -1;  // -1: from the ranks' timeout
     std::string serve, key_file;
     bool receive_memory = false, info = false, json = false, allow_no_join = false;
-    std::string bind_to = "none";
-    int program = 0;  // argv's index of PROGRAM
+    std::string bind_to;  // "" (not given) is auto
+    int program = 0;      // argv's index of PROGRAM
 };
 
 void add_options(CLI::App &app, Options &o) {
@@ -145,10 +145,11 @@ void add_options(CLI::App &app, Options &o) {
         ->type_name("PATH");
     app.add_option("--bind-to", o.bind_to,
                    "core: rank r runs on the r-th CPU msgrun may use only (round robin when "
-                   "there are more ranks than CPUs), as mpirun's --bind-to core; none "
-                   "(default): the ranks may run on every CPU msgrun may use")
-        ->type_name("core|none")
-        ->check(CLI::IsMember({"core", "none"}));
+                   "there are more ranks than CPUs), as mpirun's --bind-to core; none: the "
+                   "ranks may run on every CPU msgrun may use; auto (default): core when "
+                   "the ranks are no more than those CPUs, else none (as mpirun)")
+        ->type_name("auto|core|none")
+        ->check(CLI::IsMember({"auto", "core", "none"}));
     app.add_flag("--receive-memory", o.receive_memory,
                  "print the receive buffers of a job of N ranks (per rank and on one host, "
                  "with the VIADUCT_* settings here) and start nothing");
@@ -206,7 +207,7 @@ int check_options(const Options &o, int argc) {
         viaduct::cli::usage_error("msgrun", "--key-file goes with --serve");
         return 2;
     }
-    if (o.bind_to != "none" && !o.serve.empty()) {
+    if (!o.bind_to.empty() && !o.serve.empty()) {
         viaduct::cli::usage_error("msgrun",
                                   "--bind-to goes with the ranks msgrun starts, not --serve");
         return 2;
@@ -338,18 +339,21 @@ int serve_job(const Options &o, msg::boot::Coordinator &coord, const msg::boot::
 }
 
 // --bind-to core: rank r's CPU set holds the (r mod k)-th of the k CPUs msgrun may use.
-// Empty for --bind-to none, or when msgrun's own CPUs cannot be read (said on stderr).
+// Empty for --bind-to none, for auto with more ranks than those CPUs, or when msgrun's own
+// CPUs cannot be read (said on stderr).
 std::vector<cpu_set_t> rank_cpus(const Options &o) {
-    if (o.bind_to != "core") return {};
+    if (o.bind_to == "none") return {};
     cpu_set_t mine;
     CPU_ZERO(&mine);
     if (sched_getaffinity(0, sizeof mine, &mine) != 0) {
-        std::perror("msgrun: --bind-to core: sched_getaffinity (the ranks are not bound)");
+        std::perror("msgrun: binding: sched_getaffinity (the ranks are not bound)");
         return {};
     }
     std::vector<int> usable;
     for (int c = 0; c < CPU_SETSIZE; ++c)
         if (CPU_ISSET(c, &mine)) usable.push_back(c);
+    const bool automatic = o.bind_to.empty() || o.bind_to == "auto";
+    if (automatic && o.n > static_cast<long>(usable.size())) return {};
     std::vector<cpu_set_t> sets(static_cast<size_t>(o.n));
     for (size_t r = 0; r < sets.size(); ++r) {
         CPU_ZERO(&sets[r]);

@@ -51,7 +51,8 @@ provider, protocol = arg("--provider", "shm"), arg("--protocol")
 scale = (1 if provider == "shm" else 2) * {"auto": 0.25, "rdma": 0.5}.get(protocol, 1)
 results = []
 for b in (0, 8, 1048576, 16777216):
-    if protocol == "rdma-write" and b == 8:
+    # The latency sizes come only from the runs up to 8 bytes, the rest only from the others.
+    if (protocol == "rdma-write" and b == 8) or (b <= 8) != (arg("--max") == "8"):
         continue
     lat = (1 + b / 1000) * scale
     results.append({"bytes": b, "latency_us": lat, "bandwidth_mbps": b / lat})
@@ -179,8 +180,12 @@ def every_section(top):
               f"{name}.status says {status}")
     check("msg-alltoall" in read(os.path.join(out, "alltoall-tcp-p2-reuse-rdma-restricted.cmd")),
           "the exact command is kept")
-    # msg-pingpong's iteration counts: all 200 (quick) up to 64 KiB, then scaled, at least 20.
-    check(" -I 200 " in read(os.path.join(out, "fi-shm-8.cmd")) and
+    # msg-pingpong's iteration counts: the latency sizes in runs of their own (quick: 20,000
+    # on shm, 2,000 on tcp); 200 (quick) up to 64 KiB, then scaled, at least 20.
+    check(" -I 20000 " in read(os.path.join(out, "fi-shm-8.cmd")) and
+          "--iters 20000 --max 8" in read(os.path.join(out, "pingpong-shm-rdma-latency.cmd")) and
+          " -I 2000 " in read(os.path.join(out, "fi-tcp-8.cmd")) and
+          "--iters 2000 --max 8" in read(os.path.join(out, "pingpong-tcp-auto-latency.cmd")) and
           " -I 20 " in read(os.path.join(out, "fi-shm-1048576.cmd")),
           "fi_pingpong runs as many round trips as msg-pingpong")
     check("  pingpong-shm-sendrecv" in r.stderr and "ping-pong, tcp;ofi_rxm:" in r.stderr,

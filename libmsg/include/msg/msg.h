@@ -150,9 +150,11 @@ typedef struct msg_config {
      * noticed at once. VIADUCT_TIMEOUT_MS */
     int timeout_ms;
     /* How long a waiting thread polls before it sleeps, microseconds, or
-     * MSG_SPIN_AUTO (the default, 200). On a host running more ranks than
-     * it has CPUs, the poller yields the CPU between polls (the thread it
-     * waits for may need that core). VIADUCT_SPIN_US (a number or "auto") */
+     * MSG_SPIN_AUTO (the default, 200). Where more of the job's ranks may
+     * run on this rank's CPUs than there are CPUs between them, the poller
+     * yields the CPU between polls (the thread it waits for may need that
+     * core); ranks bound one to a CPU do not. VIADUCT_SPIN_US (a number or
+     * "auto") */
     int spin_us;
     /* Transport: "auto" (the default: "shm" when every rank of the job runs
      * on this host and no provider is named, else "ofi"), "ofi" (libfabric),
@@ -276,7 +278,7 @@ typedef struct msg_info {
     char bootstrap[16]; /* how the job was joined: "tcp", "pmix" or "single" */
     int credits;
     int spin_us;      /* MSG_SPIN_AUTO resolved */
-    int spin_yield;   /* nonzero: more ranks than CPUs here, waiters yield */
+    int spin_yield;   /* nonzero: more ranks than CPUs share this one's, waiters yield */
     int heartbeat_ms; /* the coordinator link's period, 0 resolved */
     size_t unexpected_bytes;
     size_t unexpected_count;

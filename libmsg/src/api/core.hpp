@@ -33,9 +33,11 @@ struct WaitPolicy {
     int spin_us = 50;    // it polls the fabric itself this long, then sleeps
     bool yield = false;  // more ranks than CPUs here: yield between polls
 };
-// spin_us: msg_config_t.spin_us (MSG_SPIN_AUTO allowed); ranks_here: the
-// job's ranks on this host.
-WaitPolicy choose_wait_policy(int spin_us, int ranks_here);
+// spin_us: msg_config_t.spin_us (MSG_SPIN_AUTO allowed); ranks: the job's
+// ranks that may run on this one's CPUs, this one included; cpus: the CPUs
+// they may run on between them (0: this process's own). Ranks bound one to a
+// CPU do not yield: nothing else of the job needs their CPU.
+WaitPolicy choose_wait_policy(int spin_us, int ranks, int cpus);
 
 // Shared by the context handle and every CQ, so a CQ outlives msg_destroy
 // safely. `mu` serializes the engine and the transport.

@@ -25,13 +25,14 @@ int usable_cpus() {
 
 }  // namespace
 
-WaitPolicy choose_wait_policy(int spin_us, int ranks_here) {
+WaitPolicy choose_wait_policy(int spin_us, int ranks, int cpus) {
     WaitPolicy w;
-    const int cpus = usable_cpus();
-    w.yield = ranks_here > cpus;
+    if (cpus <= 0) cpus = usable_cpus();
+    w.yield = ranks > cpus;
     w.spin_us = spin_us == MSG_SPIN_AUTO ? 200 : spin_us;
-    log_debug("%d ranks on this host, %d CPUs: waiters poll %d us%s", ranks_here, cpus, w.spin_us,
-              w.yield ? ", yielding between polls" : "");
+    log_debug(
+        "%d ranks here may run on this rank's CPUs, %d CPUs between them: waiters poll %d us%s",
+        ranks, cpus, w.spin_us, w.yield ? ", yielding between polls" : "");
     return w;
 }
 

@@ -32,12 +32,17 @@ struct JobParams {
     uint64_t buffer_size;
     int32_t credits;
     int32_t active_peers;
+    cpu_set_t cpus;  // where the rank may run (all zero: unknown); not a setting
 };
 
 // Where the job's ranks run, as this rank sees it after the first round.
 struct Placement {
     bool one_host = true;  // every rank on this host
     int ranks_here = 0;    // this one included
+    // The ranks here that may run on a CPU this one may (this one included), and the CPUs
+    // they may run on between them: ranks bound one to a CPU share none. 0: a rank's CPUs
+    // are unknown.
+    int sharers = 0, shared_cpus = 0;
 };
 
 std::vector<uint8_t> to_bytes(const JobParams &p) {
@@ -107,6 +112,7 @@ JobParams job_params(const msg_config_t &cfg) {
     mine.buffer_size = cfg.buffer_size;
     mine.credits = cfg.credits;
     mine.active_peers = active_peers(cfg);
+    if (sched_getaffinity(0, sizeof mine.cpus, &mine.cpus) != 0) CPU_ZERO(&mine.cpus);
     return mine;
 }
 
@@ -148,6 +154,24 @@ std::string setting_difference(const JobParams &mine, const JobParams &theirs) {
     return {};
 }
 
+// The ranks here (`here`, this one included) that may run on one of this rank's CPUs, and
+// the CPUs they may run on between them. Left 0 if any rank's CPUs are unknown.
+void count_sharers(const JobParams &mine, const std::vector<JobParams> &here, Placement *where) {
+    if (CPU_COUNT(&mine.cpus) == 0) return;
+    cpu_set_t cpus = mine.cpus;
+    int sharers = 0;
+    for (const JobParams &p : here) {
+        if (CPU_COUNT(&p.cpus) == 0) return;
+        cpu_set_t both;
+        CPU_AND(&both, &mine.cpus, &p.cpus);
+        if (CPU_COUNT(&both) == 0) continue;
+        CPU_OR(&cpus, &cpus, &p.cpus);
+        ++sharers;
+    }
+    where->sharers = sharers;
+    where->shared_cpus = CPU_COUNT(&cpus);
+}
+
 // Round 1 of the bootstrap: every rank runs with the same settings, and
 // learns where the others run.
 int agree_on_settings(const msg_config_t &cfg, Core &core, Placement *where) {
@@ -159,6 +183,7 @@ int agree_on_settings(const msg_config_t &cfg, Core &core, Placement *where) {
         log_error("job start-up failed: %s", why.c_str());
         return rc == MSG_ERR_TIMEOUT ? MSG_ERR_BOOTSTRAP : rc;
     }
+    std::vector<JobParams> here;
     for (int r = 0; r < core.boot->size(); ++r) {
         JobParams p{};
         if (all[static_cast<size_t>(r)].size() != sizeof p) return MSG_ERR_BOOTSTRAP;
@@ -166,13 +191,15 @@ int agree_on_settings(const msg_config_t &cfg, Core &core, Placement *where) {
         if (std::strncmp(p.host, mine.host, sizeof p.host) != 0)
             where->one_host = false;
         else
-            ++where->ranks_here;
+            here.push_back(p);
         if (std::string diff = setting_difference(mine, p); !diff.empty()) {
             log_error("rank %d runs with a different %s on rank %d; every rank must use the same",
                       r, diff.c_str(), r);
             return MSG_ERR_CONFIG;
         }
     }
+    where->ranks_here = static_cast<int>(here.size());
+    count_sharers(mine, here, where);
     return MSG_OK;
 }
 
@@ -339,7 +366,9 @@ int start_core(const msg_config_t &cfg, Core &core, clock::time_point t0) {
     Placement where;
     if (rc == MSG_OK) rc = agree_on_settings(cfg, core, &where);
     if (rc != MSG_OK) return rc;
-    core.wait = choose_wait_policy(cfg.spin_us, where.ranks_here);
+    core.wait = where.sharers > 0
+                    ? choose_wait_policy(cfg.spin_us, where.sharers, where.shared_cpus)
+                    : choose_wait_policy(cfg.spin_us, where.ranks_here, 0);
     if ((rc = open_transport(cfg, where, core)) != MSG_OK) return rc;
     if ((rc = create_engine(cfg, core)) != MSG_OK) return rc;
     const auto connect_start = clock::now();

@@ -1,6 +1,6 @@
 /* A rank for launcher_test.py: sleeps SETUP_MS before msg_init (a program that sets up first),
- * then ends with msg_finalize (exit 0 whatever it returns), or, where RANK is its rank, exits
- * 0 without it.
+ * says it joined and whether its waits yield the CPU, then ends with msg_finalize (exit 0
+ * whatever it returns), or, where RANK is its rank, exits 0 without it.
  * usage: join_rank SETUP_MS [RANK_WITHOUT_FINALIZE] */
 #define _POSIX_C_SOURCE 200809L
 #include <msg/msg.h>
@@ -22,8 +22,10 @@ int main(int argc, char **argv) {
     }
     int rank = -1;
     msg_rank(ctx, &rank);
+    msg_info_t info;
+    if (msg_get_info(ctx, &info) != MSG_OK) return 1;
     if (msg_barrier(ctx) != MSG_OK) return 1;
-    printf("rank %d joined\n", rank);
+    printf("rank %d joined, yield %d\n", rank, info.spin_yield);
     fflush(stdout);
     if (rank == no_finalize) exit(0);
     /* Exits 0 whatever msg_finalize says (a peer that left without it makes it fail), so

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """msgrun's care of its ranks: signals reach every rank and what it started, no rank outlives
 msgrun, --timeout ends with SIGTERM then SIGKILL, a rank's fatal signal is named, --bind-to
-core puts each rank on a CPU of its own.
+core puts each rank on a CPU of its own, and a rank's waits yield only where ranks share CPUs.
 
 usage: launcher_test.py SCENARIO        (msgrun from VIADUCT_MSGRUN)
        launcher_test.py rank MODE DIR   (what msgrun runs as each rank)
 Scenarios: forward_term, second_signal, stopped_rank, msgrun_killed, timeout_grace,
-failure_grace, rank_signal, tty_stdin, bind_core.
+failure_grace, rank_signal, tty_stdin, bind_core, wait_yield.
 The test waits on files the ranks write (their pids, the signals they saw), never on sleeps.
 """
 import os
@@ -341,21 +341,45 @@ def rank_signal(d):
 
 def bind_core(d):
     """--bind-to core: rank r and what it starts run on the (r mod k)-th of msgrun's k CPUs
-    only; --bind-to none (the default) leaves them all; another word is a usage error."""
+    only; --bind-to none leaves them all; auto (the default) is core for up to k ranks and
+    none for more; another word is a usage error."""
     mine = sorted(os.sched_getaffinity(0))
-    n = len(mine) + 1  # one more rank than CPUs: the binding wraps round
-    for opts, want in (((), lambda r: mine), (("--bind-to", "core"), lambda r: [mine[r % len(mine)]]),
-                       (("--bind-to", "none"), lambda r: mine)):
+    k = len(mine)
+    one = lambda r: [mine[r % k]]
+    for n, opts, want in ((k + 1, (), lambda r: mine), (k, (), one), (k, ("--bind-to", "auto"), one),
+                          (k + 1, ("--bind-to", "core"), one), (k + 1, ("--bind-to", "none"), lambda r: mine)):
         for f in os.listdir(d):
             os.unlink(f"{d}/{f}")
         rc, _ = finish(msgrun(d, n, "affinity", *opts), d, f"bind {opts}")
-        check(rc == 0, f"msgrun {opts}: exit {rc}")
+        check(rc == 0, f"msgrun -n {n} {opts}: exit {rc}")
         for r in range(n):
             with open(f"{d}/cpus.{r}") as f:
                 got = f.read()
-            check(got == f"{want(r)} {want(r)}", f"{opts}: rank {r} on CPUs {got}, want {want(r)}")
+            check(got == f"{want(r)} {want(r)}", f"-n {n} {opts}: rank {r} on CPUs {got}, want {want(r)}")
     rc, err = finish(msgrun(d, 2, "affinity", "--bind-to", "socket"), d, "bind socket")
     check(rc == 2 and "--bind-to" in err, f"--bind-to socket: exit {rc}, want 2 naming the option")
+
+
+def wait_yield(d):
+    """A rank's waits yield the CPU only when more of the job's ranks may run on its CPUs than
+    there are CPUs between them: ranks bound one to a CPU do not, ranks that wrap round onto a
+    CPU do, and so do k + 1 unbound ranks or two ranks confined to one CPU."""
+    mine = sorted(os.sched_getaffinity(0))
+    k = len(mine)
+    msgrun_bin, join_rank_bin = os.environ["VIADUCT_MSGRUN"], os.environ["VIADUCT_JOIN_RANK"]
+    cases = [([msgrun_bin, "-n", str(k), "--bind-to", "core"], k, lambda r: 0),
+             ([msgrun_bin, "-n", str(k + 1), "--bind-to", "core"], k + 1, lambda r: int(r % k == 0)),
+             ([msgrun_bin, "-n", str(k + 1), "--bind-to", "none"], k + 1, lambda r: 1),
+             (["taskset", "-c", str(mine[0]), msgrun_bin, "-n", "2"], 2, lambda r: 1)]
+    if k >= 2:
+        cases.append(([msgrun_bin, "-n", str(k), "--bind-to", "none"], k, lambda r: 0))
+    for launch, n, want in cases:
+        p = subprocess.run([*launch, "--timeout", str(BOUND), "--", join_rank_bin, "0"],
+                           capture_output=True, text=True, timeout=2 * BOUND)
+        check(p.returncode == 0, f"{launch}: exit {p.returncode}\n{p.stderr[-2000:]}")
+        for r in range(n):
+            check(f"rank {r} joined, yield {want(r)}" in p.stdout,
+                  f"{launch}: rank {r} should say yield {want(r)}:\n{p.stdout}")
 
 
 def join_rank(no_finalize=-1):
@@ -423,7 +447,7 @@ def no_finalize(d):
 
 SCENARIOS = {f.__name__: f for f in (forward_term, second_signal, stopped_rank, msgrun_killed,
                                      timeout_grace, failure_grace, rank_signal, tty_stdin,
-                                     bind_core, join_timeout, no_finalize)}
+                                     bind_core, wait_yield, join_timeout, no_finalize)}
 
 
 def main():
