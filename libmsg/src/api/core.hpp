@@ -54,10 +54,12 @@ struct Core {
     bool try_progress();
     // One engine pass, then the collectives it gave completions to (mu held).
     bool progress_locked();
-    // A waiter's first phase (the wait began at `start`): it drives the
-    // fabric itself until take() succeeds or the policy's spin time has
-    // passed (one look if just_look), the progress thread napping meanwhile.
-    bool poll_as_waiter(clock::time_point start, bool just_look, const std::function<bool()> &take);
+    // A waiter's first phase: it drives the fabric itself until take()
+    // succeeds or the policy's spin time has passed (one look if just_look),
+    // the progress thread napping meanwhile. Unless take() succeeded, *start
+    // is when the wait began (its first clock read).
+    bool poll_as_waiter(clock::time_point *start, bool just_look,
+                        const std::function<bool()> &take);
 
     // context.cpp
     // Closes the endpoint, then the engine's buffers, then the fabric.
@@ -137,6 +139,8 @@ struct msg_cq final : public msg::CompletionSink {
     std::mutex mu;
     std::condition_variable cv;
     std::deque<msg_completion_t> entries;
+    // entries.size(), written under mu: a poller looks at it before taking mu.
+    std::atomic<size_t> count{0};
     // An eventfd readable exactly while entries is not empty (guarded by mu);
     // -1 until msg_cq_get_fd asks for it.
     int event_fd = -1;

@@ -30,6 +30,7 @@ bool msg_cq::take_locked(msg_completion_t *out) {
     if (entries.empty()) return false;
     *out = entries.front();
     entries.pop_front();
+    count.store(entries.size(), std::memory_order_relaxed);
     if (entries.empty() && event_fd >= 0) drain_fd(event_fd);
     return true;
 }
@@ -58,13 +59,14 @@ void msg_cq::push(const msg_completion_t &c) {
     // private one) as soon as it sees the entry.
     std::lock_guard<std::mutex> lk(mu);
     entries.push_back(c);
+    count.store(entries.size(), std::memory_order_release);
     if (entries.size() == 1 && event_fd >= 0) signal_fd(event_fd);
     cv.notify_one();
 }
 
 int msg_cq::wait(int timeout_ms, msg_completion_t *out) {
-    const auto start = msg::Core::clock::now();
     auto take = [&] {
+        if (count.load(std::memory_order_acquire) == 0) return false;
         std::lock_guard<std::mutex> lk(mu);
         return take_locked(out);
     };
@@ -72,7 +74,8 @@ int msg_cq::wait(int timeout_ms, msg_completion_t *out) {
     if (core->finalized) return MSG_ERR_FINALIZED;
     // Poll the fabric ourselves for a short while: the answer to a message
     // just sent often arrives within microseconds.
-    if (core->poll_as_waiter(start, timeout_ms == 0, take)) return MSG_OK;
+    msg::Core::clock::time_point start;
+    if (core->poll_as_waiter(&start, timeout_ms == 0, take)) return MSG_OK;
     return sleep(start, timeout_ms, out);
 }
 

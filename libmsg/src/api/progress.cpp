@@ -36,13 +36,16 @@ WaitPolicy choose_wait_policy(int spin_us, int ranks, int cpus) {
     return w;
 }
 
-bool Core::poll_as_waiter(clock::time_point start, bool just_look,
+bool Core::poll_as_waiter(clock::time_point *start, bool just_look,
                           const std::function<bool()> &take) {
-    const auto until = start + std::chrono::microseconds(wait.spin_us);
     ++spinners;
     // The clock is read every kPollsPerClock polls, not every one: in a virtual machine a
     // read costs as much as a poll that finds nothing (17 % of an 8-byte ping-pong's time).
+    // The wait's start is the first read, so a wait answered within its first polls reads
+    // none.
     constexpr unsigned kPollsPerClock = 16;
+    bool timed = false;
+    clock::time_point until;
     for (unsigned polls = 1;; ++polls) {
         try_progress();
         if (take()) {
@@ -50,7 +53,16 @@ bool Core::poll_as_waiter(clock::time_point start, bool just_look,
             return true;
         }
         if (just_look || finalized) break;
-        if ((polls % kPollsPerClock == 0 || wait.spin_us == 0) && clock::now() >= until) break;
+        if (polls % kPollsPerClock == 0 || wait.spin_us == 0) {
+            const clock::time_point now = clock::now();
+            if (!timed) {
+                *start = now;
+                until = now + std::chrono::microseconds(wait.spin_us);
+                timed = true;
+            } else if (now >= until) {
+                break;
+            }
+        }
         // On an oversubscribed host, hand the core to any runnable thread
         // between polls: it is likely the one we wait for.
         if (wait.yield)
@@ -59,6 +71,7 @@ bool Core::poll_as_waiter(clock::time_point start, bool just_look,
             __builtin_ia32_pause();
     }
     if (--spinners == 0) wake_progress();
+    if (!timed) *start = clock::now();
     return false;
 }
 

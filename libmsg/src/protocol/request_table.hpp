@@ -12,25 +12,40 @@
 
 namespace msg {
 
+// Finished requests' map nodes, each with its Request, are kept (up to kSpare) and reused: a
+// message then allocates nothing here.
 class RequestTable {
+    using Map = std::unordered_map<uint64_t, std::unique_ptr<Request>>;
+
   public:
     Request *add(bool is_send, int peer, int tag, CompletionSink *sink, void *cookie) {
-        auto r = std::make_unique<Request>();
+        Map::node_type node;
+        if (spare_.empty()) {
+            Map fresh;
+            node = fresh.extract(fresh.emplace(0, std::make_unique<Request>()).first);
+        } else {
+            node = std::move(spare_.back());
+            spare_.pop_back();
+        }
+        Request *r = node.mapped().get();
         r->id = next_id_++;
         r->is_send = is_send;
         r->peer = peer;
         r->tag = tag;
         r->sink = sink;
         r->cookie = cookie;
-        Request *raw = r.get();
-        live_.emplace(raw->id, std::move(r));
+        node.key() = r->id;
+        live_.insert(std::move(node));
         if (is_send) ++sends_;
-        return raw;
+        return r;
     }
-    // Forgets r; it is destroyed.
+    // Forgets r; it must not be used again.
     void remove(Request *r) {
         if (r->is_send) --sends_;
-        live_.erase(r->id);
+        Map::node_type node = live_.extract(r->id);
+        if (node.empty() || spare_.size() >= kSpare) return;
+        *node.mapped() = Request{};
+        spare_.push_back(std::move(node));
     }
     // Request `id`, if live and (peer >= 0) with that peer.
     Request *find(uint64_t id, int peer) const {
@@ -51,8 +66,10 @@ class RequestTable {
     }
 
   private:
+    static constexpr size_t kSpare = 64;
     uint64_t next_id_ = 1;
-    std::unordered_map<uint64_t, std::unique_ptr<Request>> live_;
+    Map live_;
+    std::vector<Map::node_type> spare_;
     size_t sends_ = 0;
 };
 
