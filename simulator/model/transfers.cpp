@@ -42,16 +42,25 @@ std::uint32_t Network::start_transfer(int initiator, int target, std::uint64_t b
     // Work arriving at an idle network starts the stall clock afresh.
     if (live_transfers_ == 0) progress();
     ++live_transfers_;
-    used_pairs_.insert(static_cast<std::uint64_t>(initiator) << 32 |
-                       static_cast<std::uint32_t>(target));
+    log_pair(initiator, target);
     stats_.payload_injected += bytes;
     nics_[static_cast<std::size_t>(initiator)].queue_transfer(id);
     return id;
 }
 
+void Network::log_pair(int initiator, int target) {
+    pair_log_.push_back(static_cast<std::uint64_t>(initiator) << 32 |
+                        static_cast<std::uint32_t>(target));
+    if (pair_log_.size() < pair_log_compact_at_) return;
+    std::sort(pair_log_.begin(), pair_log_.end());
+    pair_log_.erase(std::unique(pair_log_.begin(), pair_log_.end()), pair_log_.end());
+    pair_log_compact_at_ = std::max(pair_log_compact_at_, 2 * pair_log_.size());
+}
+
 std::vector<std::pair<int, int>> Network::used_pairs() const {
-    std::vector<std::uint64_t> keys(used_pairs_.begin(), used_pairs_.end());
+    std::vector<std::uint64_t> keys = pair_log_;
     std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
     std::vector<std::pair<int, int>> pairs;
     pairs.reserve(keys.size());
     for (std::uint64_t k : keys)
