@@ -178,10 +178,10 @@ std::uint32_t Network::second_in_fifo(std::uint32_t input) const {
 template <typename F>
 void Network::for_waiting_inputs(std::uint32_t out, F f) const {
     const Channel &ch = channels_[out];
-    const std::uint32_t *w = waiters(std::size_t{out});
+    const std::uint64_t *w = waiters(std::size_t{out});
     const std::size_t n = std::min<std::size_t>(ch.waiting, kWaitersFetched);
     for (std::size_t i = 0; i < n; ++i)
-        if (w[i] < channels_.size()) f(w[i]);
+        if (waiter_requester(w[i]) < channels_.size()) f(waiter_requester(w[i]));
 }
 
 // The inputs a kTailOut event may let go: those waiting for the channel it frees, and, when
@@ -292,6 +292,14 @@ inline bool Network::fits(int out, std::uint32_t pkt) const {
     return !lane.into_router || lane.used + charge(p.length) <= lane.cap;
 }
 
+// Whether a waiting list entry's head packet fits in its lane's buffer beyond channel `out`.
+inline bool Network::waiter_fits(int out, std::uint64_t entry) const {
+    if (waiter_requester(entry) >= channels_.size())
+        return fits(out, head_of(waiter_requester(entry)));
+    const Channel &lane = channels_[static_cast<std::size_t>(out) + ((entry >> 32) & 0xFF)];
+    return !lane.into_router || lane.used + static_cast<std::uint32_t>(entry >> 40) <= lane.cap;
+}
+
 // Arbitration runs on every change that could let a waiter go (the channel freed, room
 // downstream, credits back), so an idle channel's waiters never fit downstream: a newcomer
 // to an idle channel goes at once if it fits, and waits otherwise, without the waiters being
@@ -305,33 +313,34 @@ void Network::request(int out, std::uint32_t requester) {
         start(out, requester, pkt);
         return;
     }
-    waiters(out)[ch.waiting++] = requester;
+    waiters(out)[ch.waiting++] = waiter_entry(requester, pkt);
 }
 
 void Network::arbitrate(int out) {
     Channel &ch = channels_[static_cast<std::size_t>(out)];
     if (ch.busy || ch.waiting == 0) return;
-    std::uint32_t *const w = waiters(out);
+    std::uint64_t *const w = waiters(out);
     const std::size_t n = ch.waiting;
     std::size_t pick = n;
     if (params_.arbitration == Arbitration::oldest_first) {
         for (std::size_t i = 0; i < n; ++i)
-            if (fits(out, head_of(w[i]))) {
+            if (waiter_fits(out, w[i])) {
                 pick = i;
                 break;
             }
     } else {
         std::uint64_t best = std::numeric_limits<std::uint64_t>::max();
         for (std::size_t i = 0; i < n; ++i) {
-            const std::uint64_t distance = w[i] - ch.rr;  // wraps: round-robin order
-            if (distance < best && fits(out, head_of(w[i]))) {
+            // Wraps at 32 bits: round-robin order from rr.
+            const std::uint64_t distance = waiter_requester(w[i]) - ch.rr;
+            if (distance < best && waiter_fits(out, w[i])) {
                 best = distance;
                 pick = i;
             }
         }
     }
     if (pick == n) return;  // nobody fits in the next FIFO yet
-    const std::uint32_t requester = w[pick];
+    const std::uint32_t requester = waiter_requester(w[pick]);
     std::copy(w + pick + 1, w + n, w + pick);
     --ch.waiting;
     ch.rr = requester + 1;

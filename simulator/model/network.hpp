@@ -276,12 +276,25 @@ class Network {
     }
     void fifo_push(std::uint32_t ch, std::uint32_t pkt);
     std::uint32_t fifo_pop(std::uint32_t ch);
-    std::uint32_t *waiters(int ch) {
+    std::uint64_t *waiters(int ch) {
         return &waiter_slots_[(static_cast<std::size_t>(ch) >> lane_shift_) * waiter_stride_];
     }
-    const std::uint32_t *waiters(std::size_t ch) const {
+    const std::uint64_t *waiters(std::size_t ch) const {
         return &waiter_slots_[(ch >> lane_shift_) * waiter_stride_];
     }
+    // A waiting list's entry: the requester (low 32 bits) and what its head packet needs
+    // downstream: its lane (8 bits) and the bytes it takes of that lane's buffer (the top 24).
+    // A router input's head cannot change while it waits, so arbitration looks at no input's
+    // FIFO or packet, only at the list and the channel's lanes. A NIC port's can (a response
+    // goes before the requests queued), so its head is looked up.
+    std::uint64_t waiter_entry(std::uint32_t requester, std::uint32_t pkt) const {
+        const Packet &p = packets_[pkt];
+        return requester | std::uint64_t{p.vl} << 32 | std::uint64_t{charge(p.length)} << 40;
+    }
+    static std::uint32_t waiter_requester(std::uint64_t entry) {
+        return static_cast<std::uint32_t>(entry);
+    }
+    bool waiter_fits(int out, std::uint64_t entry) const;
     int out_channel(int dev, int port) const {
         return out_channel_[first_port_[static_cast<std::size_t>(dev)] +
                             static_cast<std::size_t>(port)];
@@ -344,7 +357,8 @@ class Network {
     std::vector<Channel> channels_;
     std::vector<ChannelEnds> channel_ends_;
     std::vector<std::uint32_t> fifo_slots_;  // channel c's ring: fifo_stride_ from c * fifo_stride_
-    std::vector<std::uint32_t> waiter_slots_;  // c's requesters, oldest first: c * waiter_stride_
+    std::vector<std::uint64_t>
+        waiter_slots_;  // c's waiter entries, oldest first: c * waiter_stride_
     std::size_t fifo_stride_ = 0, waiter_stride_ = 0;
     // The channel leaving port p of device d is out_channel_[first_port_[d] + p].
     std::vector<std::uint32_t> first_port_;

@@ -132,10 +132,10 @@ void Network::build_channels() {
     // A worm can sit in several FIFOs at once, so FIFOs are rings of packet ids rather than
     // links through the packets.
     fifo_slots_.assign(channels_.size() * fifo_stride_, kNil);
-    waiter_slots_.assign(channel_ends_.size() * waiter_stride_, kNil);
-    const std::size_t link_bytes =
-        channels_.size() * sizeof(Channel) +
-        (fifo_slots_.size() + waiter_slots_.size()) * sizeof(std::uint32_t);
+    waiter_slots_.assign(channel_ends_.size() * waiter_stride_, 0);
+    const std::size_t link_bytes = channels_.size() * sizeof(Channel) +
+                                   fifo_slots_.size() * sizeof(std::uint32_t) +
+                                   waiter_slots_.size() * sizeof(std::uint64_t);
     deep_prefetch_ = params_.prefetch == Prefetch::deep ||
                      (params_.prefetch == Prefetch::automatic && link_bytes > kDeepPrefetchBytes);
     if (credit_) occupancy_.assign(channels_.size(), 0);

@@ -117,7 +117,7 @@ double model_bytes(const TopologySize &s) {
     const double routing = devices * 72 + (s.ports + s.nodes * s.fabrics) * 14 + tables;
     // The network: per channel its state and FIFO ring, and a waiting list with room for every
     // input of the widest router; per node its NIC.
-    const double network = s.links * 2 * (160 + 4 * s.max_ports) + s.nodes * 512;
+    const double network = s.links * 2 * (160 + 8 * s.max_ports) + s.nodes * 512;
     return description + routing + network;
 }
 

@@ -354,7 +354,7 @@ TEST_CASE("a topology too big for memory is refused with the figure", "[topology
     // A crossbar's waiting lists alone are nodes squared: room for every input on each output.
     CHECK(model_bytes(huge) > 1e18);
     CHECK_THROWS_WITH(check_footprint("crossbar:1000000000", huge),
-                      Catch::Contains("needs about 6.9 EiB of memory") &&
+                      Catch::Contains("needs about 14 EiB of memory") &&
                           Catch::Contains("1000000000 nodes, 1 router, 1000000000 links"));
     const TopologySize torus = generator_size("torus", {1, 100000, 100000}, 1);
     CHECK(torus.nodes == 1e10);
