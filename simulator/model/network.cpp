@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <stdexcept>
 
 namespace sansim {
 
@@ -97,13 +98,13 @@ void Network::prefetch_light(const Event &e) const {
     switch (e.kind()) {
         case kHeadReady:
             __builtin_prefetch(&channels_[e.a]);
-            __builtin_prefetch(&fifo_slots_[e.a * fifo_stride_]);
+            __builtin_prefetch(fifo_ring(e.a));
             break;
         case kTailOut:
             __builtin_prefetch(&channels_[e.a]);
             if (e.b < channels_.size()) {
                 __builtin_prefetch(&channels_[e.b]);
-                __builtin_prefetch(&fifo_slots_[e.b * fifo_stride_]);
+                __builtin_prefetch(fifo_ring(e.b));
             }
             break;
         case kNicRx:
@@ -171,7 +172,7 @@ std::uint32_t Network::second_in_fifo(std::uint32_t input) const {
     if (in.fifo_count < 2) return kNil;
     std::size_t slot = in.fifo_first + 1u;
     if (slot == fifo_stride_) slot = 0;
-    return fifo_slots_[input * fifo_stride_ + slot];
+    return fifo_ring(input)[slot];
 }
 
 // Up to kWaitersFetched router inputs waiting for channel `out`, by calling `f` on each.
@@ -404,14 +405,16 @@ void Network::tail_out(int out, std::uint32_t requester) {
 
 inline void Network::fifo_push(std::uint32_t chi, std::uint32_t pkt) {
     Channel &ch = channels_[chi];
+    if (ch.fifo_count == fifo_stride_)  // flow control keeps it from happening
+        throw std::logic_error("a router input FIFO overflowed its ring");
     std::size_t slot = ch.fifo_first + ch.fifo_count++;
     if (slot >= fifo_stride_) slot -= fifo_stride_;
-    fifo_slots_[chi * fifo_stride_ + slot] = pkt;
+    fifo_ring(chi)[slot] = pkt;
 }
 
 inline std::uint32_t Network::fifo_pop(std::uint32_t chi) {
     Channel &ch = channels_[chi];
-    const std::uint32_t p = fifo_slots_[chi * fifo_stride_ + ch.fifo_first];
+    const std::uint32_t p = fifo_ring(chi)[ch.fifo_first];
     if (++ch.fifo_first == fifo_stride_) ch.fifo_first = 0;
     --ch.fifo_count;
     return p;

@@ -239,11 +239,11 @@ class Network {
     void for_waiting_inputs(std::uint32_t out, F f) const;
     template <typename F>
     void for_inputs_freed(const Event &tail_out, F f) const;
-    // Channel c's FIFO ring, both ends: it may straddle two cache lines.
+    // Channel c's FIFO ring: one cache line where rings are 16 slots or fewer, else both ends.
     void prefetch_ring(std::uint32_t c) const {
-        const std::uint32_t *ring = &fifo_slots_[c * fifo_stride_];
+        const std::uint32_t *ring = fifo_ring(c);
         __builtin_prefetch(ring);
-        __builtin_prefetch(ring + fifo_stride_ - 1);
+        if (fifo_stride_ > kSlotsPerLine) __builtin_prefetch(ring + fifo_stride_ - 1);
     }
     void prefetch_nic(std::uint32_t node) const;
     // A packet is 48 bytes, so every other one straddles two cache lines: fetch both.
@@ -272,7 +272,7 @@ class Network {
     void pick_via(std::uint32_t pkt);
     std::uint32_t fifo_front(std::uint32_t ch) const {
         const Channel &c = channels_[ch];
-        return c.fifo_count ? fifo_slots_[ch * fifo_stride_ + c.fifo_first] : kNil;
+        return c.fifo_count ? fifo_ring(ch)[c.fifo_first] : kNil;
     }
     void fifo_push(std::uint32_t ch, std::uint32_t pkt);
     std::uint32_t fifo_pop(std::uint32_t ch);
@@ -356,7 +356,13 @@ class Network {
 
     std::vector<Channel> channels_;
     std::vector<ChannelEnds> channel_ends_;
-    std::vector<std::uint32_t> fifo_slots_;  // channel c's ring: fifo_stride_ from c * fifo_stride_
+    // Channel c's ring: fifo_stride_ slots from fifo_ring(c). Rings of up to 16 slots are a
+    // power of two long and start on a cache line, so none straddles two.
+    static constexpr std::size_t kSlotsPerLine = 64 / sizeof(std::uint32_t);
+    std::vector<std::uint32_t> fifo_slots_;
+    std::uint32_t *fifo_base_ = nullptr;  // in fifo_slots_, on a cache line
+    std::uint32_t *fifo_ring(std::size_t c) { return fifo_base_ + c * fifo_stride_; }
+    const std::uint32_t *fifo_ring(std::size_t c) const { return fifo_base_ + c * fifo_stride_; }
     std::vector<std::uint64_t>
         waiter_slots_;  // c's waiter entries, oldest first: c * waiter_stride_
     std::size_t fifo_stride_ = 0, waiter_stride_ = 0;

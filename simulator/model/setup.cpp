@@ -2,6 +2,7 @@
 // direction (a channel per virtual lane), the lane rule's classes and steps, NICs, the stall
 // time, disk DMA, and Valiant routing's intermediates.
 #include <algorithm>
+#include <bit>
 #include <limits>
 
 #include "model/network.hpp"
@@ -98,9 +99,10 @@ void Network::build_channels() {
     // A lane's buffer holds at most one header-only packet per header's worth of bytes; an
     // output is wanted by at most every input lane of its router (or the one NIC port behind it).
     fifo_stride_ =
-        static_cast<std::size_t>(lane_bytes) / static_cast<std::size_t>(params_.header_bytes) + 1;
+        static_cast<std::size_t>(lane_bytes) / static_cast<std::size_t>(params_.header_bytes);
+    if (fifo_stride_ <= kSlotsPerLine) fifo_stride_ = std::bit_ceil(fifo_stride_);
     if (fifo_stride_ > 0xFFFF)
-        throw TopologyError("router FIFOs may hold at most 65534 header-only packets");
+        throw TopologyError("router FIFOs may hold at most 65535 header-only packets");
     waiter_stride_ = 1;
     for (int d = topo_.nodes; d < topo_.devices(); ++d)
         waiter_stride_ = std::max(waiter_stride_, static_cast<std::size_t>(topo_.ports_of(d)) *
@@ -131,7 +133,9 @@ void Network::build_channels() {
     }
     // A worm can sit in several FIFOs at once, so FIFOs are rings of packet ids rather than
     // links through the packets.
-    fifo_slots_.assign(channels_.size() * fifo_stride_, kNil);
+    fifo_slots_.assign(channels_.size() * fifo_stride_ + kSlotsPerLine, kNil);
+    const auto first = reinterpret_cast<std::uintptr_t>(fifo_slots_.data());
+    fifo_base_ = fifo_slots_.data() + ((64 - first % 64) % 64) / sizeof(std::uint32_t);
     waiter_slots_.assign(channel_ends_.size() * waiter_stride_, 0);
     const std::size_t link_bytes = channels_.size() * sizeof(Channel) +
                                    fifo_slots_.size() * sizeof(std::uint32_t) +
