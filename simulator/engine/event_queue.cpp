@@ -84,10 +84,39 @@ void EventQueue::advance() {
     }
     const std::size_t slot = current_bucket_ & (kBuckets - 1);
     occupied_[slot / 64] &= ~(std::uint64_t{1} << (slot % 64));
-    // Often already in order: many events scheduled for one instant, or a single event.
+    sort_current();
+}
+
+// A bucket's events arrive in sequence order, but for far events pulled in as the ring turns.
+// Then a stable sort by time alone gives (time, sequence) order: a radix sort on the time's
+// 12 bits within the bucket, 6 at a time, where a bucket is large. Otherwise, and for small
+// buckets, a comparison sort (often skipped: many events scheduled for one instant, or one).
+void EventQueue::sort_current() {
     std::vector<Event> &cur = current();
-    const auto less = [](const Event &x, const Event &y) { return before(x, y); };
-    if (!std::is_sorted(cur.begin(), cur.end(), less)) std::sort(cur.begin(), cur.end(), less);
+    const std::size_t n = cur.size();
+    bool in_sequence = n >= kRadixMin;
+    for (std::size_t i = 1; i < n && in_sequence; ++i)
+        in_sequence = cur[i - 1].order < cur[i].order;
+    if (!in_sequence) {
+        const auto less = [](const Event &x, const Event &y) { return before(x, y); };
+        if (!std::is_sorted(cur.begin(), cur.end(), less)) std::sort(cur.begin(), cur.end(), less);
+        return;
+    }
+    static_assert(kBucketShift == 12, "two 6-bit passes cover a bucket");
+    scratch_.resize(n);
+    radix_pass(cur, scratch_, 0);
+    radix_pass(scratch_, cur, 6);
+}
+
+void EventQueue::radix_pass(const std::vector<Event> &from, std::vector<Event> &to,
+                            unsigned shift) {
+    std::size_t start[65] = {};
+    auto digit = [shift](const Event &e) {
+        return (static_cast<std::uint64_t>(e.time) >> shift) & 63;
+    };
+    for (const Event &e : from) ++start[digit(e) + 1];
+    for (std::size_t d = 1; d <= 64; ++d) start[d] += start[d - 1];
+    for (const Event &e : from) to[start[digit(e)]++] = e;
 }
 
 }  // namespace sansim

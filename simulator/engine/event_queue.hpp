@@ -94,6 +94,9 @@ class EventQueue {
     }
     void insert_current(const Event &e);
     void advance();
+    static constexpr std::size_t kRadixMin = 64;  // smaller buckets are sorted by comparison
+    void sort_current();
+    static void radix_pass(const std::vector<Event> &from, std::vector<Event> &to, unsigned shift);
 
     // slots_[b % kBuckets] holds bucket b's events for current_bucket_ <= b <
     // current_bucket_ + kBuckets, in no order except for the current bucket: that one also
@@ -105,6 +108,7 @@ class EventQueue {
     EventHeap far_;
     std::size_t size_ = 0;
     std::uint64_t next_seq_ = 0;
+    std::vector<Event> scratch_;  // the radix sort's other buffer
 };
 
 }  // namespace sansim

@@ -108,3 +108,33 @@ TEST_CASE("a million events at one instant keep their scheduling order", "[event
         expected += 1000;
     }
 }
+
+TEST_CASE("crowded buckets come out in time order, ties in scheduling order", "[event_queue]") {
+    // Thousands of events a bucket (sorted by radix), some at one instant; and far events that
+    // join buckets already holding later-scheduled ones as the ring turns (sorted by compare).
+    std::mt19937_64 rng(4);
+    EventQueue q;
+    std::vector<Scheduled> all;
+    auto push = [&](Time t) {
+        const auto id = static_cast<std::uint32_t>(all.size());
+        q.push(t, id % 7, id, 0);
+        all.push_back({t, id});
+    };
+    const Time far = 30 * kUs;  // beyond the 16.8 us ring
+    for (int i = 0; i < 2000; ++i) push(far + static_cast<Time>(rng() % 40000));
+    for (int i = 0; i < 100000; ++i) {
+        const Time t = static_cast<Time>(rng() % 40000);  // 40 ns: about ten buckets
+        push(rng() % 16 == 0 ? t / 1000 * 1000 : t);      // some on shared instants
+    }
+    for (int i = 0; i < 100000; ++i) push(far + static_cast<Time>(rng() % 40000));
+    std::vector<Scheduled> want = all;
+    std::stable_sort(want.begin(), want.end(),
+                     [](const Scheduled &x, const Scheduled &y) { return x.time < y.time; });
+    std::size_t mismatch = want.size();
+    for (std::size_t i = 0; i < want.size() && mismatch == want.size(); ++i) {
+        const Event e = q.pop();
+        if (e.a != want[i].id || e.time != want[i].time) mismatch = i;
+    }
+    CHECK(mismatch == want.size());
+    CHECK(q.empty());
+}
