@@ -179,10 +179,10 @@ std::uint32_t Network::second_in_fifo(std::uint32_t input) const {
 template <typename F>
 void Network::for_waiting_inputs(std::uint32_t out, F f) const {
     const Channel &ch = channels_[out];
-    const std::uint64_t *w = waiters(std::size_t{out});
+    const Waiter *w = waiters(std::size_t{out});
     const std::size_t n = std::min<std::size_t>(ch.waiting, kWaitersFetched);
     for (std::size_t i = 0; i < n; ++i)
-        if (waiter_requester(w[i]) < channels_.size()) f(waiter_requester(w[i]));
+        if (w[i].requester < channels_.size()) f(w[i]);
 }
 
 // The inputs a kTailOut event may let go: those waiting for the channel it frees, and, when
@@ -211,10 +211,7 @@ void Network::prefetch_held(const Event &e) const {
             prefetch_packet(fifo_front(e.b));
             if (const std::uint32_t next = second_in_fifo(e.b); next != kNil) prefetch_packet(next);
         }
-        for_inputs_freed(e, [this](std::uint32_t w) {
-            __builtin_prefetch(&channels_[w]);
-            prefetch_ring(w);
-        });
+        for_inputs_freed(e, [this](const Waiter &w) { prefetch_packet(w.pkt); });
     }
 }
 
@@ -229,9 +226,6 @@ void Network::prefetch_route(const Event &e) const {
         if (e.b < channels_.size())
             if (const std::uint32_t next = second_in_fifo(e.b); next != kNil)
                 if (const int *entry = route_entry(e.b, next)) __builtin_prefetch(entry);
-        for_inputs_freed(e, [this](std::uint32_t w) {
-            if (channels_[w].fifo_count != 0) prefetch_packet(fifo_front(w));
-        });
     }
 }
 
@@ -294,11 +288,10 @@ inline bool Network::fits(int out, std::uint32_t pkt) const {
 }
 
 // Whether a waiting list entry's head packet fits in its lane's buffer beyond channel `out`.
-inline bool Network::waiter_fits(int out, std::uint64_t entry) const {
-    if (waiter_requester(entry) >= channels_.size())
-        return fits(out, head_of(waiter_requester(entry)));
-    const Channel &lane = channels_[static_cast<std::size_t>(out) + ((entry >> 32) & 0xFF)];
-    return !lane.into_router || lane.used + static_cast<std::uint32_t>(entry >> 40) <= lane.cap;
+inline bool Network::waiter_fits(int out, const Waiter &w) const {
+    if (w.requester >= channels_.size()) return fits(out, head_of(w.requester));
+    const Channel &lane = channels_[static_cast<std::size_t>(out) + w.vl];
+    return !lane.into_router || lane.used + w.bytes <= lane.cap;
 }
 
 // Arbitration runs on every change that could let a waiter go (the channel freed, room
@@ -320,7 +313,7 @@ void Network::request(int out, std::uint32_t requester) {
 void Network::arbitrate(int out) {
     Channel &ch = channels_[static_cast<std::size_t>(out)];
     if (ch.busy || ch.waiting == 0) return;
-    std::uint64_t *const w = waiters(out);
+    Waiter *const w = waiters(out);
     const std::size_t n = ch.waiting;
     std::size_t pick = n;
     if (params_.arbitration == Arbitration::oldest_first) {
@@ -333,7 +326,7 @@ void Network::arbitrate(int out) {
         std::uint64_t best = std::numeric_limits<std::uint64_t>::max();
         for (std::size_t i = 0; i < n; ++i) {
             // Wraps at 32 bits: round-robin order from rr.
-            const std::uint64_t distance = waiter_requester(w[i]) - ch.rr;
+            const std::uint64_t distance = w[i].requester - ch.rr;
             if (distance < best && waiter_fits(out, w[i])) {
                 best = distance;
                 pick = i;
@@ -341,11 +334,11 @@ void Network::arbitrate(int out) {
         }
     }
     if (pick == n) return;  // nobody fits in the next FIFO yet
-    const std::uint32_t requester = waiter_requester(w[pick]);
+    const Waiter chosen = w[pick];
     std::copy(w + pick + 1, w + n, w + pick);
     --ch.waiting;
-    ch.rr = requester + 1;
-    start(out, requester, head_of(requester));
+    ch.rr = chosen.requester + 1;
+    start(out, chosen.requester, waiter_packet(chosen));
 }
 
 void Network::start(int out, std::uint32_t requester, std::uint32_t pkt) {

@@ -276,25 +276,28 @@ class Network {
     }
     void fifo_push(std::uint32_t ch, std::uint32_t pkt);
     std::uint32_t fifo_pop(std::uint32_t ch);
-    std::uint64_t *waiters(int ch) {
+    // A waiting list's entry. A router input's head packet cannot change while it waits, so
+    // the entry keeps it and what it needs downstream (its lane, the bytes it takes of that
+    // lane's buffer): arbitration reads no input's FIFO or packet, only the list and the
+    // channel's lanes, and the input let go brings its packet. A NIC port's head can change
+    // while it waits (a response goes before the queued requests), so it is looked up.
+    struct Waiter {
+        std::uint32_t requester = 0, pkt = 0, bytes = 0, vl = 0;
+    };
+    Waiter *waiters(int ch) {
         return &waiter_slots_[(static_cast<std::size_t>(ch) >> lane_shift_) * waiter_stride_];
     }
-    const std::uint64_t *waiters(std::size_t ch) const {
+    const Waiter *waiters(std::size_t ch) const {
         return &waiter_slots_[(ch >> lane_shift_) * waiter_stride_];
     }
-    // A waiting list's entry: the requester (low 32 bits) and what its head packet needs
-    // downstream: its lane (8 bits) and the bytes it takes of that lane's buffer (the top 24).
-    // A router input's head cannot change while it waits, so arbitration looks at no input's
-    // FIFO or packet, only at the list and the channel's lanes. A NIC port's can (a response
-    // goes before the requests queued), so its head is looked up.
-    std::uint64_t waiter_entry(std::uint32_t requester, std::uint32_t pkt) const {
+    Waiter waiter_entry(std::uint32_t requester, std::uint32_t pkt) const {
         const Packet &p = packets_[pkt];
-        return requester | std::uint64_t{p.vl} << 32 | std::uint64_t{charge(p.length)} << 40;
+        return {requester, pkt, charge(p.length), p.vl};
     }
-    static std::uint32_t waiter_requester(std::uint64_t entry) {
-        return static_cast<std::uint32_t>(entry);
+    bool waiter_fits(int out, const Waiter &w) const;
+    std::uint32_t waiter_packet(const Waiter &w) const {
+        return w.requester < channels_.size() ? w.pkt : head_of(w.requester);
     }
-    bool waiter_fits(int out, std::uint64_t entry) const;
     int out_channel(int dev, int port) const {
         return out_channel_[first_port_[static_cast<std::size_t>(dev)] +
                             static_cast<std::size_t>(port)];
@@ -363,8 +366,7 @@ class Network {
     std::uint32_t *fifo_base_ = nullptr;  // in fifo_slots_, on a cache line
     std::uint32_t *fifo_ring(std::size_t c) { return fifo_base_ + c * fifo_stride_; }
     const std::uint32_t *fifo_ring(std::size_t c) const { return fifo_base_ + c * fifo_stride_; }
-    std::vector<std::uint64_t>
-        waiter_slots_;  // c's waiter entries, oldest first: c * waiter_stride_
+    std::vector<Waiter> waiter_slots_;  // c's waiters, oldest first: c * waiter_stride_
     std::size_t fifo_stride_ = 0, waiter_stride_ = 0;
     // The channel leaving port p of device d is out_channel_[first_port_[d] + p].
     std::vector<std::uint32_t> first_port_;

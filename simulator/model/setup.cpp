@@ -136,10 +136,10 @@ void Network::build_channels() {
     fifo_slots_.assign(channels_.size() * fifo_stride_ + kSlotsPerLine, kNil);
     const auto first = reinterpret_cast<std::uintptr_t>(fifo_slots_.data());
     fifo_base_ = fifo_slots_.data() + ((64 - first % 64) % 64) / sizeof(std::uint32_t);
-    waiter_slots_.assign(channel_ends_.size() * waiter_stride_, 0);
+    waiter_slots_.assign(channel_ends_.size() * waiter_stride_, Waiter{});
     const std::size_t link_bytes = channels_.size() * sizeof(Channel) +
                                    fifo_slots_.size() * sizeof(std::uint32_t) +
-                                   waiter_slots_.size() * sizeof(std::uint64_t);
+                                   waiter_slots_.size() * sizeof(Waiter);
     deep_prefetch_ = params_.prefetch == Prefetch::deep ||
                      (params_.prefetch == Prefetch::automatic && link_bytes > kDeepPrefetchBytes);
     if (credit_) occupancy_.assign(channels_.size(), 0);
