@@ -42,10 +42,14 @@ bool Core::poll_as_waiter(clock::time_point *start, bool just_look,
     // The clock is read every kPollsPerClock polls, not every one: in a virtual machine a
     // read costs as much as a poll that finds nothing (17 % of an 8-byte ping-pong's time).
     // The wait's start is the first read, so a wait answered within its first polls reads
-    // none.
+    // none; but a poller that yields reads it at once, as its polls may each take a while.
     constexpr unsigned kPollsPerClock = 16;
-    bool timed = false;
+    bool timed = wait.yield;
     clock::time_point until;
+    if (timed) {
+        *start = clock::now();
+        until = *start + std::chrono::microseconds(wait.spin_us);
+    }
     for (unsigned polls = 1;; ++polls) {
         try_progress();
         if (take()) {
