@@ -280,18 +280,22 @@ inline std::uint32_t Network::head_of(std::uint32_t requester) const {
     return nics_[k / 2].port_head(static_cast<int>(k % 2));
 }
 
+// Whether `bytes` fit in the buffer of lane `vl` at the far end of channel `out`.
+inline bool Network::fits_lane(int out, std::uint32_t vl, std::uint32_t bytes) const {
+    const Channel &lane = channels_[static_cast<std::size_t>(out) + vl];
+    return !lane.into_router || lane.used + bytes <= lane.cap;
+}
+
 // Whether the packet fits in the buffer of its lane at the far end of channel `out`.
 inline bool Network::fits(int out, std::uint32_t pkt) const {
     const Packet &p = packets_[pkt];
-    const Channel &lane = channels_[static_cast<std::size_t>(out) + p.vl];
-    return !lane.into_router || lane.used + charge(p.length) <= lane.cap;
+    return fits_lane(out, p.vl, charge(p.length));
 }
 
 // Whether a waiting list entry's head packet fits in its lane's buffer beyond channel `out`.
 inline bool Network::waiter_fits(int out, const Waiter &w) const {
     if (w.requester >= channels_.size()) return fits(out, head_of(w.requester));
-    const Channel &lane = channels_[static_cast<std::size_t>(out) + w.vl];
-    return !lane.into_router || lane.used + w.bytes <= lane.cap;
+    return fits_lane(out, w.vl, w.bytes);
 }
 
 // Arbitration runs on every change that could let a waiter go (the channel freed, room

@@ -257,6 +257,7 @@ class Network {
     std::uint32_t head_of(std::uint32_t requester) const;
     void request(int out, std::uint32_t requester);
     void arbitrate(int out);
+    bool fits_lane(int out, std::uint32_t vl, std::uint32_t bytes) const;
     bool fits(int out, std::uint32_t pkt) const;
     void start(int out, std::uint32_t requester, std::uint32_t pkt);
     void tail_out(int out, std::uint32_t requester);

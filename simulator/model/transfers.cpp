@@ -48,19 +48,26 @@ std::uint32_t Network::start_transfer(int initiator, int target, std::uint64_t b
     return id;
 }
 
+namespace {
+
+void sort_unique(std::vector<std::uint64_t> &keys) {
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+}
+
+}  // namespace
+
 void Network::log_pair(int initiator, int target) {
     pair_log_.push_back(static_cast<std::uint64_t>(initiator) << 32 |
                         static_cast<std::uint32_t>(target));
     if (pair_log_.size() < pair_log_compact_at_) return;
-    std::sort(pair_log_.begin(), pair_log_.end());
-    pair_log_.erase(std::unique(pair_log_.begin(), pair_log_.end()), pair_log_.end());
+    sort_unique(pair_log_);
     pair_log_compact_at_ = std::max(pair_log_compact_at_, 2 * pair_log_.size());
 }
 
 std::vector<std::pair<int, int>> Network::used_pairs() const {
     std::vector<std::uint64_t> keys = pair_log_;
-    std::sort(keys.begin(), keys.end());
-    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    sort_unique(keys);
     std::vector<std::pair<int, int>> pairs;
     pairs.reserve(keys.size());
     for (std::uint64_t k : keys)
