@@ -44,12 +44,14 @@ bool Core::poll_as_waiter(clock::time_point *start, bool just_look,
     // The wait's start is the first read, so a wait answered within its first polls reads
     // none; but a poller that yields reads it at once, as its polls may each take a while.
     constexpr unsigned kPollsPerClock = 16;
-    bool timed = wait.yield;
+    bool timed = false;
     clock::time_point until;
-    if (timed) {
-        *start = clock::now();
-        until = *start + std::chrono::microseconds(wait.spin_us);
-    }
+    auto start_clock = [&](clock::time_point now) {
+        *start = now;
+        until = now + std::chrono::microseconds(wait.spin_us);
+        timed = true;
+    };
+    if (wait.yield) start_clock(clock::now());
     for (unsigned polls = 1;; ++polls) {
         try_progress();
         if (take()) {
@@ -59,13 +61,10 @@ bool Core::poll_as_waiter(clock::time_point *start, bool just_look,
         if (just_look || finalized) break;
         if (polls % kPollsPerClock == 0 || wait.spin_us == 0) {
             const clock::time_point now = clock::now();
-            if (!timed) {
-                *start = now;
-                until = now + std::chrono::microseconds(wait.spin_us);
-                timed = true;
-            } else if (now >= until) {
+            if (!timed)
+                start_clock(now);
+            else if (now >= until)
                 break;
-            }
         }
         // On an oversubscribed host, hand the core to any runnable thread
         // between polls: it is likely the one we wait for.

@@ -38,10 +38,9 @@ struct JobParams {
 // Where the job's ranks run, as this rank sees it after the first round.
 struct Placement {
     bool one_host = true;  // every rank on this host
-    int ranks_here = 0;    // this one included
     // The ranks here that may run on a CPU this one may (this one included), and the CPUs
-    // they may run on between them: ranks bound one to a CPU share none. 0: a rank's CPUs
-    // are unknown.
+    // they may run on between them: ranks bound one to a CPU share none. Where a rank's CPUs
+    // are unknown: every rank here, and 0 (this process's own count).
     int sharers = 0, shared_cpus = 0;
 };
 
@@ -155,8 +154,10 @@ std::string setting_difference(const JobParams &mine, const JobParams &theirs) {
 }
 
 // The ranks here (`here`, this one included) that may run on one of this rank's CPUs, and
-// the CPUs they may run on between them. Left 0 if any rank's CPUs are unknown.
+// the CPUs they may run on between them; every rank here and 0 if any rank's CPUs are unknown.
 void count_sharers(const JobParams &mine, const std::vector<JobParams> &here, Placement *where) {
+    where->sharers = static_cast<int>(here.size());
+    where->shared_cpus = 0;
     if (CPU_COUNT(&mine.cpus) == 0) return;
     cpu_set_t cpus = mine.cpus;
     int sharers = 0;
@@ -198,7 +199,6 @@ int agree_on_settings(const msg_config_t &cfg, Core &core, Placement *where) {
             return MSG_ERR_CONFIG;
         }
     }
-    where->ranks_here = static_cast<int>(here.size());
     count_sharers(mine, here, where);
     return MSG_OK;
 }
@@ -366,9 +366,7 @@ int start_core(const msg_config_t &cfg, Core &core, clock::time_point t0) {
     Placement where;
     if (rc == MSG_OK) rc = agree_on_settings(cfg, core, &where);
     if (rc != MSG_OK) return rc;
-    core.wait = where.sharers > 0
-                    ? choose_wait_policy(cfg.spin_us, where.sharers, where.shared_cpus)
-                    : choose_wait_policy(cfg.spin_us, where.ranks_here, 0);
+    core.wait = choose_wait_policy(cfg.spin_us, where.sharers, where.shared_cpus);
     if ((rc = open_transport(cfg, where, core)) != MSG_OK) return rc;
     if ((rc = create_engine(cfg, core)) != MSG_OK) return rc;
     const auto connect_start = clock::now();
